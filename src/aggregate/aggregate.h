@@ -1,0 +1,86 @@
+/* Aggregate: PyTorch's FunctionEvent / key_averages semantics over one
+ * ns_trace (docs/report.md; spec key-averages-spec.md A2-A5, Part C).
+ * Doubles are computed in the same order as PyTorch's Python code so that
+ * the printed table matches byte for byte. Integer nanosecond twins of the
+ * times feed the database, where sums must be exact. */
+#ifndef NS_AGGREGATE_H
+#define NS_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/trace.h"
+
+enum ns_devtype { NS_DEV_CPU = 0, NS_DEV_CUDA, NS_DEV_PRIVATEUSE1, NS_DEV_XPU, NS_DEV_MTIA, NS_DEV_HPU };
+
+/* The backend the trace was recorded with (PyTorch's use_device). */
+enum ns_backend { NS_BACKEND_NONE = 0, NS_BACKEND_CUDA, NS_BACKEND_PRIVATEUSE1, NS_BACKEND_XPU,
+		  NS_BACKEND_MTIA, NS_BACKEND_HPU };
+
+/* One PyTorch FunctionEvent. */
+struct ns_fevent {
+	int64_t event;          /* index into trace->events; -1 for a synthesized [memory] row */
+	int64_t start_ns, end_ns;
+	double start_us, end_us;
+	ns_str name;            /* after the ProfilerStep#N -> ProfilerStep* rewrite (and overload split) */
+	ns_str overload;        /* ".Tensor" part split off with capture_overload_names, else 0 */
+	ns_str input_shapes;    /* Python str() of the input shapes, e.g. "[[1024], [1024], []]" */
+	uint32_t thread;        /* after runtime events moved to their op's thread */
+	uint8_t device_type;    /* enum ns_devtype */
+	bool is_user_annotation;
+	bool is_async;
+	bool removed;           /* merged into its same-name parent by _remove_dup_nodes */
+	int64_t parent;         /* fevent index of the CPU parent, or -1 */
+	int32_t depth;          /* 0 for top level */
+	int64_t launched_by;    /* device events: fevent index of the op it is attributed to, or -1 */
+	/* PyTorch's doubles (µs) */
+	double cpu_time_total, self_cpu_time_total, device_time_total, self_device_time_total;
+	/* exact integer twins (ns) for the database */
+	int64_t cpu_ns, self_cpu_ns, device_ns, self_device_ns;
+	int64_t cpu_mem, device_mem, self_cpu_mem, self_device_mem;
+	uint32_t kernels_off, kernels_len; /* into ns_agg.kernels (own kernel durations, µs) */
+};
+
+/* One key_averages row (FunctionEventAvg). */
+struct ns_avg {
+	ns_str key, overload, input_shapes;
+	uint32_t stack_key;     /* reserved for --group-by stack=N */
+	uint8_t device_type;
+	bool is_user_annotation;
+	bool is_async;
+	int64_t first;          /* fevent index of the first event merged in (its parent decides top level) */
+	int64_t count;
+	double cpu_time_total, self_cpu_time_total, device_time_total, self_device_time_total;
+	int64_t cpu_ns, self_cpu_ns, device_ns, self_device_ns;
+	int64_t cpu_mem, device_mem, self_cpu_mem, self_device_mem;
+};
+
+enum ns_group_by { NS_GROUP_NAME = 0, NS_GROUP_SHAPE = 1 << 0, NS_GROUP_OVERLOAD = 1 << 1 };
+
+struct ns_agg_opts {
+	unsigned group_by;      /* enum ns_group_by bits */
+	int stack_n;            /* --group-by stack=N (0 = off) */
+	bool split_overloads;   /* capture_overload_names: "aten::add.Tensor" -> name + overload */
+	int backend_override;   /* -1 = infer from the trace, else enum ns_backend */
+};
+
+struct ns_agg {
+	struct ns_trace *trace;     /* not owned; fevent/avg strings live in trace->strings */
+	enum ns_backend backend;
+	struct ns_fevent *fevents;  /* sorted by (start_us, -end_us), stable */
+	size_t n_fevents;
+	double *kernels;
+	size_t n_kernels;
+	struct ns_avg *avgs;        /* key_averages rows, first-seen order */
+	size_t n_avgs;
+	bool profile_memory;
+};
+
+int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
+		 struct ns_error *err);
+void ns_agg_release(struct ns_agg *a);
+const char *ns_backend_label(enum ns_backend b); /* "CUDA", "NEURON", "XPU", "MTIA", "HPU", "" */
+
+#endif

@@ -1,0 +1,37 @@
+/* Shared by the command implementations in src/cli/. Only src/cli/ prints
+ * to stdout/stderr, reads the environment or decides exit codes. */
+#ifndef NS_CLI_H
+#define NS_CLI_H
+
+#include "cli/opt.h"
+#include "common/error.h"
+
+/* Exit codes (docs/cli.md). */
+enum {
+	NS_EXIT_OK = 0,
+	NS_EXIT_INPUT = 1,
+	NS_EXIT_USAGE = 2,
+	NS_EXIT_UNSUPPORTED = 3,
+	NS_EXIT_REGRESSION = 4,
+	NS_EXIT_IO = 5,
+	NS_EXIT_NOMEM = 6,
+};
+
+extern bool ns_cli_quiet; /* --quiet: no warnings or progress on stderr */
+
+/* Prints "neuron-stats: error: <msg>" (+ "hint: ..." lines) to stderr and
+ * returns the exit code for err->status. */
+int ns_cli_fail(const struct ns_error *err);
+/* Prints "neuron-stats: warning: <msg>" unless --quiet. */
+void ns_cli_warn(const struct ns_error *warn);
+/* Flushes and checks stdout (a failed write is a failure, exit 5). */
+int ns_cli_finish(int code);
+
+int cmd_report(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
+int cmd_sql(int argc, char **argv);
+int cmd_neff(int argc, char **argv);
+
+extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
+
+#endif

@@ -1,0 +1,33 @@
+#include "common/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int ns_error_set(struct ns_error *err, enum ns_status status, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		err->status = status;
+		err->hint[0] = '\0';
+	}
+	return (int)status;
+}
+
+void ns_error_hint(struct ns_error *err, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
+	va_end(ap);
+}
+
+void ns_error_clear(struct ns_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+}

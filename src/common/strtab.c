@@ -1,0 +1,103 @@
+#include "common/strtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	/* FNV-1a, 64-bit */
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int grow_slots(struct ns_strtab *t)
+{
+	uint32_t cap = t->slots_cap ? t->slots_cap * 2 : 1024;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (uint32_t id = 0; id < t->count; id++) {
+		uint64_t h = hash_bytes(ns_strtab_get(t, id), ns_strtab_len(t, id));
+		uint32_t i = (uint32_t)h & (cap - 1);
+		while (slots[i])
+			i = (i + 1) & (cap - 1);
+		slots[i] = id + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->slots_cap = cap;
+	return 0;
+}
+
+void ns_strtab_init(struct ns_strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	ns_strtab_intern(t, "", 0);
+}
+
+void ns_strtab_release(struct ns_strtab *t)
+{
+	free(t->bytes);
+	free(t->offs);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+ns_str ns_strtab_find(const struct ns_strtab *t, const char *s, size_t len)
+{
+	if (!t->slots_cap)
+		return UINT32_MAX;
+	uint32_t i = (uint32_t)hash_bytes(s, len) & (t->slots_cap - 1);
+	for (; t->slots[i]; i = (i + 1) & (t->slots_cap - 1)) {
+		ns_str id = t->slots[i] - 1;
+		if (ns_strtab_len(t, id) == len && memcmp(ns_strtab_get(t, id), s, len) == 0)
+			return id;
+	}
+	return UINT32_MAX;
+}
+
+ns_str ns_strtab_intern(struct ns_strtab *t, const char *s, size_t len)
+{
+	ns_str found = ns_strtab_find(t, s, len);
+	if (found != UINT32_MAX)
+		return found;
+	if (len >= (1ULL << 23) || t->count == UINT32_MAX - 1)
+		return UINT32_MAX;
+	if ((uint64_t)(t->count + 1) * 2 > t->slots_cap && grow_slots(t) < 0)
+		return UINT32_MAX;
+	if (t->count == t->offs_cap) {
+		uint32_t cap = t->offs_cap ? t->offs_cap * 2 : 1024;
+		uint64_t *offs = realloc(t->offs, (size_t)cap * sizeof(*offs));
+		if (!offs)
+			return UINT32_MAX;
+		t->offs = offs;
+		t->offs_cap = cap;
+	}
+	if (t->bytes_len + len + 1 > t->bytes_cap) {
+		size_t cap = t->bytes_cap ? t->bytes_cap : 65536;
+		while (cap < t->bytes_len + len + 1)
+			cap *= 2;
+		char *bytes = realloc(t->bytes, cap);
+		if (!bytes)
+			return UINT32_MAX;
+		t->bytes = bytes;
+		t->bytes_cap = cap;
+	}
+	if (t->bytes_len >= (1ULL << 40))
+		return UINT32_MAX;
+	if (len)
+		memcpy(t->bytes + t->bytes_len, s, len);
+	t->bytes[t->bytes_len + len] = '\0';
+	ns_str id = t->count++;
+	t->offs[id] = (uint64_t)t->bytes_len | ((uint64_t)len << 40);
+	t->bytes_len += len + 1;
+	uint32_t i = (uint32_t)hash_bytes(s, len) & (t->slots_cap - 1);
+	while (t->slots[i])
+		i = (i + 1) & (t->slots_cap - 1);
+	t->slots[i] = id + 1;
+	return id;
+}

@@ -1,0 +1,131 @@
+/* The in-memory model of one Kineto trace: what ingest produces, what the
+ * store persists and loads back, and what aggregate reads. Times are integer
+ * nanoseconds on the file's own time axis (era C: relative to
+ * baseTimeNanoseconds; eras A/B: since the Unix epoch). Raw args are NOT kept
+ * here (they stream straight to the store), so memory grows only with the
+ * events the analysis needs (see docs/performance.md). */
+#ifndef NS_TRACE_H
+#define NS_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strtab.h"
+
+#define NS_NONE INT64_MIN /* an absent integer field */
+
+/* Kineto activity types, from the `cat` string (spec B4). Legacy spellings
+ * (Operator, Runtime, Kernel, Memcpy, Memset, gpu_user_Annotation) map to the
+ * modern value. NS_CAT_OTHER is any category we do not interpret. */
+enum ns_cat {
+	NS_CAT_OTHER = 0,
+	NS_CAT_CPU_OP,
+	NS_CAT_USER_ANNOTATION,
+	NS_CAT_GPU_USER_ANNOTATION,
+	NS_CAT_KERNEL,
+	NS_CAT_GPU_MEMCPY,
+	NS_CAT_GPU_MEMSET,
+	NS_CAT_CUDA_RUNTIME,
+	NS_CAT_CUDA_DRIVER,
+	NS_CAT_CUDA_SYNC,
+	NS_CAT_CUDA_EVENT,
+	NS_CAT_CUDA_PROFILER_RANGE,
+	NS_CAT_CPU_INSTANT_EVENT,
+	NS_CAT_PYTHON_FUNCTION,
+	NS_CAT_OVERHEAD,
+	NS_CAT_XPU_RUNTIME,
+	NS_CAT_XPU_DRIVER,
+	NS_CAT_MTIA_RUNTIME,
+	NS_CAT_MTIA_CCP_EVENTS,
+	NS_CAT_MTIA_INSIGHT,
+	NS_CAT_MTIA_COUNTERS,
+	NS_CAT_PRIVATEUSE1_RUNTIME,
+	NS_CAT_PRIVATEUSE1_DRIVER,
+	NS_CAT_GLOW_RUNTIME,
+	NS_CAT_HPU_OP,
+	NS_CAT_EXTERNAL_CORRELATION,
+	NS_CAT_TRACE,   /* the "PyTorch Profiler (0)" span */
+	NS_CAT_AC2G,    /* CPU -> device flow (legacy: "async") */
+	NS_CAT_FWDBWD,  /* forward -> backward flow */
+	NS_CAT__COUNT
+};
+
+enum ns_ph { NS_PH_X = 0, NS_PH_I, NS_PH_S, NS_PH_F, NS_PH_M, NS_PH_C, NS_PH_B, NS_PH_E, NS_PH_OTHER };
+
+/* What a kept event is, for the analysis. */
+enum ns_kind {
+	NS_KIND_SLICE = 0, /* ph X with an interpreted category */
+	NS_KIND_MEMORY,    /* [memory] instant */
+	NS_KIND_OOM,       /* [OutOfMemory] instant */
+	NS_KIND_FLOW_S,    /* flow start (ac2g) */
+	NS_KIND_FLOW_F,    /* flow end (ac2g) */
+};
+
+enum ns_event_flag {
+	NS_EV_UNFINISHED = 1 << 0, /* args.finished == false: dropped by PyTorch */
+	NS_EV_TS_FRACTION = 1 << 1 /* ts token had a fraction (era C / ns precision) */
+};
+
+struct ns_event {
+	int64_t ts_ns;
+	int64_t dur_ns;       /* 0 for instants and flows */
+	int64_t external_id;  /* args "External id" / "external id", or NS_NONE */
+	int64_t correlation;  /* args "correlation" (device/runtime), flow id for flows, or NS_NONE */
+	int64_t ev_idx;       /* args "Ev Idx", or NS_NONE */
+	int64_t bytes;        /* memory events: args "Bytes"; else 0 */
+	uint32_t idx;         /* position in traceEvents (file order), joins the store's events.id */
+	ns_str name;          /* as written (ProfilerStep#N is rewritten by aggregate, not here) */
+	ns_str input_dims;    /* raw JSON text of args "Input Dims"/"Input dims", compacted; 0 if absent */
+	uint32_t thread;      /* index into ns_trace.threads */
+	int16_t mem_device_type; /* memory events: args "Device Type" (c10 DeviceType), else -1 */
+	uint8_t cat;          /* enum ns_cat */
+	uint8_t kind;         /* enum ns_kind */
+	uint8_t flags;        /* enum ns_event_flag */
+	uint8_t pad_[3];
+};
+
+/* One (pid, tid) track. pid/tid are JSON ints or strings in Kineto traces;
+ * both are kept as text, plus the integer value when they are integers. */
+struct ns_thread {
+	ns_str pid_text, tid_text;
+	int64_t pid, tid;     /* NS_NONE when not an integer */
+	ns_str name;          /* from the thread_name metadata event, or 0 */
+};
+
+struct ns_trace {
+	char *path;               /* the file it came from (owned) */
+	struct ns_strtab strings; /* names, categories, pid/tid text, shapes */
+	struct ns_event *events;  /* kept events, file order */
+	size_t n_events, cap_events;
+	struct ns_thread *threads;
+	size_t n_threads, cap_threads;
+	uint64_t n_trace_events;  /* every element of traceEvents, kept or not */
+	int64_t base_time_ns;     /* baseTimeNanoseconds, or NS_NONE */
+	int64_t rank;             /* distributedInfo.rank, or NS_NONE */
+	int64_t world_size;       /* distributedInfo.world_size, or NS_NONE */
+	bool ts_has_fraction;     /* era C (or ns-resolution) timestamps */
+	bool has_base_time;
+	bool profile_memory;      /* top-level "profile_memory": 1, or any [memory] event */
+	bool legacy_array;        /* top level was a bare array of events */
+	bool has_cat[NS_CAT__COUNT];
+	int64_t truncated_at;     /* byte offset where a damaged file stopped, or -1 */
+	/* Top-level keys other than traceEvents, as raw JSON text (key, value)
+	 * pairs, in file order. Values larger than NS_META_VALUE_MAX are dropped. */
+	ns_str *meta;             /* 2 * n_meta ids */
+	size_t n_meta, cap_meta;
+};
+
+#define NS_META_VALUE_MAX (1u << 20)
+
+void ns_trace_init(struct ns_trace *t);
+void ns_trace_release(struct ns_trace *t);
+/* Returns the index of the (pid, tid) thread, adding it if new; -1 on OOM. */
+int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str tid_text, int64_t tid);
+int ns_trace_push(struct ns_trace *t, const struct ns_event *ev);
+const char *ns_cat_name(enum ns_cat cat);
+enum ns_cat ns_cat_from_string(const char *s, size_t len);
+/* Looks up a top-level metadata value's raw JSON text, or NULL. */
+const char *ns_trace_meta(const struct ns_trace *t, const char *key);
+
+#endif

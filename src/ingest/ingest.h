@@ -1,0 +1,70 @@
+/* Ingest: Kineto trace files (plain, .gz, .zst; object or legacy array
+ * form) -> struct ns_trace, streaming. The traceEvents array is scanned one
+ * event at a time; no JSON tree of the file is ever built. */
+#ifndef NS_INGEST_H
+#define NS_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/trace.h"
+
+/* Everything the parser learned about one traceEvents element. Pointers are
+ * valid only during the sink callback. */
+struct ns_raw_event {
+	struct ns_event ev;        /* compact part (also pushed to the model when kept) */
+	bool kept;                 /* pushed into ns_trace.events */
+	uint8_t ph;                /* enum ns_ph */
+	ns_str cat_text;           /* category as written, 0 if absent */
+	int64_t rf_id;             /* args "Record function id" */
+	int64_t seq_nr;            /* args "Sequence number" */
+	int64_t fwd_tid;           /* args "Fwd thread id" */
+	int64_t device;            /* args "device" */
+	int64_t stream;            /* args "stream" */
+	ns_str input_types;        /* raw JSON of args "Input type", compacted */
+	const char *args;          /* raw JSON text of "args" (NULL if absent) */
+	size_t args_len;
+	const char *id_text;       /* flows: raw "id" token (may be a string) */
+	size_t id_len;
+	uint64_t byte_offset;      /* where the event object starts in the (decompressed) stream */
+	uint64_t line;
+};
+
+/* Called for every traceEvents element, kept or not, in file order. A
+ * non-zero return stops ingest with that status. */
+typedef int (*ns_event_sink)(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw,
+			     struct ns_error *err);
+
+struct ns_ingest_opts {
+	bool strict;                 /* a truncated file is an error, not a warning */
+	uint64_t max_decompressed;   /* cap on decompressed bytes (0 = default 64 GiB) */
+	uint32_t max_ratio;          /* cap on decompressed/compressed ratio (0 = default 1000) */
+	ns_event_sink sink;          /* optional */
+	void *sink_ctx;
+	/* optional progress: bytes of input consumed so far, total input size */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+/* Parses one trace file into t (which must be ns_trace_init'ed). On a
+ * truncated file without opts->strict, returns NS_OK with
+ * t->truncated_at >= 0 and a warning message in *warn (if not NULL). */
+int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_opts *opts,
+		   struct ns_error *warn, struct ns_error *err);
+
+/* Parses a decimal JSON number token as microseconds into exact integer
+ * nanoseconds (round half to even below 1 ns). Returns 0, or -1 if the
+ * token is not a number or out of range. */
+int ns_parse_us_to_ns(const char *tok, size_t len, int64_t *out_ns);
+/* Parses a JSON integer token (also "12.0", or a quoted integer string). */
+int ns_parse_int64(const char *tok, size_t len, int64_t *out);
+
+/* Lists the trace files in a directory (recursively, sorted by path):
+ * trace.json, *.pt.trace.json[.gz|.zst], *.json.gz, *.json.zst and *.json
+ * files whose content starts like a Kineto trace. A plain file path yields
+ * itself. Caller frees each string and the array. */
+int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns_error *err);
+
+#endif

@@ -1,0 +1,66 @@
+/* The SQLite store (schema: docs/schema.md). Writing is atomic: everything
+ * goes to a temp file beside the target, renamed over it on commit; an
+ * aborted or killed writer leaves the previous database untouched. */
+#ifndef NS_STORE_H
+#define NS_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "aggregate/aggregate.h"
+#include "common/error.h"
+#include "common/trace.h"
+#include "ingest/ingest.h"
+
+#define NS_SCHEMA_VERSION 1
+
+struct ns_store;
+
+/* Identity of an input file, used as the cache key. */
+struct ns_source_id {
+	const char *path;     /* as given */
+	const char *abspath;  /* realpath */
+	int64_t size;
+	int64_t mtime_ns;
+};
+
+int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error *err);
+/* Starts a trace; returns its trace id in *trace_id. */
+int ns_store_begin_trace(struct ns_store *s, const struct ns_source_id *src, int64_t *trace_id,
+			 struct ns_error *err);
+/* An ns_event_sink (ctx = struct ns_store *): inserts one traceEvents element. */
+int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err);
+/* Finishes the current trace: threads, processes, metadata, strings, and the
+ * aggregator's derived per-event columns and key_averages rows. */
+int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+		       struct ns_error *err);
+/* Builds indexes and views, closes, and renames the temp file into place. */
+int ns_store_commit(struct ns_store *s, struct ns_error *err);
+/* Closes and deletes the temp file (safe after a failed call, and with NULL). */
+void ns_store_abort(struct ns_store *s);
+
+/* Loads every trace of a database back into models (for report from a db or
+ * a cache). *out is an array of *n initialised traces; free with
+ * ns_trace_release on each, then free(*out). */
+int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct ns_error *err);
+
+/* True if db_path is a neuron-stats database (checks the SQLite magic and
+ * PRAGMA user_version / application_id). */
+bool ns_store_is_db(const char *db_path);
+
+/* Cache: the path of the cached database for a set of inputs (under
+ * $NEURON_STATS_CACHE_DIR, else $XDG_CACHE_HOME/neuron-stats, else
+ * ~/.cache/neuron-stats), and whether it is still valid (every source's
+ * size and mtime unchanged). Caller frees the returned path. */
+char *ns_cache_path(const struct ns_source_id *srcs, size_t n);
+bool ns_cache_valid(const char *db_path, const struct ns_source_id *srcs, size_t n);
+
+enum ns_sql_format { NS_SQL_TABLE = 0, NS_SQL_CSV, NS_SQL_JSON };
+/* Runs one read-only statement (the database is opened read-only, with
+ * SQLITE_LIMIT_ATTACHED 0 and an authorizer denying writes) and prints the
+ * result to out. */
+int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FILE *out,
+	       struct ns_error *err);
+
+#endif
