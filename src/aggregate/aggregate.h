@@ -27,6 +27,7 @@ struct ns_fevent {
 	ns_str name;            /* after the ProfilerStep#N -> ProfilerStep* rewrite (and overload split) */
 	ns_str overload;        /* ".Tensor" part split off with capture_overload_names, else 0 */
 	ns_str input_shapes;    /* Python str() of the input shapes, e.g. "[[1024], [1024], []]" */
+	ns_str stack;           /* "Call stack" frames joined by ';' (0 if none) */
 	uint32_t thread;        /* after runtime events moved to their op's thread */
 	uint8_t device_type;    /* enum ns_devtype */
 	bool is_user_annotation;
@@ -46,7 +47,7 @@ struct ns_fevent {
 /* One key_averages row (FunctionEventAvg). */
 struct ns_avg {
 	ns_str key, overload, input_shapes;
-	uint32_t stack_key;     /* reserved for --group-by stack=N */
+	ns_str stack;           /* the first event's stack, cut to N frames with --group-by stack=N */
 	uint8_t device_type;
 	bool is_user_annotation;
 	bool is_async;
@@ -71,7 +72,8 @@ struct ns_agg {
 	enum ns_backend backend;
 	struct ns_fevent *fevents;  /* sorted by (start_us, -end_us), stable */
 	size_t n_fevents;
-	double *kernels;
+	double *kernels;            /* own kernel durations per op (µs, PyTorch's doubles) */
+	int64_t *kernels_ns;        /* the same, exact ns */
 	size_t n_kernels;
 	struct ns_avg *avgs;        /* key_averages rows, first-seen order */
 	size_t n_avgs;

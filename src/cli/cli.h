@@ -27,6 +27,9 @@ void ns_cli_warn(const struct ns_error *warn);
 /* Flushes and checks stdout (a failed write is a failure, exit 5). */
 int ns_cli_finish(int code);
 
+/* Ingests a trace or directory into db_path (atomic). */
+int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err);
+
 int cmd_report(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_sql(int argc, char **argv);

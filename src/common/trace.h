@@ -78,11 +78,11 @@ struct ns_event {
 	ns_str name;          /* as written (ProfilerStep#N is rewritten by aggregate, not here) */
 	ns_str input_dims;    /* raw JSON text of args "Input Dims"/"Input dims", compacted; 0 if absent */
 	uint32_t thread;      /* index into ns_trace.threads */
+	ns_str stack;         /* args "Call stack" ("frame;frame;..."), 0 if absent */
 	int16_t mem_device_type; /* memory events: args "Device Type" (c10 DeviceType), else -1 */
 	uint8_t cat;          /* enum ns_cat */
 	uint8_t kind;         /* enum ns_kind */
 	uint8_t flags;        /* enum ns_event_flag */
-	uint8_t pad_[3];
 };
 
 /* One (pid, tid) track. pid/tid are JSON ints or strings in Kineto traces;
@@ -125,6 +125,9 @@ int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev);
 const char *ns_cat_name(enum ns_cat cat);
 enum ns_cat ns_cat_from_string(const char *s, size_t len);
+/* Concatenates n traces into out (initialised here): threads stay apart per
+ * file, times are aligned on baseTimeNanoseconds. -1 on OOM. */
+int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out);
 /* Looks up a top-level metadata value's raw JSON text, or NULL. */
 const char *ns_trace_meta(const struct ns_trace *t, const char *key);
 

@@ -1,0 +1,904 @@
+/* PyTorch's _parse_kineto_results, _build_tree and key_averages over a
+ * Kineto trace (spec A2-A5, Part C). Comments name the spec step each part
+ * follows; docs/report.md states the rules in prose. */
+#include "aggregate/aggregate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/i64map.h"
+
+#define NO_INDEX (-1)
+
+static const char *const filtered_names[] = {
+	/* spec A2 step 1 */
+	"profiler::_record_function_enter", "profiler::_record_function_enter_new",
+	"profiler::_record_function_exit", "aten::is_leaf", "aten::output_nr", "aten::_version",
+};
+
+const char *ns_backend_label(enum ns_backend b)
+{
+	switch (b) {
+	case NS_BACKEND_CUDA: return "CUDA";
+	case NS_BACKEND_PRIVATEUSE1: return "NEURON";
+	case NS_BACKEND_XPU: return "XPU";
+	case NS_BACKEND_MTIA: return "MTIA";
+	case NS_BACKEND_HPU: return "HPU";
+	default: return "";
+	}
+}
+
+/* spec B8: use_device is not in the JSON; infer it from what was recorded. */
+static enum ns_backend infer_backend(const struct ns_trace *t)
+{
+	const bool *has = t->has_cat;
+	if (has[NS_CAT_PRIVATEUSE1_RUNTIME] || has[NS_CAT_PRIVATEUSE1_DRIVER])
+		return NS_BACKEND_PRIVATEUSE1;
+	if (has[NS_CAT_XPU_RUNTIME] || has[NS_CAT_XPU_DRIVER])
+		return NS_BACKEND_XPU;
+	if (has[NS_CAT_MTIA_RUNTIME] || has[NS_CAT_MTIA_CCP_EVENTS] || has[NS_CAT_MTIA_INSIGHT] ||
+	    has[NS_CAT_MTIA_COUNTERS])
+		return NS_BACKEND_MTIA;
+	if (has[NS_CAT_HPU_OP])
+		return NS_BACKEND_HPU;
+	if (has[NS_CAT_CUDA_RUNTIME] || has[NS_CAT_CUDA_DRIVER] || has[NS_CAT_KERNEL] ||
+	    has[NS_CAT_GPU_MEMCPY] || has[NS_CAT_GPU_MEMSET] || ns_trace_meta(t, "cuda_runtime_version") ||
+	    ns_trace_meta(t, "hip_runtime_version") || ns_trace_meta(t, "roctracer_version"))
+		return NS_BACKEND_CUDA;
+	return NS_BACKEND_NONE;
+}
+
+/* spec A2 step 4 (deviceTypeFromActivity) */
+static enum ns_devtype devtype_of(enum ns_cat cat, enum ns_backend backend)
+{
+	switch (cat) {
+	case NS_CAT_KERNEL:
+	case NS_CAT_GPU_MEMCPY:
+	case NS_CAT_GPU_MEMSET:
+		if (backend == NS_BACKEND_XPU)
+			return NS_DEV_XPU;
+		/* fall through */
+	case NS_CAT_CUDA_SYNC:
+	case NS_CAT_GPU_USER_ANNOTATION:
+	case NS_CAT_CUDA_PROFILER_RANGE:
+		return backend == NS_BACKEND_PRIVATEUSE1 ? NS_DEV_PRIVATEUSE1 : NS_DEV_CUDA;
+	case NS_CAT_MTIA_CCP_EVENTS:
+	case NS_CAT_MTIA_INSIGHT:
+	case NS_CAT_MTIA_COUNTERS:
+		return NS_DEV_MTIA;
+	case NS_CAT_HPU_OP:
+		return NS_DEV_HPU;
+	default:
+		return NS_DEV_CPU;
+	}
+}
+
+/* Host-side calls that Kineto (not PyTorch's RecordFunction) recorded. */
+static bool is_runtime_cat(enum ns_cat cat)
+{
+	switch (cat) {
+	case NS_CAT_CUDA_RUNTIME:
+	case NS_CAT_CUDA_DRIVER:
+	case NS_CAT_XPU_RUNTIME:
+	case NS_CAT_XPU_DRIVER:
+	case NS_CAT_MTIA_RUNTIME:
+	case NS_CAT_PRIVATEUSE1_RUNTIME:
+	case NS_CAT_PRIVATEUSE1_DRIVER:
+	case NS_CAT_GLOW_RUNTIME:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_launch_target(enum ns_cat cat)
+{
+	return cat == NS_CAT_KERNEL || cat == NS_CAT_GPU_MEMCPY || cat == NS_CAT_GPU_MEMSET ||
+	       cat == NS_CAT_CUDA_SYNC;
+}
+
+/* Working state of one ns_aggregate call. */
+struct work {
+	struct ns_trace *t;
+	const struct ns_agg_opts *opts;
+	struct ns_agg *out;
+	bool ext_trusted;         /* External id links device work to its op (era C) */
+	int64_t t0_ns;
+	ns_str filtered[sizeof(filtered_names) / sizeof(filtered_names[0])];
+	ns_str profiler_step_star;
+	int64_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
+	int64_t *fe_of_event;     /* event -> fevent index, or -1 */
+	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
+};
+
+static bool name_filtered(const struct work *w, ns_str name)
+{
+	for (size_t i = 0; i < sizeof(w->filtered) / sizeof(w->filtered[0]); i++)
+		if (w->filtered[i] == name)
+			return true;
+	return false;
+}
+
+static int64_t thread_ts_key(uint32_t thread, int64_t ts_ns)
+{
+	return (int64_t)(((uint64_t)thread << 48) ^ (uint64_t)ts_ns);
+}
+
+/* spec A2 step 2: ProfilerStep#N -> ProfilerStep*, and the optional overload split. */
+static int table_name(struct work *w, const struct ns_event *ev, ns_str *name, ns_str *overload)
+{
+	const char *text = ns_strtab_get(&w->t->strings, ev->name);
+	size_t len = ns_strtab_len(&w->t->strings, ev->name);
+	*name = ev->name;
+	*overload = 0;
+	if (len > 13 && memcmp(text, "ProfilerStep#", 13) == 0) {
+		*name = w->profiler_step_star;
+		return 0;
+	}
+	if (w->opts->split_overloads && ev->cat == NS_CAT_CPU_OP) {
+		const char *ns_sep = strstr(text, "::");
+		const char *dot = ns_sep ? strrchr(ns_sep + 2, '.') : NULL;
+		if (dot && dot[1]) {
+			*name = ns_strtab_intern(&w->t->strings, text, (size_t)(dot - text));
+			*overload = ns_strtab_intern(&w->t->strings, dot + 1, len - (size_t)(dot + 1 - text));
+			if (*name == UINT32_MAX || *overload == UINT32_MAX)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Python str() of the input shapes: "Input Dims" [[1024],[1024],[]] becomes
+ * "[[1024], [1024], []]"; a TensorList (nested list) input becomes "[]". */
+static int shapes_string(struct work *w, ns_str dims, ns_str *out)
+{
+	const char *p = ns_strtab_get(&w->t->strings, dims);
+	size_t n = ns_strtab_len(&w->t->strings, dims);
+	char *buf = malloc(2 * n + 3);
+	size_t o = 0;
+	int depth = 0;
+	bool nested = false;
+	size_t elem_start = 0;
+	if (!buf)
+		return -1;
+	if (n == 0 || p[0] != '[') {
+		*out = 0;
+		free(buf);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (c == '[') {
+			depth++;
+			if (depth == 2) {
+				elem_start = o;
+				nested = false;
+			} else if (depth > 2) {
+				nested = true;
+			}
+			if (depth <= 2)
+				buf[o++] = c;
+		} else if (c == ']') {
+			if (depth == 2 && nested) {
+				o = elem_start;
+				buf[o++] = '[';
+			}
+			if (depth <= 2)
+				buf[o++] = c;
+			depth--;
+		} else if (depth <= 2 && !(depth == 2 && nested)) {
+			buf[o++] = c;
+			if (c == ',') /* Python separates list items with ", " */
+				buf[o++] = ' ';
+		}
+	}
+	*out = ns_strtab_intern(&w->t->strings, buf, o);
+	free(buf);
+	return *out == UINT32_MAX ? -1 : 0;
+}
+
+/* Stable order (start, -end): fevents are built in trace order, so the
+ * position is the tie-break that makes qsort stable. */
+struct sort_item {
+	int64_t start, end;
+	size_t pos;
+};
+
+static int cmp_items(const void *a, const void *b)
+{
+	const struct sort_item *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* For every runtime/driver event: the innermost cpu_op on its thread whose
+ * [ts, ts+dur] contains the call's ts (spec B7, the era A/B fallback). */
+static int find_enclosing_ops(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	size_t n = 0;
+	struct sort_item *items = malloc(t->n_events * sizeof(*items));
+	int64_t *top = malloc(t->n_threads * sizeof(*top));
+	int64_t *below = malloc(t->n_events * sizeof(*below));
+	int rc = -1;
+	if (!items || !top || !below)
+		goto out;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (ev->kind != NS_KIND_SLICE || !(ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat)))
+			continue;
+		/* ops sort before calls starting at the same time, so they can contain them */
+		items[n++] = (struct sort_item){ ev->ts_ns, ev->cat == NS_CAT_CPU_OP ? ev->ts_ns + ev->dur_ns : INT64_MIN,
+						 i };
+	}
+	qsort(items, n, sizeof(*items), cmp_items);
+	for (size_t i = 0; i < t->n_threads; i++)
+		top[i] = NO_INDEX;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = items[k].pos;
+		const struct ns_event *ev = &t->events[i];
+		int64_t *tp = &top[ev->thread];
+		while (*tp != NO_INDEX) {
+			const struct ns_event *op = &t->events[*tp];
+			if (ev->ts_ns <= op->ts_ns + op->dur_ns)
+				break;
+			*tp = below[*tp];
+		}
+		if (ev->cat == NS_CAT_CPU_OP) {
+			below[i] = *tp;
+			*tp = (int64_t)i;
+		} else {
+			w->op_of_event[i] = *tp;
+		}
+	}
+	rc = 0;
+out:
+	free(items);
+	free(top);
+	free(below);
+	return rc;
+}
+
+/* The op (event index) that launched runtime call `rt`, or -1 (spec B7). */
+static int64_t op_of_runtime(struct work *w, size_t rt)
+{
+	const struct ns_event *ev = &w->t->events[rt];
+	if (w->ext_trusted && ev->external_id != NS_NONE) {
+		int64_t op = ns_i64map_get(&w->op_by_ext, ev->external_id, NO_INDEX);
+		if (op != NO_INDEX)
+			return op;
+	}
+	return w->op_of_event[rt];
+}
+
+/* The op (event index) a device event is attributed to, or -1. Precedence:
+ * External id (era C), then correlation -> runtime call, then ac2g flow. */
+static int64_t op_of_device(struct work *w, size_t dev)
+{
+	const struct ns_event *ev = &w->t->events[dev];
+	int64_t rt;
+	if (w->ext_trusted && ev->external_id != NS_NONE) {
+		int64_t op = ns_i64map_get(&w->op_by_ext, ev->external_id, NO_INDEX);
+		if (op != NO_INDEX)
+			return op;
+	}
+	rt = ev->correlation != NS_NONE ? ns_i64map_get(&w->rt_by_corr, ev->correlation, NO_INDEX) : NO_INDEX;
+	if (rt == NO_INDEX) {
+		int64_t f = ns_i64map_get(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), NO_INDEX);
+		int64_t s = f != NO_INDEX ? ns_i64map_get(&w->flow_s_by_id, w->t->events[f].correlation, NO_INDEX)
+					  : NO_INDEX;
+		if (s != NO_INDEX) {
+			const struct ns_event *se = &w->t->events[s];
+			rt = ns_i64map_get(&w->rt_by_key, thread_ts_key(se->thread, se->ts_ns), NO_INDEX);
+		}
+	}
+	return rt != NO_INDEX ? op_of_runtime(w, (size_t)rt) : NO_INDEX;
+}
+
+static int build_maps(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		int rc = 0;
+		if (ev->kind == NS_KIND_SLICE && ev->cat == NS_CAT_CPU_OP && ev->external_id != NS_NONE)
+			rc = ns_i64map_put_first(&w->op_by_ext, ev->external_id, (int64_t)i);
+		else if (ev->kind == NS_KIND_SLICE && is_runtime_cat(ev->cat)) {
+			if (ev->correlation != NS_NONE)
+				rc = ns_i64map_put_first(&w->rt_by_corr, ev->correlation, (int64_t)i);
+			rc |= ns_i64map_put_first(&w->rt_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
+		} else if (ev->kind == NS_KIND_FLOW_S)
+			rc = ns_i64map_put_first(&w->flow_s_by_id, ev->correlation, (int64_t)i);
+		else if (ev->kind == NS_KIND_FLOW_F)
+			rc = ns_i64map_put_first(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int64_t trace_origin(const struct ns_trace *t)
+{
+	int64_t min_cpu = INT64_MAX;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (ev->kind != NS_KIND_SLICE)
+			continue;
+		if (ev->cat == NS_CAT_TRACE &&
+		    strncmp(ns_strtab_get(&t->strings, ev->name), "PyTorch Profiler", 16) == 0)
+			return ev->ts_ns;
+		if (devtype_of(ev->cat, NS_BACKEND_CUDA) == NS_DEV_CPU && ev->ts_ns < min_cpu)
+			min_cpu = ev->ts_ns;
+	}
+	return min_cpu == INT64_MAX ? 0 : min_cpu;
+}
+
+/* The thread PyTorch files unlinked Kineto events under: the profiler's
+ * (main) thread, tid == pid of the process that ran the ops. */
+static uint32_t main_thread(const struct ns_trace *t)
+{
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_CPU_OP)
+			continue;
+		int64_t pid = t->threads[ev->thread].pid;
+		for (size_t k = 0; k < t->n_threads; k++)
+			if (t->threads[k].pid == pid && t->threads[k].tid == pid && pid != NS_NONE)
+				return (uint32_t)k;
+		return ev->thread;
+	}
+	return 0;
+}
+
+/* The gpu_user_annotation span is widened by the writer (spec B2): undo it
+ * when the un-widened start is exactly the start of device work there. */
+static void unwiden(struct work *w, const struct ns_event *ev, int64_t *start, int64_t *end,
+		    const struct ns_i64map *dev_starts)
+{
+	int64_t margin_start = w->ext_trusted ? 1 : 1000;
+	int64_t margin_dur = w->ext_trusted ? 2 : 1000;
+	if (ns_i64map_get(dev_starts, thread_ts_key(ev->thread, ev->ts_ns + margin_start), NO_INDEX) != NO_INDEX) {
+		*start = ev->ts_ns + margin_start;
+		*end = *start + ev->dur_ns - margin_dur;
+	}
+}
+
+static int make_fevents(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	struct ns_agg *a = w->out;
+	struct ns_i64map dev_starts;
+	uint32_t main_th = main_thread(t);
+	int rc = -1;
+
+	ns_i64map_init(&dev_starts);
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (ev->kind == NS_KIND_SLICE && is_launch_target(ev->cat) &&
+		    ns_i64map_put_first(&dev_starts, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i))
+			goto out;
+	}
+	a->fevents = calloc(t->n_events ? t->n_events : 1, sizeof(*a->fevents));
+	if (!a->fevents)
+		goto out;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		struct ns_fevent *fe = &a->fevents[a->n_fevents];
+		w->fe_of_event[i] = NO_INDEX;
+		if (ev->kind != NS_KIND_SLICE || ev->cat == NS_CAT_TRACE || (ev->flags & NS_EV_UNFINISHED) ||
+		    name_filtered(w, ev->name))
+			continue;
+		memset(fe, 0, sizeof(*fe));
+		fe->event = (int64_t)i;
+		fe->start_ns = ev->ts_ns;
+		fe->end_ns = ev->ts_ns + ev->dur_ns;
+		if (ev->cat == NS_CAT_GPU_USER_ANNOTATION)
+			unwiden(w, ev, &fe->start_ns, &fe->end_ns, &dev_starts);
+		if (table_name(w, ev, &fe->name, &fe->overload))
+			goto out;
+		if (ev->input_dims && shapes_string(w, ev->input_dims, &fe->input_shapes))
+			goto out;
+		fe->stack = ev->stack;
+		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
+		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
+		fe->thread = ev->thread;
+		fe->parent = fe->launched_by = NO_INDEX;
+		if (fe->device_type == NS_DEV_CPU && ev->cat != NS_CAT_CPU_OP && ev->cat != NS_CAT_USER_ANNOTATION) {
+			/* spec A2 step 6: Kineto's host events move to their op's thread,
+			 * or to the main thread when no op launched them */
+			int64_t op = is_runtime_cat(ev->cat) ? op_of_runtime(w, i) : NO_INDEX;
+			fe->thread = op != NO_INDEX ? t->events[op].thread : main_th;
+		}
+		w->fe_of_event[i] = (int64_t)a->n_fevents++;
+	}
+	rc = 0;
+out:
+	ns_i64map_release(&dev_starts);
+	return rc;
+}
+
+/* spec A2 step 6: device work -> the kernels list of the op that launched it. */
+static int attach_kernels(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	struct ns_agg *a = w->out;
+	size_t n_fe = a->n_fevents;
+	uint32_t *count = calloc(n_fe + 1, sizeof(*count));
+	uint32_t *fill = NULL;
+	int rc = -1;
+	if (!count)
+		goto out;
+	for (size_t f = 0; f < n_fe; f++) {
+		struct ns_fevent *fe = &a->fevents[f];
+		const struct ns_event *ev = &t->events[fe->event];
+		if (fe->device_type == NS_DEV_CPU || !is_launch_target(ev->cat))
+			continue;
+		int64_t op = op_of_device(w, (size_t)fe->event);
+		int64_t op_fe = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
+		fe->launched_by = op_fe;
+		if (op_fe != NO_INDEX && (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
+					  fe->device_type == NS_DEV_XPU))
+			count[op_fe]++;
+	}
+	for (size_t f = 0; f < n_fe; f++) {
+		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
+		a->n_kernels += count[f];
+	}
+	a->kernels = malloc((a->n_kernels + 1) * sizeof(*a->kernels));
+	a->kernels_ns = malloc((a->n_kernels + 1) * sizeof(*a->kernels_ns));
+	fill = calloc(n_fe + 1, sizeof(*fill));
+	if (!a->kernels || !a->kernels_ns || !fill)
+		goto out;
+	/* in trace order, as PyTorch's corr_map lists them */
+	for (size_t f = 0; f < n_fe; f++) {
+		const struct ns_fevent *fe = &a->fevents[f];
+		if (fe->launched_by == NO_INDEX || fe->device_type == NS_DEV_CPU ||
+		    !(fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
+		      fe->device_type == NS_DEV_XPU))
+			continue;
+		struct ns_fevent *op = &a->fevents[fe->launched_by];
+		double start_us = (double)(fe->start_ns - w->t0_ns) / 1000.0;
+		double end_us = (double)(fe->end_ns - w->t0_ns) / 1000.0;
+		a->kernels[op->kernels_off + fill[fe->launched_by]] = end_us - start_us;
+		a->kernels_ns[op->kernels_off + fill[fe->launched_by]++] = fe->end_ns - fe->start_ns;
+		op->kernels_len++;
+	}
+	rc = 0;
+out:
+	free(count);
+	free(fill);
+	return rc;
+}
+
+/* spec A2 step 7: [memory] records count toward every CPU event whose
+ * [start, end] contains them (any thread); unused ones become rows. */
+static bool is_cpu_mem(int16_t dt)
+{
+	return dt == 0 || dt == 2 || dt == 5;
+}
+
+static bool is_device_mem(int16_t dt)
+{
+	return dt == 1 || dt == 20 || dt == 6 || dt == 12;
+}
+
+static int assign_memory(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	struct ns_agg *a = w->out;
+	size_t n_rec = 0, n_oom = 0, n_new = 0;
+	struct sort_item *recs = NULL;
+	int64_t *cpu_sum = NULL, *dev_sum = NULL, *used = NULL;
+	int rc = -1;
+
+	for (size_t i = 0; i < t->n_events; i++) {
+		n_rec += t->events[i].kind == NS_KIND_MEMORY;
+		n_oom += t->events[i].kind == NS_KIND_OOM;
+	}
+	if (n_rec + n_oom == 0)
+		return 0;
+	recs = malloc((n_rec + 1) * sizeof(*recs));
+	cpu_sum = calloc(n_rec + 1, sizeof(*cpu_sum));
+	dev_sum = calloc(n_rec + 1, sizeof(*dev_sum));
+	used = calloc(n_rec + 1, sizeof(*used));
+	if (!recs || !cpu_sum || !dev_sum || !used)
+		goto out;
+	n_rec = 0;
+	for (size_t i = 0; i < t->n_events; i++)
+		if (t->events[i].kind == NS_KIND_MEMORY)
+			recs[n_rec++] = (struct sort_item){ t->events[i].ts_ns, 0, i };
+	qsort(recs, n_rec, sizeof(*recs), cmp_items);
+	for (size_t k = 0; k < n_rec; k++) {
+		const struct ns_event *ev = &t->events[recs[k].pos];
+		cpu_sum[k + 1] = cpu_sum[k] + (is_cpu_mem(ev->mem_device_type) ? ev->bytes : 0);
+		dev_sum[k + 1] = dev_sum[k] + (is_device_mem(ev->mem_device_type) ? ev->bytes : 0);
+	}
+	for (size_t f = 0; f < a->n_fevents; f++) {
+		struct ns_fevent *fe = &a->fevents[f];
+		if (fe->device_type != NS_DEV_CPU)
+			continue;
+		size_t lo = 0, hi = n_rec;
+		while (lo < hi) { /* first record with ts >= start */
+			size_t mid = (lo + hi) / 2;
+			if (recs[mid].start < fe->start_ns)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t first = lo;
+		hi = n_rec;
+		while (lo < hi) { /* first record with ts > end */
+			size_t mid = (lo + hi) / 2;
+			if (recs[mid].start <= fe->end_ns)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		fe->cpu_mem = cpu_sum[lo] - cpu_sum[first];
+		fe->device_mem = dev_sum[lo] - dev_sum[first];
+		if (lo > first) {
+			used[first]++;
+			used[lo]--;
+		}
+	}
+	/* unused records and every OOM record become zero-length CPU rows, in trace order */
+	int64_t running = 0;
+	bool *unused = calloc(t->n_events + 1, sizeof(*unused));
+	if (!unused)
+		goto out;
+	for (size_t k = 0; k < n_rec; k++) {
+		running += used[k];
+		if (running == 0) {
+			unused[recs[k].pos] = true;
+			n_new++;
+		}
+	}
+	struct ns_fevent *grown = realloc(a->fevents, (a->n_fevents + n_new + n_oom + 1) * sizeof(*grown));
+	if (!grown) {
+		free(unused);
+		goto out;
+	}
+	a->fevents = grown;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (!(ev->kind == NS_KIND_OOM || (ev->kind == NS_KIND_MEMORY && unused[i])))
+			continue;
+		struct ns_fevent *fe = &a->fevents[a->n_fevents++];
+		memset(fe, 0, sizeof(*fe));
+		fe->event = (int64_t)i;
+		fe->start_ns = fe->end_ns = ev->ts_ns;
+		fe->name = ev->name;
+		fe->thread = ev->thread;
+		fe->device_type = NS_DEV_CPU;
+		fe->parent = fe->launched_by = NO_INDEX;
+		fe->cpu_mem = is_cpu_mem(ev->mem_device_type) ? ev->bytes : 0;
+		fe->device_mem = is_device_mem(ev->mem_device_type) ? ev->bytes : 0;
+	}
+	free(unused);
+	rc = 0;
+out:
+	free(recs);
+	free(cpu_sum);
+	free(dev_sum);
+	free(used);
+	return rc;
+}
+
+/* Sorts fevents by (start, -end), stably, and remaps the index links. */
+static int sort_fevents(struct work *w)
+{
+	struct ns_agg *a = w->out;
+	size_t n = a->n_fevents;
+	struct sort_item *items = malloc((n + 1) * sizeof(*items));
+	struct ns_fevent *sorted = malloc((n + 1) * sizeof(*sorted));
+	int64_t *new_of_old = malloc((n + 1) * sizeof(*new_of_old));
+	int rc = -1;
+	if (!items || !sorted || !new_of_old)
+		goto out;
+	for (size_t f = 0; f < n; f++)
+		items[f] = (struct sort_item){ a->fevents[f].start_ns, a->fevents[f].end_ns, f };
+	qsort(items, n, sizeof(*items), cmp_items);
+	for (size_t k = 0; k < n; k++) {
+		sorted[k] = a->fevents[items[k].pos];
+		new_of_old[items[k].pos] = (int64_t)k;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct ns_fevent *fe = &sorted[k];
+		if (fe->launched_by != NO_INDEX)
+			fe->launched_by = new_of_old[fe->launched_by];
+		fe->start_us = (double)(fe->start_ns - w->t0_ns) / 1000.0;
+		fe->end_us = (double)(fe->end_ns - w->t0_ns) / 1000.0;
+	}
+	for (size_t i = 0; i < w->t->n_events; i++)
+		if (w->fe_of_event[i] != NO_INDEX && (size_t)w->fe_of_event[i] < n)
+			w->fe_of_event[i] = new_of_old[w->fe_of_event[i]];
+	free(a->fevents);
+	a->fevents = sorted;
+	sorted = NULL;
+	rc = 0;
+out:
+	free(items);
+	free(sorted);
+	free(new_of_old);
+	return rc;
+}
+
+/* Children lists as index chains (first child, next sibling). */
+struct tree {
+	int64_t *first, *last, *next;
+	int64_t *n_children;
+};
+
+/* spec A3: _populate_cpu_children, then _remove_dup_nodes. */
+static int build_tree(struct work *w, struct tree *tr)
+{
+	struct ns_agg *a = w->out;
+	size_t n = a->n_fevents;
+	int64_t *top = malloc((w->t->n_threads + 1) * sizeof(*top));
+	if (!top)
+		return -1;
+	for (size_t i = 0; i <= w->t->n_threads; i++)
+		top[i] = NO_INDEX;
+	for (size_t f = 0; f < n; f++) {
+		tr->first[f] = tr->last[f] = tr->next[f] = NO_INDEX;
+		tr->n_children[f] = 0;
+	}
+	for (size_t f = 0; f < n; f++) {
+		struct ns_fevent *ev = &a->fevents[f];
+		if (ev->device_type != NS_DEV_CPU || ev->is_async)
+			continue;
+		int64_t *tp = &top[ev->thread];
+		while (*tp != NO_INDEX) {
+			const struct ns_fevent *p = &a->fevents[*tp];
+			if (ev->start_ns >= p->end_ns || ev->end_ns > p->end_ns) {
+				*tp = p->parent; /* the stack below p is p's parent chain */
+				continue;
+			}
+			ev->parent = *tp;
+			if (tr->last[*tp] == NO_INDEX)
+				tr->first[*tp] = (int64_t)f;
+			else
+				tr->next[tr->last[*tp]] = (int64_t)f;
+			tr->last[*tp] = (int64_t)f;
+			tr->n_children[*tp]++;
+			break;
+		}
+		*tp = (int64_t)f;
+	}
+	free(top);
+
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t f = 0; f < n; f++) {
+			struct ns_fevent *c = &a->fevents[f];
+			if (c->removed || c->parent == NO_INDEX)
+				continue;
+			struct ns_fevent *p = &a->fevents[c->parent];
+			if (p->name != c->name || tr->n_children[c->parent] != 1)
+				continue;
+			tr->first[c->parent] = tr->first[f];
+			tr->last[c->parent] = tr->last[f];
+			tr->n_children[c->parent] = tr->n_children[f];
+			p->kernels_off = c->kernels_off;
+			p->kernels_len = c->kernels_len;
+			for (int64_t ch = tr->first[f]; ch != NO_INDEX; ch = tr->next[ch])
+				a->fevents[ch].parent = c->parent;
+			c->removed = true;
+			changed = true;
+		}
+	}
+	for (size_t f = 0; f < n; f++) {
+		struct ns_fevent *fe = &a->fevents[f];
+		fe->depth = fe->parent == NO_INDEX ? 0 : a->fevents[fe->parent].depth + 1;
+	}
+	return 0;
+}
+
+/* spec A4, children before parents (a child sorts after its parent). The
+ * doubles repeat PyTorch's operations in its order; the ns twins are exact. */
+static void compute_metrics(struct work *w, const struct tree *tr)
+{
+	struct ns_agg *a = w->out;
+	bool use_device = a->backend != NS_BACKEND_NONE;
+	for (size_t k = a->n_fevents; k-- > 0;) {
+		struct ns_fevent *fe = &a->fevents[k];
+		bool cpu = fe->device_type == NS_DEV_CPU;
+		double child_cpu = 0, child_dev = 0, kern = 0;
+		int64_t child_cpu_ns = 0, child_dev_ns = 0, kern_ns = 0, child_cpu_mem = 0, child_dev_mem = 0;
+		if (fe->removed)
+			continue;
+		for (int64_t ch = tr->first[k]; ch != NO_INDEX; ch = tr->next[ch]) {
+			const struct ns_fevent *c = &a->fevents[ch];
+			child_cpu += c->cpu_time_total;
+			child_dev += c->device_time_total;
+			child_cpu_ns += c->cpu_ns;
+			child_dev_ns += c->device_ns;
+			child_cpu_mem += c->cpu_mem;
+			child_dev_mem += c->device_mem;
+		}
+		for (uint32_t i = 0; i < fe->kernels_len; i++) {
+			kern += a->kernels[fe->kernels_off + i];
+			kern_ns += a->kernels_ns[fe->kernels_off + i];
+		}
+		fe->cpu_time_total = cpu ? fe->end_us - fe->start_us : 0;
+		fe->cpu_ns = cpu ? fe->end_ns - fe->start_ns : 0;
+		fe->self_cpu_time_total = cpu && !fe->is_async ? fe->cpu_time_total - child_cpu : 0;
+		fe->self_cpu_ns = cpu && !fe->is_async ? fe->cpu_ns - child_cpu_ns : 0;
+		if (fe->is_async || !use_device) {
+			fe->device_time_total = fe->self_device_time_total = 0;
+			fe->device_ns = fe->self_device_ns = 0;
+		} else if (cpu) {
+			fe->device_time_total = kern + child_dev;
+			fe->self_device_time_total = fe->device_time_total - child_dev;
+			fe->device_ns = kern_ns + child_dev_ns;
+			fe->self_device_ns = kern_ns;
+		} else {
+			fe->device_time_total = fe->self_device_time_total = fe->end_us - fe->start_us;
+			fe->device_ns = fe->self_device_ns = fe->end_ns - fe->start_ns;
+		}
+		fe->self_cpu_mem = cpu && !fe->is_async ? fe->cpu_mem - child_cpu_mem : 0;
+		fe->self_device_mem = cpu && !fe->is_async ? fe->device_mem - child_dev_mem : 0;
+	}
+}
+
+/* First n frames of a "a;b;c" stack, as an interned string. */
+static ns_str stack_prefix(struct ns_trace *t, ns_str stack, int n)
+{
+	const char *s = ns_strtab_get(&t->strings, stack);
+	size_t len = ns_strtab_len(&t->strings, stack), cut = 0;
+	int frames = 0;
+	if (n <= 0 || !stack)
+		return 0;
+	while (cut < len && frames < n) {
+		const char *semi = memchr(s + cut, ';', len - cut);
+		cut = semi ? (size_t)(semi - s) + 1 : len;
+		frames++;
+	}
+	if (cut && cut <= len && s[cut - 1] == ';')
+		cut--;
+	return ns_strtab_intern(&t->strings, s, cut);
+}
+
+/* spec A5: group in first-seen order; the first event fixes the row's fields. */
+static int key_averages(struct work *w)
+{
+	struct ns_agg *a = w->out;
+	const struct ns_agg_opts *o = w->opts;
+	struct ns_i64map row_of_key;
+	int64_t *chain = NULL; /* next row with the same key hash */
+	int rc = -1;
+	ns_i64map_init(&row_of_key);
+	a->avgs = calloc(a->n_fevents + 1, sizeof(*a->avgs));
+	chain = malloc((a->n_fevents + 1) * sizeof(*chain));
+	if (!a->avgs || !chain)
+		goto out;
+	for (size_t f = 0; f < a->n_fevents; f++) {
+		const struct ns_fevent *fe = &a->fevents[f];
+		if (fe->removed)
+			continue;
+		struct ns_avg key = { 0 };
+		key.key = fe->name;
+		key.device_type = fe->device_type;
+		key.is_user_annotation = fe->is_user_annotation;
+		if (o->group_by & NS_GROUP_OVERLOAD)
+			key.overload = fe->overload;
+		if (o->group_by & NS_GROUP_SHAPE)
+			key.input_shapes = fe->input_shapes;
+		if (o->stack_n > 0 && (key.stack = stack_prefix(w->t, fe->stack, o->stack_n)) == UINT32_MAX)
+			goto out;
+		uint64_t h = ((uint64_t)key.key * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)key.overload << 1) ^
+			     ((uint64_t)key.input_shapes * 0xc2b2ae3d27d4eb4fULL) ^ ((uint64_t)key.stack << 17) ^
+			     ((uint64_t)key.device_type << 56) ^ ((uint64_t)key.is_user_annotation << 63);
+		int64_t row = ns_i64map_get(&row_of_key, (int64_t)h, NO_INDEX);
+		while (row != NO_INDEX) {
+			const struct ns_avg *r = &a->avgs[row];
+			if (r->key == key.key && r->overload == key.overload && r->input_shapes == key.input_shapes &&
+			    r->stack == key.stack && r->device_type == key.device_type &&
+			    r->is_user_annotation == key.is_user_annotation)
+				break;
+			row = chain[row];
+		}
+		if (row == NO_INDEX) {
+			row = (int64_t)a->n_avgs++;
+			key.first = (int64_t)f;
+			key.is_async = fe->is_async;
+			a->avgs[row] = key;
+			chain[row] = ns_i64map_get(&row_of_key, (int64_t)h, NO_INDEX);
+			if (ns_i64map_set(&row_of_key, (int64_t)h, row))
+				goto out;
+		}
+		struct ns_avg *r = &a->avgs[row];
+		r->cpu_time_total += fe->cpu_time_total;
+		r->device_time_total += fe->device_time_total;
+		r->self_cpu_time_total += fe->self_cpu_time_total;
+		r->self_device_time_total += fe->self_device_time_total;
+		r->cpu_ns += fe->cpu_ns;
+		r->device_ns += fe->device_ns;
+		r->self_cpu_ns += fe->self_cpu_ns;
+		r->self_device_ns += fe->self_device_ns;
+		r->cpu_mem += fe->cpu_mem;
+		r->device_mem += fe->device_mem;
+		r->self_cpu_mem += fe->self_cpu_mem;
+		r->self_device_mem += fe->self_device_mem;
+		r->count++;
+	}
+	rc = 0;
+out:
+	free(chain);
+	ns_i64map_release(&row_of_key);
+	return rc;
+}
+
+int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
+		 struct ns_error *err)
+{
+	static const struct ns_agg_opts defaults = { .backend_override = -1 };
+	struct work w = { .t = t, .opts = opts ? opts : &defaults, .out = out };
+	struct tree tr = { 0 };
+	int rc = NS_ERR_NOMEM;
+
+	memset(out, 0, sizeof(*out));
+	out->trace = t;
+	out->backend = w.opts->backend_override >= 0 ? (enum ns_backend)w.opts->backend_override : infer_backend(t);
+	out->profile_memory = t->profile_memory;
+	w.ext_trusted = t->ts_has_fraction || t->has_base_time;
+	for (size_t i = 0; i < sizeof(filtered_names) / sizeof(filtered_names[0]); i++)
+		w.filtered[i] = ns_strtab_intern(&t->strings, filtered_names[i], strlen(filtered_names[i]));
+	w.profiler_step_star = ns_strtab_intern(&t->strings, "ProfilerStep*", 13);
+	ns_i64map_init(&w.op_by_ext);
+	ns_i64map_init(&w.rt_by_corr);
+	ns_i64map_init(&w.flow_s_by_id);
+	ns_i64map_init(&w.flow_f_by_key);
+	ns_i64map_init(&w.rt_by_key);
+	w.op_of_event = malloc((t->n_events + 1) * sizeof(*w.op_of_event));
+	w.fe_of_event = malloc((t->n_events + 1) * sizeof(*w.fe_of_event));
+	if (!w.op_of_event || !w.fe_of_event)
+		goto out;
+	for (size_t i = 0; i < t->n_events; i++)
+		w.op_of_event[i] = NO_INDEX;
+	w.t0_ns = trace_origin(t);
+	if (build_maps(&w) || find_enclosing_ops(&w) || make_fevents(&w) || attach_kernels(&w) ||
+	    assign_memory(&w) || sort_fevents(&w))
+		goto out;
+	size_t n = out->n_fevents + 1;
+	tr.first = malloc(n * sizeof(int64_t));
+	tr.last = malloc(n * sizeof(int64_t));
+	tr.next = malloc(n * sizeof(int64_t));
+	tr.n_children = malloc(n * sizeof(int64_t));
+	if (!tr.first || !tr.last || !tr.next || !tr.n_children || build_tree(&w, &tr))
+		goto out;
+	compute_metrics(&w, &tr);
+	if (key_averages(&w))
+		goto out;
+	rc = NS_OK;
+out:
+	if (rc)
+		ns_error_set(err, rc, "%s: out of memory while aggregating %zu events", t->path ? t->path : "trace",
+			     t->n_events);
+	free(tr.first);
+	free(tr.last);
+	free(tr.next);
+	free(tr.n_children);
+	free(w.op_of_event);
+	free(w.fe_of_event);
+	ns_i64map_release(&w.op_by_ext);
+	ns_i64map_release(&w.rt_by_corr);
+	ns_i64map_release(&w.flow_s_by_id);
+	ns_i64map_release(&w.flow_f_by_key);
+	ns_i64map_release(&w.rt_by_key);
+	if (rc)
+		ns_agg_release(out);
+	return rc;
+}
+
+void ns_agg_release(struct ns_agg *a)
+{
+	free(a->fevents);
+	free(a->kernels);
+	free(a->kernels_ns);
+	free(a->avgs);
+	memset(a, 0, sizeof(*a));
+}

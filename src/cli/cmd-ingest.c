@@ -1,0 +1,54 @@
+/* neuron-stats ingest PATH -o DB: traces -> SQLite (docs/schema.md). */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/load.h"
+
+static const char *opt_output;
+static bool opt_strict, opt_quiet;
+
+static const struct ns_opt ingest_opts[] = {
+	{ NS_OPT_STRING, 'o', "output", "DB", "database to write (replaced atomically)", &opt_output },
+	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
+	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
+	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+};
+
+const struct ns_cmd_spec cmd_ingest_spec = {
+	.name = "ingest",
+	.usage = "neuron-stats ingest PATH -o DB [options]",
+	.summary = "Write every trace of PATH (a trace file or a capture directory) into a SQLite database.",
+	.details = "The database is written to a temporary file beside DB and renamed over it when\n"
+		   "complete, so DB is never half-written. Schema: docs/schema.md.",
+	.opts = ingest_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err)
+{
+	struct ns_load_opts lo = { .db_out = db_path, .strict = opt_strict };
+	struct ns_run run;
+	int rc = ns_run_load(input, &lo, &run, err);
+	ns_run_release(&run);
+	return rc;
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+	char **pos;
+	int npos, rc;
+	struct ns_error err = { 0 };
+
+	rc = ns_opt_parse(&cmd_ingest_spec, argc, argv, &pos, &npos);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	ns_cli_quiet = opt_quiet;
+	if (!opt_output) {
+		ns_error_set(&err, NS_ERR_USAGE, "ingest: -o DB is required");
+		return ns_cli_fail(&err);
+	}
+	if (ns_cli_ingest_to_db(pos[0], opt_output, &err))
+		return ns_cli_fail(&err);
+	return ns_cli_finish(0);
+}

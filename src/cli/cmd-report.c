@@ -1,0 +1,167 @@
+/* neuron-stats [report] PATH: PyTorch's key_averages().table(). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/load.h"
+#include "report/report.h"
+
+static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;
+static long opt_row_limit = 100, opt_name_width = 55;
+static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet;
+
+static const struct ns_opt report_opts[] = {
+	{ NS_OPT_STRING, 's', "sort", "KEY", "sort rows by KEY, descending (see below); default: first seen", &opt_sort },
+	{ NS_OPT_INT, 'n', "row-limit", "N", "print at most N rows (-1: all; default 100, as PyTorch)", &opt_row_limit },
+	{ NS_OPT_FLAG, 0, "top-level-only", NULL, "only rows whose first event has no CPU parent", &opt_top_level },
+	{ NS_OPT_STRING, 0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit },
+	{ NS_OPT_STRING, 'f', "format", "FMT", "table (default), csv, json or markdown", &opt_format },
+	{ NS_OPT_STRING, 'g', "group-by", "WHAT", "also group by shape, overload or stack=N (comma-separated)", &opt_group_by },
+	{ NS_OPT_STRING, 0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device },
+	{ NS_OPT_INT, 0, "max-name-width", "N", "name column cap (default 55; 0: no cap)", &opt_name_width },
+	{ NS_OPT_FLAG, 0, "merge", NULL, "one table over all traces of a directory", &opt_merge },
+	{ NS_OPT_FLAG, 0, "no-cache", NULL, "neither read nor write the cache database", &opt_no_cache },
+	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
+	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
+	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+};
+
+const struct ns_cmd_spec cmd_report_spec = {
+	.name = "report",
+	.usage = "neuron-stats [report] PATH [options]",
+	.summary = "Print PyTorch's key_averages() table for a trace, a capture directory or a database.",
+	.details = "Sort keys: self_cpu_time_total (self_cpu), cpu_time_total (cpu_total), cpu_time,\n"
+		   "self_device_time_total (self_device, self_neuron, self_cuda), device_time_total\n"
+		   "(device_total, neuron_total), device_time, cpu_memory_usage, self_cpu_memory_usage,\n"
+		   "device_memory_usage, self_device_memory_usage, count, key (Z-A), name (A-Z).\n"
+		   "PyTorch spellings with cuda/xpu/privateuse1 are accepted.",
+	.opts = report_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+static int parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err)
+{
+	char *copy = strdup(spec ? spec : "");
+	int rc = 0;
+	if (!copy)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+		if (strcmp(tok, "shape") == 0 || strcmp(tok, "shapes") == 0) {
+			ao->group_by |= NS_GROUP_SHAPE;
+		} else if (strcmp(tok, "overload") == 0) {
+			ao->group_by |= NS_GROUP_OVERLOAD;
+			ao->split_overloads = true;
+		} else if (strncmp(tok, "stack=", 6) == 0 && atoi(tok + 6) > 0) {
+			ao->stack_n = atoi(tok + 6);
+		} else if (strcmp(tok, "name") != 0) {
+			rc = ns_error_set(err, NS_ERR_USAGE, "--group-by: unknown grouping '%s' (name, shape, overload, stack=N)", tok);
+			break;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+static int parse_format(const char *s, enum ns_format *fmt, struct ns_error *err)
+{
+	static const char *const names[] = { "table", "csv", "json", "markdown" };
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*fmt = (enum ns_format)i;
+			return 0;
+		}
+	return ns_error_set(err, NS_ERR_USAGE, "--format: unknown format '%s' (table, csv, json, markdown)", s);
+}
+
+static void upper(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'a' && *s <= 'z')
+			*s = (char)(*s - 'a' + 'A');
+}
+
+int cmd_report(int argc, char **argv)
+{
+	char **pos;
+	int npos, rc;
+	struct ns_error err = { 0 };
+	struct ns_agg_opts ao = { .backend_override = -1 };
+	struct ns_report_opts ro;
+	enum ns_format fmt = NS_FMT_TABLE;
+	struct ns_run run = { 0 };
+	char device[64] = "";
+
+	rc = ns_opt_parse(&cmd_report_spec, argc, argv, &pos, &npos);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	ns_cli_quiet = opt_quiet;
+	ns_report_opts_init(&ro);
+	ro.row_limit = opt_row_limit;
+	ro.top_level_only = opt_top_level;
+	ro.max_name_width = (int)opt_name_width;
+	if (opt_time_unit) {
+		if (strcmp(opt_time_unit, "s") && strcmp(opt_time_unit, "ms") && strcmp(opt_time_unit, "us")) {
+			ns_error_set(&err, NS_ERR_USAGE, "--time-unit: expected s, ms or us, not '%s'", opt_time_unit);
+			goto fail;
+		}
+		ro.time_unit = opt_time_unit;
+	}
+	if (opt_sort && !(ro.sort = ns_sort_key_find(opt_sort))) {
+		ns_error_set(&err, NS_ERR_USAGE, "--sort: unknown key '%s' (see neuron-stats report --help)", opt_sort);
+		goto fail;
+	}
+	if (opt_device) {
+		snprintf(device, sizeof(device), "%s", opt_device);
+		upper(device);
+		ro.device_label = device;
+	}
+	if ((opt_format && parse_format(opt_format, &fmt, &err)) || parse_group_by(opt_group_by, &ao, &err))
+		goto fail;
+
+	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict };
+	if (ns_run_load(pos[0], &lo, &run, &err))
+		goto fail;
+	if (opt_merge && run.n > 1) {
+		struct ns_trace merged;
+		if (ns_trace_merge(run.traces, run.n, &merged)) {
+			ns_trace_release(&merged);
+			ns_error_set(&err, NS_ERR_NOMEM, "out of memory while merging %zu traces", run.n);
+			goto fail;
+		}
+		ns_run_release(&run);
+		run.traces = malloc(sizeof(*run.traces));
+		if (!run.traces) {
+			ns_trace_release(&merged);
+			ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+		run.traces[0] = merged;
+		run.n = 1;
+	}
+	for (size_t i = 0; i < run.n; i++) {
+		struct ns_trace *t = &run.traces[i];
+		struct ns_agg agg;
+		char header[4200];
+		if (ns_aggregate(t, &ao, &agg, &err))
+			goto fail;
+		if (run.n > 1) {
+			if (t->rank != NS_NONE)
+				snprintf(header, sizeof(header), "%s (rank %lld)", t->path, (long long)t->rank);
+			else
+				snprintf(header, sizeof(header), "%s", t->path);
+			ro.header = header;
+			if (i && fmt == NS_FMT_TABLE)
+				fputc('\n', stdout);
+		}
+		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
+		ns_agg_release(&agg);
+		if (rc)
+			goto fail;
+	}
+	ns_run_release(&run);
+	return ns_cli_finish(0);
+fail:
+	ns_run_release(&run);
+	return ns_cli_fail(&err);
+}

@@ -1,0 +1,174 @@
+#include "cli/load.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "ingest/ingest.h"
+#include "store/store.h"
+
+#define PROGRESS_MIN_BYTES (64u << 20)
+
+struct progress {
+	const char *path;
+	bool shown;
+};
+
+static void show_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	if (!total)
+		return;
+	fprintf(stderr, "\r%s: %3d%%", p->path, (int)(done * 100 / total));
+	p->shown = true;
+}
+
+static void free_paths(char **paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+static int source_ids(char **paths, size_t n, struct ns_source_id **out, struct ns_error *err)
+{
+	struct ns_source_id *ids = calloc(n + 1, sizeof(*ids));
+	if (!ids)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		ids[i].path = paths[i];
+		ids[i].abspath = realpath(paths[i], NULL);
+		if (!ids[i].abspath || stat(paths[i], &st) != 0) {
+			for (size_t k = 0; k <= i; k++)
+				free((char *)ids[k].abspath);
+			free(ids);
+			return ns_error_set(err, NS_ERR_IO, "%s: cannot stat", paths[i]);
+		}
+		ids[i].size = (int64_t)st.st_size;
+		ids[i].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	}
+	*out = ids;
+	return 0;
+}
+
+/* Parses every path into run->traces, streaming each into `store` if set. */
+static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
+		     struct ns_store *store, struct ns_run *run, struct ns_error *err)
+{
+	run->traces = calloc(n, sizeof(*run->traces));
+	if (!run->traces)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct ns_trace *t = &run->traces[i];
+		struct ns_error warn = { 0 };
+		struct progress prog = { paths[i], false };
+		struct ns_ingest_opts io = { .strict = o->strict };
+		struct ns_agg agg;
+		int64_t trace_id;
+		int rc;
+		ns_trace_init(t);
+		run->n++;
+		if (!ns_cli_quiet && isatty(2) && ids[i].size >= PROGRESS_MIN_BYTES) {
+			io.progress = show_progress;
+			io.progress_ctx = &prog;
+		}
+		if (store) {
+			rc = ns_store_begin_trace(store, &ids[i], &trace_id, err);
+			if (rc)
+				return rc;
+			io.sink = ns_store_event;
+			io.sink_ctx = store;
+		}
+		rc = ns_ingest_file(paths[i], t, &io, &warn, err);
+		if (prog.shown)
+			fputs("\r\033[K", stderr);
+		if (rc)
+			return rc;
+		if (warn.msg[0])
+			ns_cli_warn(&warn);
+		if (store) {
+			rc = ns_aggregate(t, NULL, &agg, err);
+			if (rc)
+				return rc;
+			rc = ns_store_end_trace(store, t, &agg, err);
+			ns_agg_release(&agg);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *run, struct ns_error *err)
+{
+	char **paths = NULL;
+	size_t n = 0;
+	struct ns_source_id *ids = NULL;
+	struct ns_store *store = NULL;
+	char *cache = NULL;
+	const char *db_out = o->db_out;
+	int rc;
+
+	memset(run, 0, sizeof(*run));
+	if (ns_store_is_db(input)) {
+		run->from_db = true;
+		return ns_store_load(input, &run->traces, &run->n, err);
+	}
+	rc = ns_find_traces(input, &paths, &n, err);
+	if (rc)
+		goto out;
+	rc = source_ids(paths, n, &ids, err);
+	if (rc)
+		goto out;
+	if (o->use_cache && !db_out) {
+		cache = ns_cache_path(ids, n);
+		if (cache && ns_cache_valid(cache, ids, n)) {
+			run->from_db = true;
+			rc = ns_store_load(cache, &run->traces, &run->n, err);
+			if (rc == 0)
+				goto out;
+			/* an unreadable cache is rebuilt, not fatal */
+			ns_run_release(run);
+		}
+		db_out = cache;
+	}
+	if (db_out) {
+		rc = ns_store_create(db_out, &store, err);
+		if (rc && !o->db_out) {
+			store = NULL; /* no writable cache: report anyway */
+			rc = 0;
+		}
+		if (rc)
+			goto out;
+	}
+	rc = parse_all(paths, ids, n, o, store, run, err);
+	if (rc == 0 && store) {
+		rc = ns_store_commit(store, err);
+		store = NULL;
+		if (rc && !o->db_out)
+			rc = 0; /* a failed cache write does not fail the report */
+	}
+out:
+	if (store)
+		ns_store_abort(store);
+	if (ids)
+		for (size_t i = 0; i < n; i++)
+			free((char *)ids[i].abspath);
+	free(ids);
+	free(cache);
+	free_paths(paths, n);
+	if (rc)
+		ns_run_release(run);
+	return rc;
+}
+
+void ns_run_release(struct ns_run *run)
+{
+	for (size_t i = 0; i < run->n; i++)
+		ns_trace_release(&run->traces[i]);
+	free(run->traces);
+	memset(run, 0, sizeof(*run));
+}

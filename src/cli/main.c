@@ -1,0 +1,93 @@
+/* neuron-stats: the command table, and the only place that maps errors to
+ * exit codes. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+bool ns_cli_quiet;
+
+struct command {
+	const struct ns_cmd_spec *spec;
+	int (*run)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+	{ &cmd_report_spec, cmd_report },
+	{ &cmd_ingest_spec, cmd_ingest },
+#ifdef NS_HAVE_CMD_SQL
+	{ &cmd_sql_spec, cmd_sql },
+#endif
+#ifdef NS_HAVE_CMD_NEFF
+	{ &cmd_neff_spec, cmd_neff },
+#endif
+};
+
+int ns_cli_fail(const struct ns_error *err)
+{
+	fprintf(stderr, "neuron-stats: error: %s\n", err->msg[0] ? err->msg : "unknown error");
+	if (err->hint[0])
+		fprintf(stderr, "hint: %s\n", err->hint);
+	switch (err->status) {
+	case NS_OK: return NS_EXIT_INPUT;
+	case NS_ERR_INPUT: return NS_EXIT_INPUT;
+	case NS_ERR_USAGE: return NS_EXIT_USAGE;
+	case NS_ERR_UNSUPPORTED: return NS_EXIT_UNSUPPORTED;
+	case NS_ERR_REGRESSION: return NS_EXIT_REGRESSION;
+	case NS_ERR_IO: return NS_EXIT_IO;
+	case NS_ERR_NOMEM: return NS_EXIT_NOMEM;
+	}
+	return NS_EXIT_INPUT;
+}
+
+void ns_cli_warn(const struct ns_error *warn)
+{
+	if (!ns_cli_quiet && warn->msg[0])
+		fprintf(stderr, "neuron-stats: warning: %s\n", warn->msg);
+}
+
+int ns_cli_finish(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno != EPIPE)
+			fprintf(stderr, "neuron-stats: error: writing to stdout: %s\n", strerror(errno));
+		return code ? code : NS_EXIT_IO;
+	}
+	return code;
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: neuron-stats PATH [report options]\n"
+	      "       neuron-stats COMMAND [options] [args]\n\n"
+	      "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures.\n\n"
+	      "commands:\n",
+	      out);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].spec->name, commands[i].spec->summary);
+	fputs("\n'neuron-stats COMMAND --help' describes a command. Exit status: 0 ok, 1 bad input,\n"
+	      "2 usage, 3 unsupported format, 4 regression found (diff), 5 I/O error, 6 out of memory.\n",
+	      out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return NS_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return ns_cli_finish(0);
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		puts("neuron-stats 0.1.0");
+		return ns_cli_finish(0);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].spec->name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	/* no command word: the report on PATH */
+	return cmd_report(argc, argv);
+}

@@ -1,0 +1,198 @@
+#include "common/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	enum ns_cat cat;
+} cat_names[] = {
+	/* modern spellings first: ns_cat_name() returns the first match */
+	{ "cpu_op", NS_CAT_CPU_OP },
+	{ "user_annotation", NS_CAT_USER_ANNOTATION },
+	{ "gpu_user_annotation", NS_CAT_GPU_USER_ANNOTATION },
+	{ "kernel", NS_CAT_KERNEL },
+	{ "gpu_memcpy", NS_CAT_GPU_MEMCPY },
+	{ "gpu_memset", NS_CAT_GPU_MEMSET },
+	{ "cuda_runtime", NS_CAT_CUDA_RUNTIME },
+	{ "cuda_driver", NS_CAT_CUDA_DRIVER },
+	{ "cuda_sync", NS_CAT_CUDA_SYNC },
+	{ "cuda_event", NS_CAT_CUDA_EVENT },
+	{ "cuda_profiler_range", NS_CAT_CUDA_PROFILER_RANGE },
+	{ "cpu_instant_event", NS_CAT_CPU_INSTANT_EVENT },
+	{ "python_function", NS_CAT_PYTHON_FUNCTION },
+	{ "overhead", NS_CAT_OVERHEAD },
+	{ "xpu_runtime", NS_CAT_XPU_RUNTIME },
+	{ "xpu_driver", NS_CAT_XPU_DRIVER },
+	{ "mtia_runtime", NS_CAT_MTIA_RUNTIME },
+	{ "mtia_ccp_events", NS_CAT_MTIA_CCP_EVENTS },
+	{ "mtia_insight", NS_CAT_MTIA_INSIGHT },
+	{ "mtia_counters", NS_CAT_MTIA_COUNTERS },
+	{ "privateuse1_runtime", NS_CAT_PRIVATEUSE1_RUNTIME },
+	{ "privateuse1_driver", NS_CAT_PRIVATEUSE1_DRIVER },
+	{ "glow_runtime", NS_CAT_GLOW_RUNTIME },
+	{ "hpu_op", NS_CAT_HPU_OP },
+	{ "external_correlation", NS_CAT_EXTERNAL_CORRELATION },
+	{ "Trace", NS_CAT_TRACE },
+	{ "ac2g", NS_CAT_AC2G },
+	{ "fwdbwd", NS_CAT_FWDBWD },
+	/* legacy spellings (PyTorch <= 1.11) */
+	{ "Operator", NS_CAT_CPU_OP },
+	{ "Runtime", NS_CAT_CUDA_RUNTIME },
+	{ "Kernel", NS_CAT_KERNEL },
+	{ "Memcpy", NS_CAT_GPU_MEMCPY },
+	{ "Memset", NS_CAT_GPU_MEMSET },
+	{ "gpu_user_Annotation", NS_CAT_GPU_USER_ANNOTATION },
+	{ "async", NS_CAT_AC2G },
+};
+
+const char *ns_cat_name(enum ns_cat cat)
+{
+	for (size_t i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]); i++)
+		if (cat_names[i].cat == cat)
+			return cat_names[i].name;
+	return "";
+}
+
+enum ns_cat ns_cat_from_string(const char *s, size_t len)
+{
+	for (size_t i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]); i++)
+		if (strlen(cat_names[i].name) == len && memcmp(cat_names[i].name, s, len) == 0)
+			return cat_names[i].cat;
+	return NS_CAT_OTHER;
+}
+
+void ns_trace_init(struct ns_trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	ns_strtab_init(&t->strings);
+	t->base_time_ns = NS_NONE;
+	t->rank = NS_NONE;
+	t->world_size = NS_NONE;
+	t->truncated_at = -1;
+}
+
+void ns_trace_release(struct ns_trace *t)
+{
+	free(t->path);
+	ns_strtab_release(&t->strings);
+	free(t->events);
+	free(t->threads);
+	free(t->meta);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Doubles *cap (from 0 to min_cap) and reallocates; -1 on overflow/OOM. */
+static int grow(void **ptr, size_t *cap, size_t elem, size_t min_cap)
+{
+	size_t new_cap = *cap ? *cap * 2 : min_cap;
+	if (new_cap < *cap || new_cap > SIZE_MAX / elem)
+		return -1;
+	void *p = realloc(*ptr, new_cap * elem);
+	if (!p)
+		return -1;
+	*ptr = p;
+	*cap = new_cap;
+	return 0;
+}
+
+int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str tid_text, int64_t tid)
+{
+	/* Traces have few threads; the last hit is cached because events of one
+	 * thread come in runs. */
+	static __thread size_t last;
+	if (last < t->n_threads && t->threads[last].pid_text == pid_text &&
+	    t->threads[last].tid_text == tid_text)
+		return (int64_t)last;
+	for (size_t i = 0; i < t->n_threads; i++) {
+		if (t->threads[i].pid_text == pid_text && t->threads[i].tid_text == tid_text) {
+			last = i;
+			return (int64_t)i;
+		}
+	}
+	if (t->n_threads == t->cap_threads &&
+	    grow((void **)&t->threads, &t->cap_threads, sizeof(*t->threads), 16) < 0)
+		return -1;
+	t->threads[t->n_threads] = (struct ns_thread){ pid_text, tid_text, pid, tid, 0 };
+	last = t->n_threads;
+	return (int64_t)t->n_threads++;
+}
+
+int ns_trace_push(struct ns_trace *t, const struct ns_event *ev)
+{
+	if (t->n_events == t->cap_events &&
+	    grow((void **)&t->events, &t->cap_events, sizeof(*t->events), 4096) < 0)
+		return -1;
+	t->events[t->n_events++] = *ev;
+	return 0;
+}
+
+const char *ns_trace_meta(const struct ns_trace *t, const char *key)
+{
+	size_t key_len = strlen(key);
+	for (size_t i = 0; i < t->n_meta; i++) {
+		ns_str k = t->meta[2 * i];
+		if (ns_strtab_len(&t->strings, k) == key_len &&
+		    memcmp(ns_strtab_get(&t->strings, k), key, key_len) == 0)
+			return ns_strtab_get(&t->strings, t->meta[2 * i + 1]);
+	}
+	return NULL;
+}
+
+static ns_str reintern(struct ns_trace *dst, const struct ns_trace *src, ns_str id)
+{
+	if (id == 0)
+		return 0;
+	return ns_strtab_intern(&dst->strings, ns_strtab_get(&src->strings, id), ns_strtab_len(&src->strings, id));
+}
+
+int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out)
+{
+	int64_t min_base = INT64_MAX;
+	ns_trace_init(out);
+	for (size_t k = 0; k < n; k++)
+		if (in[k].has_base_time && in[k].base_time_ns < min_base)
+			min_base = in[k].base_time_ns;
+	out->path = strdup("(merged)");
+	if (!out->path)
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		const struct ns_trace *t = &in[k];
+		/* era C times are relative to each file's baseTimeNanoseconds */
+		int64_t shift = t->has_base_time ? t->base_time_ns - min_base : 0;
+		uint32_t thread_base = (uint32_t)out->n_threads;
+		char rank_pid[64];
+		for (size_t i = 0; i < t->n_threads; i++) {
+			/* threads of different files stay apart: the pid text gets the file's number */
+			const struct ns_thread *th = &t->threads[i];
+			snprintf(rank_pid, sizeof(rank_pid), "%zu:%s", k, ns_strtab_get(&t->strings, th->pid_text));
+			ns_str pid_text = ns_strtab_intern(&out->strings, rank_pid, strlen(rank_pid));
+			ns_str tid_text = reintern(out, t, th->tid_text);
+			if (pid_text == UINT32_MAX || tid_text == UINT32_MAX ||
+			    ns_trace_thread(out, pid_text, th->pid, tid_text, th->tid) < 0)
+				return -1;
+			out->threads[out->n_threads - 1].name = reintern(out, t, th->name);
+		}
+		for (size_t i = 0; i < t->n_events; i++) {
+			struct ns_event ev = t->events[i];
+			ev.ts_ns += shift;
+			ev.thread += thread_base;
+			ev.name = reintern(out, t, ev.name);
+			ev.input_dims = reintern(out, t, ev.input_dims);
+			ev.stack = reintern(out, t, ev.stack);
+			if (ev.name == UINT32_MAX || ev.input_dims == UINT32_MAX || ev.stack == UINT32_MAX ||
+			    ns_trace_push(out, &ev))
+				return -1;
+		}
+		for (int c = 0; c < NS_CAT__COUNT; c++)
+			out->has_cat[c] |= t->has_cat[c];
+		out->ts_has_fraction |= t->ts_has_fraction;
+		out->has_base_time |= t->has_base_time;
+		out->profile_memory |= t->profile_memory;
+		out->n_trace_events += t->n_trace_events;
+	}
+	if (min_base != INT64_MAX)
+		out->base_time_ns = min_base;
+	return 0;
+}

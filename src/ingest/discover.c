@@ -1,0 +1,144 @@
+/* Finding the trace files below a directory. */
+#include "ingest/ingest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ingest/source.h"
+
+#define SNIFF_BYTES 65536
+#define MAX_DEPTH 16
+
+struct path_list {
+	char **paths;
+	size_t n, cap;
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static bool name_is_candidate(const char *name)
+{
+	return ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst");
+}
+
+/* True if the first bytes (decompressed) look like a Kineto trace. */
+static bool looks_like_kineto(const char *path)
+{
+	struct ns_source *src = NULL;
+	struct ns_error err;
+	char *buf = malloc(SNIFF_BYTES + 1);
+	size_t len = 0;
+	bool yes = false;
+	if (!buf || ns_source_open(path, 0, 0, &src, &err))
+		goto out;
+	while (len < SNIFF_BYTES) {
+		ssize_t got = ns_source_read(src, buf + len, SNIFF_BYTES - len, &err);
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	buf[len] = '\0';
+	yes = memmem(buf, len, "\"traceEvents\"", 13) || memmem(buf, len, "\"schemaVersion\"", 15) ||
+	      memmem(buf, len, "\"ph\"", 4);
+out:
+	ns_source_close(src);
+	free(buf);
+	return yes;
+}
+
+static int add_path(struct path_list *l, const char *path)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		char **p = realloc(l->paths, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		l->paths = p;
+		l->cap = cap;
+	}
+	l->paths[l->n] = strdup(path);
+	return l->paths[l->n] ? (int)(l->n++, 0) : -1;
+}
+
+static int walk(const char *dir, int depth, struct path_list *l, struct ns_error *err)
+{
+	int rc = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	if (!d)
+		return ns_error_set(err, NS_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		char *child;
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			break;
+		}
+		if (stat(child, &st) == 0) {
+			if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
+				rc = walk(child, depth + 1, l, err);
+			else if (S_ISREG(st.st_mode) && name_is_candidate(de->d_name) && looks_like_kineto(child) &&
+				 add_path(l, child))
+				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		}
+		free(child);
+		if (rc)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+static int cmp_paths(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns_error *err)
+{
+	struct path_list l = { 0 };
+	struct stat st;
+	int rc = 0;
+	*out_paths = NULL;
+	*out_n = 0;
+	if (stat(path, &st) != 0)
+		return ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		if (add_path(&l, path))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	} else {
+		size_t len = strlen(path);
+		char *dir = strdup(path);
+		if (!dir)
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		while (len > 1 && dir[len - 1] == '/')
+			dir[--len] = '\0';
+		rc = walk(dir, 0, &l, err);
+		free(dir);
+		if (!rc && l.n == 0)
+			rc = ns_error_set(err, NS_ERR_INPUT,
+					  "%s: no trace found (looked for trace.json, *.pt.trace.json[.gz|.zst], "
+					  "*.json.gz and other Kineto JSON files)",
+					  path);
+	}
+	if (rc) {
+		for (size_t i = 0; i < l.n; i++)
+			free(l.paths[i]);
+		free(l.paths);
+		return rc;
+	}
+	qsort(l.paths, l.n, sizeof(*l.paths), cmp_paths);
+	*out_paths = l.paths;
+	*out_n = l.n;
+	return 0;
+}

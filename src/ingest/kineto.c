@@ -1,0 +1,682 @@
+/* Kineto trace.json -> ns_trace. The top-level object is walked key by key;
+ * traceEvents is streamed one event object at a time (spec Part B). */
+#include "ingest/ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/scan.h"
+#include "ingest/source.h"
+
+#define PROGRESS_STEP (64u << 20)
+
+struct span {
+	const char *p;
+	size_t len;
+	bool escaped; /* strings: needs ns_json_unescape */
+	bool is_string;
+};
+
+struct parser {
+	struct ns_scan sc;
+	struct ns_trace *t;
+	const struct ns_ingest_opts *opts;
+	char *scratch;
+	size_t scratch_cap;
+	uint64_t next_progress;
+	struct ns_error *err;
+};
+
+static bool span_is(const struct span *s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s->len == n && memcmp(s->p, lit, n) == 0;
+}
+
+/* Interns a string span (decoding escapes) or a number token as text. */
+static int intern_span(struct parser *ps, const struct span *s, ns_str *out)
+{
+	const char *text = s->p;
+	size_t len = s->len;
+	if (s->escaped) {
+		if (len > ps->scratch_cap) {
+			char *nb = realloc(ps->scratch, len);
+			if (!nb)
+				return -1;
+			ps->scratch = nb;
+			ps->scratch_cap = len;
+		}
+		len = ns_json_unescape(s->p, s->len, ps->scratch);
+		text = ps->scratch;
+	}
+	*out = ns_strtab_intern(&ps->t->strings, text, len);
+	return *out == UINT32_MAX ? -1 : 0;
+}
+
+/* Interns JSON text with insignificant whitespace removed, so "[[1], []]"
+ * and "[[1],[]]" are one string. */
+static int intern_compact(struct parser *ps, const char *p, size_t len, ns_str *out)
+{
+	if (len > ps->scratch_cap) {
+		char *nb = realloc(ps->scratch, len);
+		if (!nb)
+			return -1;
+		ps->scratch = nb;
+		ps->scratch_cap = len;
+	}
+	size_t o = 0;
+	bool in_str = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = p[i];
+		if (in_str) {
+			ps->scratch[o++] = c;
+			if (c == '\\' && i + 1 < len)
+				ps->scratch[o++] = p[++i];
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+			ps->scratch[o++] = c;
+		} else if (c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+			ps->scratch[o++] = c;
+		}
+	}
+	*out = ns_strtab_intern(&ps->t->strings, ps->scratch, o);
+	return *out == UINT32_MAX ? -1 : 0;
+}
+
+static int fail_at(struct parser *ps, const char *p, const char *what)
+{
+	char where[600];
+	ns_scan_where(&ps->sc, (size_t)(p - ps->sc.buf), where, sizeof(where));
+	return ns_error_set(ps->err, NS_ERR_INPUT, "%s: %s", where, what);
+}
+
+/* Reads `"key": value` pairs of the object at p[i] == '{', calling fn for
+ * each. Values are spans over the raw text (strings without quotes). */
+typedef int (*field_fn)(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
+			const char *val_start);
+
+static int walk_object(struct parser *ps, const char *p, size_t n, field_fn fn, void *ctx)
+{
+	size_t i = ns_json_skip_ws(p, n, 0);
+	if (i >= n || p[i] != '{')
+		return fail_at(ps, p + i, "expected an object");
+	i = ns_json_skip_ws(p, n, i + 1);
+	if (i < n && p[i] == '}')
+		return 0;
+	for (;;) {
+		struct span key = { 0 }, val = { 0 };
+		if (i >= n || p[i] != '"')
+			return fail_at(ps, p + (i < n ? i : n - 1), "expected a quoted key");
+		size_t e = ns_json_string_end(p, n, i, &key.escaped);
+		if (!e)
+			return fail_at(ps, p + i, "unterminated string");
+		key.p = p + i + 1;
+		key.len = e - i - 2;
+		i = ns_json_skip_ws(p, n, e);
+		if (i >= n || p[i] != ':')
+			return fail_at(ps, p + (i < n ? i : n - 1), "expected ':' after a key");
+		i = ns_json_skip_ws(p, n, i + 1);
+		const char *val_start = p + i;
+		if (i < n && p[i] == '"') {
+			e = ns_json_string_end(p, n, i, &val.escaped);
+			if (!e)
+				return fail_at(ps, p + i, "unterminated string");
+			val.p = p + i + 1;
+			val.len = e - i - 2;
+			val.is_string = true;
+		} else {
+			e = ns_json_skip_value(p, n, i, 1);
+			if (!e)
+				return fail_at(ps, p + i, "invalid JSON value");
+			val.p = p + i;
+			val.len = e - i;
+		}
+		int rc = fn(ps, ctx, &key, &val, val_start);
+		if (rc)
+			return rc;
+		i = ns_json_skip_ws(p, n, e);
+		if (i < n && p[i] == ',') {
+			i = ns_json_skip_ws(p, n, i + 1);
+			continue;
+		}
+		if (i < n && p[i] == '}')
+			return 0;
+		return fail_at(ps, p + (i < n ? i : n - 1), "expected ',' or '}' in an object");
+	}
+}
+
+struct event_fields {
+	struct span name, cat, ph, pid, tid, ts, dur, args, id;
+	bool has_name, has_cat, has_ph, has_pid, has_tid, has_ts, has_dur, has_args, has_id;
+	struct ns_raw_event *raw;
+};
+
+static int int_field(struct parser *ps, const struct span *val, const char *val_start, const char *key,
+		     int64_t *out)
+{
+	if (val->len >= 3 && (memcmp(val->p, "inf", 3) == 0 || memcmp(val->p, "NaN", 3) == 0))
+		return 0; /* "warps per SM": "inf" and friends are not ids */
+	if (ns_parse_int64(val->p, val->len, out) == 0)
+		return 0;
+	char msg[200];
+	snprintf(msg, sizeof(msg), "expected an integer for \"%s\"", key);
+	return fail_at(ps, val_start, msg);
+}
+
+/* The args keys the analysis and the store use. */
+static int args_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
+		      const char *val_start)
+{
+	struct ns_raw_event *raw = ctx;
+	struct ns_event *ev = &raw->ev;
+	switch (key->len) {
+	case 6:
+		if (span_is(key, "stream"))
+			return val->is_string ? 0 : int_field(ps, val, val_start, "stream", &raw->stream);
+		if (span_is(key, "Ev Idx"))
+			return int_field(ps, val, val_start, "Ev Idx", &ev->ev_idx);
+		if (span_is(key, "device"))
+			return val->is_string ? 0 : int_field(ps, val, val_start, "device", &raw->device);
+		break;
+	case 5:
+		if (span_is(key, "Bytes"))
+			return int_field(ps, val, val_start, "Bytes", &ev->bytes);
+		break;
+	case 8:
+		if (span_is(key, "finished") && span_is(val, "false"))
+			ev->flags |= NS_EV_UNFINISHED;
+		break;
+	case 11:
+		if (span_is(key, "External id") || span_is(key, "external id"))
+			return int_field(ps, val, val_start, "External id", &ev->external_id);
+		if (span_is(key, "correlation"))
+			return int_field(ps, val, val_start, "correlation", &ev->correlation);
+		if (span_is(key, "Device Type")) {
+			int64_t v = -1;
+			int rc = int_field(ps, val, val_start, "Device Type", &v);
+			ev->mem_device_type = (int16_t)(v >= 0 && v < 100 ? v : -1);
+			return rc;
+		}
+		break;
+	case 10:
+		if (span_is(key, "Input Dims") || span_is(key, "Input dims"))
+			return intern_compact(ps, val->p, val->len, &ev->input_dims) ? fail_at(ps, val_start, "out of memory") : 0;
+		if (span_is(key, "Call stack") && val->is_string)
+			return intern_span(ps, val, &ev->stack) ? fail_at(ps, val_start, "out of memory") : 0;
+		if (span_is(key, "Input type"))
+			return intern_compact(ps, val->p, val->len, &raw->input_types) ? fail_at(ps, val_start, "out of memory") : 0;
+		break;
+	case 13:
+		if (span_is(key, "Fwd thread id"))
+			return int_field(ps, val, val_start, "Fwd thread id", &raw->fwd_tid);
+		break;
+	case 15:
+		if (span_is(key, "Sequence number"))
+			return int_field(ps, val, val_start, "Sequence number", &raw->seq_nr);
+		break;
+	case 18:
+		if (span_is(key, "Record function id"))
+			return int_field(ps, val, val_start, "Record function id", &raw->rf_id);
+		break;
+	}
+	return 0;
+}
+
+static int event_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
+		       const char *val_start)
+{
+	struct event_fields *f = ctx;
+	(void)val_start;
+	switch (key->len) {
+	case 2:
+		if (key->p[0] == 'p' && key->p[1] == 'h') {
+			f->ph = *val;
+			f->has_ph = true;
+		} else if (key->p[0] == 't' && key->p[1] == 's') {
+			f->ts = *val;
+			f->has_ts = true;
+		} else if (key->p[0] == 'i' && key->p[1] == 'd') {
+			f->id = *val;
+			f->has_id = true;
+		}
+		break;
+	case 3:
+		if (span_is(key, "cat")) {
+			f->cat = *val;
+			f->has_cat = true;
+		} else if (span_is(key, "pid")) {
+			f->pid = *val;
+			f->has_pid = true;
+		} else if (span_is(key, "tid")) {
+			f->tid = *val;
+			f->has_tid = true;
+		} else if (span_is(key, "dur")) {
+			f->dur = *val;
+			f->has_dur = true;
+		}
+		break;
+	case 4:
+		if (span_is(key, "name")) {
+			f->name = *val;
+			f->has_name = true;
+		} else if (span_is(key, "args")) {
+			f->args = *val;
+			f->has_args = true;
+			if (val->is_string || val->p[0] != '{')
+				return fail_at(ps, val_start, "expected an object for \"args\"");
+			return walk_object(ps, val->p, val->len, args_field, f->raw);
+		}
+		break;
+	}
+	return 0;
+}
+
+/* {"name": "..."} of a thread_name metadata event */
+static int name_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
+		      const char *val_start)
+{
+	(void)ps;
+	(void)val_start;
+	if (span_is(key, "name"))
+		*(struct span *)ctx = *val;
+	return 0;
+}
+
+static enum ns_ph ph_of(const struct span *ph)
+{
+	if (ph->len != 1)
+		return NS_PH_OTHER;
+	switch (ph->p[0]) {
+	case 'X': return NS_PH_X;
+	case 'i': case 'I': return NS_PH_I;
+	case 's': return NS_PH_S;
+	case 'f': return NS_PH_F;
+	case 'M': return NS_PH_M;
+	case 'C': return NS_PH_C;
+	case 'B': return NS_PH_B;
+	case 'E': return NS_PH_E;
+	default: return NS_PH_OTHER;
+	}
+}
+
+static int thread_of(struct parser *ps, struct event_fields *f, uint32_t *out)
+{
+	ns_str pid_text = 0, tid_text = 0;
+	int64_t pid = NS_NONE, tid = NS_NONE;
+	if (f->has_pid) {
+		if (intern_span(ps, &f->pid, &pid_text))
+			return -1;
+		if (ns_parse_int64(f->pid.p, f->pid.len, &pid))
+			pid = NS_NONE;
+	}
+	if (f->has_tid) {
+		if (intern_span(ps, &f->tid, &tid_text))
+			return -1;
+		if (ns_parse_int64(f->tid.p, f->tid.len, &tid))
+			tid = NS_NONE;
+	}
+	int64_t th = ns_trace_thread(ps->t, pid_text, pid, tid_text, tid);
+	if (th < 0)
+		return -1;
+	*out = (uint32_t)th;
+	return 0;
+}
+
+static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw_event *raw)
+{
+	struct event_fields f = { .raw = raw };
+	struct ns_event *ev = &raw->ev;
+	struct ns_trace *t = ps->t;
+	int rc;
+
+	memset(raw, 0, sizeof(*raw));
+	ev->external_id = ev->correlation = ev->ev_idx = NS_NONE;
+	ev->mem_device_type = -1;
+	raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
+	raw->byte_offset = ps->sc.base + (size_t)(p - ps->sc.buf);
+	raw->line = ps->sc.line;
+	ev->idx = (uint32_t)t->n_trace_events;
+
+	rc = walk_object(ps, p, n, event_field, &f);
+	if (rc)
+		return rc;
+	if (f.has_ph && !f.ph.is_string)
+		return fail_at(ps, f.ph.p, "expected a string for \"ph\"");
+	if (f.has_name && !f.name.is_string)
+		return fail_at(ps, f.name.p, "expected a string for \"name\"");
+	if (f.has_cat && !f.cat.is_string)
+		return fail_at(ps, f.cat.p, "expected a string for \"cat\"");
+
+	raw->ph = (uint8_t)(f.has_ph ? ph_of(&f.ph) : NS_PH_OTHER);
+	enum ns_cat cat = f.has_cat ? ns_cat_from_string(f.cat.p, f.cat.len) : NS_CAT_OTHER;
+	ev->cat = (uint8_t)cat;
+	if ((f.has_cat && intern_span(ps, &f.cat, &raw->cat_text)) ||
+	    (f.has_name && intern_span(ps, &f.name, &ev->name)) || thread_of(ps, &f, &ev->thread))
+		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
+	if (f.has_ts) {
+		if (ns_parse_us_to_ns(f.ts.p, f.ts.len, &ev->ts_ns))
+			return fail_at(ps, f.ts.p, "expected a number of microseconds for \"ts\"");
+		if (memchr(f.ts.p, '.', f.ts.len)) {
+			ev->flags |= NS_EV_TS_FRACTION;
+			t->ts_has_fraction = true;
+		}
+	}
+	if (f.has_dur && ns_parse_us_to_ns(f.dur.p, f.dur.len, &ev->dur_ns))
+		return fail_at(ps, f.dur.p, "expected a number of microseconds for \"dur\"");
+	if (ev->dur_ns < 0)
+		ev->dur_ns = 0; /* Kineto writes negative durations as 0; so do we */
+	if (f.has_args) {
+		raw->args = f.args.p;
+		raw->args_len = f.args.len;
+	}
+	if (f.has_id) {
+		raw->id_text = f.id.p;
+		raw->id_len = f.id.len;
+	}
+
+	switch (raw->ph) {
+	case NS_PH_X:
+		if (cat == NS_CAT_OTHER || cat == NS_CAT_PYTHON_FUNCTION || cat == NS_CAT_AC2G ||
+		    cat == NS_CAT_FWDBWD)
+			break;
+		if (!f.has_ts)
+			return fail_at(ps, p, "event without \"ts\"");
+		ev->kind = NS_KIND_SLICE;
+		raw->kept = true;
+		break;
+	case NS_PH_I:
+		if (!f.has_name || !f.has_ts)
+			break;
+		if (span_is(&f.name, "[memory]"))
+			ev->kind = NS_KIND_MEMORY;
+		else if (span_is(&f.name, "[OutOfMemory]"))
+			ev->kind = NS_KIND_OOM;
+		else
+			break;
+		raw->kept = true;
+		t->profile_memory = true;
+		break;
+	case NS_PH_S:
+	case NS_PH_F:
+		if (cat != NS_CAT_AC2G || !f.has_id || !f.has_ts)
+			break;
+		if (ns_parse_int64(f.id.p, f.id.len, &ev->correlation))
+			break; /* a string flow id cannot link to a correlation */
+		ev->kind = raw->ph == NS_PH_S ? NS_KIND_FLOW_S : NS_KIND_FLOW_F;
+		raw->kept = true;
+		break;
+	case NS_PH_M:
+		if (f.has_name && span_is(&f.name, "thread_name") && f.has_args) {
+			struct span thread_name = { 0 };
+			rc = walk_object(ps, f.args.p, f.args.len, name_field, &thread_name);
+			if (rc)
+				return rc;
+			if (thread_name.is_string && intern_span(ps, &thread_name, &t->threads[ev->thread].name))
+				return ns_error_set(ps->err, NS_ERR_NOMEM, "out of memory");
+		}
+		break;
+	default:
+		break;
+	}
+	if (raw->kept && ns_trace_push(t, ev))
+		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", t->path,
+				    t->n_events);
+	if (raw->kept)
+		t->has_cat[cat] = true;
+	t->n_trace_events++;
+	if (ps->opts && ps->opts->sink)
+		return ps->opts->sink(ps->opts->sink_ctx, t, raw, ps->err);
+	return 0;
+}
+
+static void note_truncation(struct parser *ps, uint64_t offset)
+{
+	if (ps->t->truncated_at < 0)
+		ps->t->truncated_at = (int64_t)offset;
+}
+
+/* Streams the array at the scanner position (which is at '['). */
+static int parse_events_array(struct parser *ps)
+{
+	struct ns_scan *sc = &ps->sc;
+	struct ns_raw_event raw;
+	int c;
+	ns_scan_advance(sc, 1);
+	c = ns_scan_peek(sc, ps->err);
+	if (c == ']') {
+		ns_scan_advance(sc, 1);
+		return 0;
+	}
+	for (;;) {
+		size_t start, end;
+		int rc = ns_scan_value(sc, &start, &end, ps->err);
+		if (rc == 1) {
+			note_truncation(ps, sc->base + sc->pos);
+			return 0;
+		}
+		if (rc)
+			return rc;
+		if (sc->buf[start] != '{')
+			return fail_at(ps, sc->buf + start, "expected an event object in \"traceEvents\"");
+		rc = parse_event(ps, sc->buf + start, end - start, &raw);
+		if (rc)
+			return rc;
+		ns_scan_advance(sc, end - sc->pos);
+		if (ps->opts && ps->opts->progress && sc->base + sc->pos >= ps->next_progress) {
+			ps->opts->progress(ps->opts->progress_ctx, ns_source_consumed(sc->src),
+					   ns_source_size(sc->src));
+			ps->next_progress = sc->base + sc->pos + PROGRESS_STEP;
+		}
+		c = ns_scan_peek(sc, ps->err);
+		if (c == ',') {
+			ns_scan_advance(sc, 1);
+			continue;
+		}
+		if (c == ']') {
+			ns_scan_advance(sc, 1);
+			return 0;
+		}
+		if (c == -1) {
+			note_truncation(ps, sc->base + sc->pos);
+			return 0;
+		}
+		if (c == -2)
+			return ps->err->status;
+		return fail_at(ps, sc->buf + sc->pos, "expected ',' or ']' after an event");
+	}
+}
+
+static int add_meta(struct parser *ps, ns_str key, const char *val, size_t len)
+{
+	struct ns_trace *t = ps->t;
+	ns_str v;
+	if (len > NS_META_VALUE_MAX)
+		return 0;
+	if (t->n_meta == t->cap_meta) {
+		size_t cap = t->cap_meta ? t->cap_meta * 2 : 16;
+		ns_str *m = realloc(t->meta, cap * 2 * sizeof(*m));
+		if (!m)
+			return -1;
+		t->meta = m;
+		t->cap_meta = cap;
+	}
+	v = ns_strtab_intern(&t->strings, val, len);
+	if (v == UINT32_MAX)
+		return -1;
+	t->meta[2 * t->n_meta] = key;
+	t->meta[2 * t->n_meta + 1] = v;
+	t->n_meta++;
+	return 0;
+}
+
+/* distributedInfo: {"rank": 3, "world_size": 8, ...} */
+static int dist_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
+		      const char *val_start)
+{
+	(void)ctx;
+	(void)val_start;
+	if (span_is(key, "rank"))
+		ns_parse_int64(val->p, val->len, &ps->t->rank);
+	else if (span_is(key, "world_size"))
+		ns_parse_int64(val->p, val->len, &ps->t->world_size);
+	return 0;
+}
+
+static int parse_top_object(struct parser *ps)
+{
+	struct ns_scan *sc = &ps->sc;
+	bool saw_events = false;
+	int c;
+	ns_scan_advance(sc, 1);
+	for (;;) {
+		size_t start, end;
+		c = ns_scan_peek(sc, ps->err);
+		if (c == '}')
+			break;
+		if (c == -1)
+			goto truncated;
+		if (c == -2)
+			return ps->err->status;
+		if (c != '"')
+			return fail_at(ps, sc->buf + sc->pos, "expected a quoted key in the top-level object");
+		int rc = ns_scan_value(sc, &start, &end, ps->err);
+		if (rc == 1)
+			goto truncated;
+		if (rc)
+			return rc;
+		struct span key = { sc->buf + start + 1, end - start - 2, false, true };
+		ns_str key_id;
+		bool esc;
+		ns_json_string_end(sc->buf, end, start, &esc);
+		key.escaped = esc;
+		if (intern_span(ps, &key, &key_id))
+			return ns_error_set(ps->err, NS_ERR_NOMEM, "out of memory");
+		ns_scan_advance(sc, end - sc->pos);
+		c = ns_scan_peek(sc, ps->err);
+		if (c == -1)
+			goto truncated;
+		if (c != ':')
+			return fail_at(ps, sc->buf + sc->pos, "expected ':' after a key");
+		ns_scan_advance(sc, 1);
+		const char *key_text = ns_strtab_get(&ps->t->strings, key_id);
+		if (strcmp(key_text, "traceEvents") == 0) {
+			c = ns_scan_peek(sc, ps->err);
+			if (c == -1)
+				goto truncated;
+			if (c != '[')
+				return fail_at(ps, sc->buf + sc->pos, "expected an array for \"traceEvents\"");
+			rc = parse_events_array(ps);
+			if (rc)
+				return rc;
+			saw_events = true;
+			if (ps->t->truncated_at >= 0)
+				return 0;
+		} else {
+			rc = ns_scan_value(sc, &start, &end, ps->err);
+			if (rc == 1)
+				goto truncated;
+			if (rc)
+				return rc;
+			const char *v = sc->buf + start;
+			size_t vlen = end - start;
+			if (!ns_json_skip_value(v, vlen, 0, 1))
+				return fail_at(ps, v, "invalid JSON value");
+			if (strcmp(key_text, "baseTimeNanoseconds") == 0) {
+				ps->t->has_base_time = ns_parse_int64(v, vlen, &ps->t->base_time_ns) == 0;
+			} else if (strcmp(key_text, "profile_memory") == 0) {
+				ps->t->profile_memory |= vlen == 1 && v[0] == '1';
+			} else if (strcmp(key_text, "distributedInfo") == 0 && v[0] == '{') {
+				rc = walk_object(ps, v, vlen, dist_field, NULL);
+				if (rc)
+					return rc;
+			}
+			if (add_meta(ps, key_id, v, vlen))
+				return ns_error_set(ps->err, NS_ERR_NOMEM, "out of memory");
+			ns_scan_advance(sc, end - sc->pos);
+		}
+		c = ns_scan_peek(sc, ps->err);
+		if (c == ',') {
+			ns_scan_advance(sc, 1);
+			continue;
+		}
+		if (c == '}')
+			break;
+		if (c == -1)
+			goto truncated;
+		if (c == -2)
+			return ps->err->status;
+		return fail_at(ps, sc->buf + sc->pos, "expected ',' or '}' in the top-level object");
+	}
+	ns_scan_advance(sc, 1);
+	if (!saw_events) {
+		ns_error_set(ps->err, NS_ERR_UNSUPPORTED,
+			     "%s: no \"traceEvents\" array: not a Kineto/Chrome trace", ps->t->path);
+		if (ns_trace_meta(ps->t, "nodes"))
+			ns_error_hint(ps->err, "this looks like a PyTorch Execution Trace; pass the Kineto "
+					       "trace (the *.pt.trace.json written by torch.profiler) instead");
+		return NS_ERR_UNSUPPORTED;
+	}
+	return 0;
+truncated:
+	note_truncation(ps, sc->base + sc->pos);
+	if (!saw_events)
+		return ns_error_set(ps->err, NS_ERR_INPUT, "%s: file ends at byte %llu before \"traceEvents\"",
+				    ps->t->path, (unsigned long long)(sc->base + sc->pos));
+	return 0;
+}
+
+int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_opts *opts,
+		   struct ns_error *warn, struct ns_error *err)
+{
+	struct parser ps = { .t = t, .opts = opts, .err = err };
+	struct ns_source *src = NULL;
+	int rc, c;
+
+	free(t->path);
+	t->path = strdup(path);
+	if (!t->path)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	rc = ns_source_open(path, opts ? opts->max_decompressed : 0, opts ? opts->max_ratio : 0, &src, err);
+	if (rc)
+		return rc;
+	rc = ns_scan_init(&ps.sc, path, src, err);
+	if (rc)
+		goto out;
+	c = ns_scan_peek(&ps.sc, err);
+	if (c == -2) {
+		rc = err->status;
+	} else if (c == -1) {
+		rc = ns_error_set(err, NS_ERR_INPUT, "%s: empty file%s", path,
+				  ns_source_truncated(src) ? " (the compressed stream is truncated)" : "");
+	} else if (c == '[') {
+		t->legacy_array = true;
+		rc = parse_events_array(&ps);
+	} else if (c == '{') {
+		rc = parse_top_object(&ps);
+	} else {
+		char where[600];
+		ns_scan_where(&ps.sc, ps.sc.pos, where, sizeof(where));
+		rc = ns_error_set(err, NS_ERR_INPUT, "%s: not a JSON trace (expected '{' or '[')", where);
+	}
+	if (rc == 0 && t->truncated_at >= 0) {
+		const char *why = ns_source_truncated(src) ? "the compressed stream is truncated" : "the file ends early";
+		if (opts && opts->strict) {
+			rc = ns_error_set(err, NS_ERR_INPUT,
+					  "%s: truncated at byte %lld (%s); %zu complete events read", path,
+					  (long long)t->truncated_at, why, t->n_events);
+		} else {
+			ns_error_set(warn, NS_OK,
+				     "%s: truncated at byte %lld (%s); using the %llu complete events before it",
+				     path, (long long)t->truncated_at, why,
+				     (unsigned long long)t->n_trace_events);
+		}
+	}
+out:
+	ns_scan_release(&ps.sc);
+	ns_source_close(src);
+	free(ps.scratch);
+	return rc;
+}

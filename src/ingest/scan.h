@@ -1,0 +1,55 @@
+/* A buffered, streaming JSON reader: it hands out one complete value at a
+ * time as a contiguous byte span, so a trace of any size is read with a
+ * window of memory the size of its largest event. Also the small JSON
+ * primitives (string decode, value skip) that kineto.c parses events with. */
+#ifndef NS_SCAN_H
+#define NS_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "ingest/source.h"
+
+#define NS_JSON_MAX_DEPTH 256
+#define NS_SCAN_MAX_VALUE (1ULL << 30) /* one event object larger than this is refused */
+
+struct ns_scan {
+	const char *path;
+	struct ns_source *src;
+	char *buf;
+	size_t pos, len, cap;
+	uint64_t base;        /* stream offset of buf[0] */
+	uint64_t line;        /* line number at buf[pos] (1-based) */
+	uint64_t line_start;  /* stream offset where that line starts */
+	bool eof;
+};
+
+int ns_scan_init(struct ns_scan *s, const char *path, struct ns_source *src, struct ns_error *err);
+void ns_scan_release(struct ns_scan *s);
+/* Skips whitespace; returns the next byte without consuming it, or -1 at
+ * the end of the input (err untouched) or -2 on a read error (err set). */
+int ns_scan_peek(struct ns_scan *s, struct ns_error *err);
+/* Consumes one byte (after ns_scan_peek said it is there). */
+void ns_scan_advance(struct ns_scan *s, size_t n);
+/* Finds the complete JSON value starting at the next non-space byte and
+ * makes it contiguous in s->buf at [*start, *end). Returns 0, 1 if the input
+ * ended inside it (truncated), or an error status. */
+int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error *err);
+/* Location of s->buf[i] for messages: "path:line:col". */
+void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n);
+
+/* Primitives over a complete in-memory span p[0..n). Each returns the index
+ * just past what it consumed, or 0 on a syntax error. */
+size_t ns_json_skip_ws(const char *p, size_t n, size_t i);
+size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth);
+/* Scans a string token starting at p[i] == '"'. On return *raw_end is past
+ * the closing quote and *has_escape says whether decoding is needed. */
+size_t ns_json_string_end(const char *p, size_t n, size_t i, bool *has_escape);
+/* Decodes the string body p[i+1 .. end-1) into out (capacity >= the body
+ * length: decoding never grows). A malformed \u escape becomes '?' and a lone
+ * surrogate U+FFFD. Returns the decoded length. */
+size_t ns_json_unescape(const char *body, size_t body_len, char *out);
+
+#endif

@@ -1,0 +1,29 @@
+/* A byte source over a trace file: plain, gzip (.gz, by magic) or zstd
+ * (by magic), decompressed on the fly with bounded output. */
+#ifndef NS_SOURCE_H
+#define NS_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+enum ns_compression { NS_COMP_NONE = 0, NS_COMP_GZIP, NS_COMP_ZSTD };
+
+struct ns_source;
+
+int ns_source_open(const char *path, uint64_t max_out, uint32_t max_ratio, struct ns_source **out,
+		   struct ns_error *err);
+/* Reads up to n decompressed bytes into buf. Returns the count, 0 at the
+ * end, or -1 with err set (corrupt/truncated stream, limits, I/O). */
+ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error *err);
+uint64_t ns_source_consumed(const struct ns_source *s); /* compressed bytes read so far */
+uint64_t ns_source_size(const struct ns_source *s);     /* file size */
+enum ns_compression ns_source_compression(const struct ns_source *s);
+/* True once the end of a gzip/zstd stream was missing (the file was cut). */
+bool ns_source_truncated(const struct ns_source *s);
+void ns_source_close(struct ns_source *s);
+
+#endif

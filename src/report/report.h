@@ -1,0 +1,49 @@
+/* Report writers: key_averages rows -> PyTorch's table() text (byte for
+ * byte), CSV, JSON and Markdown. Every sort key is one entry in a static
+ * table (ns_sort_keys). */
+#ifndef NS_REPORT_H
+#define NS_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "aggregate/aggregate.h"
+#include "common/error.h"
+
+enum ns_format { NS_FMT_TABLE = 0, NS_FMT_CSV, NS_FMT_JSON, NS_FMT_MARKDOWN };
+
+struct ns_sort_key {
+	const char *name;    /* PyTorch attribute name (after cuda/xpu/privateuse1 -> device) */
+	const char *aliases; /* space-separated short names */
+	const char *help;
+	double (*value)(const struct ns_avg *row); /* NULL: sorts by the row's name */
+	bool ascending;      /* PyTorch sorts descending (reverse=True); `name` sorts A->Z */
+};
+
+extern const struct ns_sort_key ns_sort_keys[];
+extern const size_t ns_n_sort_keys;
+
+/* Resolves a --sort argument (PyTorch attribute or alias); NULL if unknown. */
+const struct ns_sort_key *ns_sort_key_find(const char *arg);
+
+struct ns_report_opts {
+	const struct ns_sort_key *sort;  /* NULL: first-seen order */
+	long row_limit;                  /* -1: all rows; PyTorch's default is 100 */
+	bool top_level_only;
+	const char *time_unit;           /* "s", "ms", "us" or NULL (automatic) */
+	const char *device_label;        /* "NEURON", "CUDA", ... (NULL: from the backend) */
+	const char *header;              /* printed above the table (NULL: none) */
+	int max_name_width;              /* 55 */
+	int max_shapes_width;            /* 80 */
+	int max_src_width;               /* 75 */
+};
+
+void ns_report_opts_init(struct ns_report_opts *o);
+/* Writes one aggregated trace. `path`/`rank` are used by the JSON/CSV forms. */
+int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,
+		    struct ns_error *err);
+
+/* Exact decimal microseconds from nanoseconds: 1234567 -> "1234.567". */
+void ns_format_us(char *buf, size_t n, int64_t ns);
+
+#endif

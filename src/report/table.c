@@ -1,0 +1,764 @@
+/* PyTorch's _build_table (spec A6), and the CSV/JSON/Markdown forms. */
+#include "report/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COL_W 12
+#define SPACING 2
+
+static double v_self_cpu(const struct ns_avg *r) { return r->self_cpu_time_total; }
+static double v_cpu_total(const struct ns_avg *r) { return r->cpu_time_total; }
+static double v_cpu_avg(const struct ns_avg *r) { return r->count ? r->cpu_time_total / (double)r->count : 0.0; }
+static double v_self_dev(const struct ns_avg *r) { return r->self_device_time_total; }
+static double v_dev_total(const struct ns_avg *r) { return r->device_time_total; }
+static double v_dev_avg(const struct ns_avg *r) { return r->count ? r->device_time_total / (double)r->count : 0.0; }
+static double v_cpu_mem(const struct ns_avg *r) { return (double)r->cpu_mem; }
+static double v_self_cpu_mem(const struct ns_avg *r) { return (double)r->self_cpu_mem; }
+static double v_dev_mem(const struct ns_avg *r) { return (double)r->device_mem; }
+static double v_self_dev_mem(const struct ns_avg *r) { return (double)r->self_device_mem; }
+static double v_count(const struct ns_avg *r) { return (double)r->count; }
+
+const struct ns_sort_key ns_sort_keys[] = {
+	{ "self_cpu_time_total", "self_cpu", "Self CPU time", v_self_cpu, false },
+	{ "cpu_time_total", "cpu_total", "CPU total time", v_cpu_total, false },
+	{ "cpu_time", "cpu_avg", "CPU time per call", v_cpu_avg, false },
+	{ "self_device_time_total", "self_device self_neuron self_cuda self_xpu self_mtia self_hpu",
+	  "Self device time", v_self_dev, false },
+	{ "device_time_total", "device_total neuron_total cuda_total xpu_total", "device total time", v_dev_total,
+	  false },
+	{ "device_time", "device_avg neuron_avg cuda_avg", "device time per call", v_dev_avg, false },
+	{ "cpu_memory_usage", "cpu_mem", "CPU memory", v_cpu_mem, false },
+	{ "self_cpu_memory_usage", "self_cpu_mem", "Self CPU memory", v_self_cpu_mem, false },
+	{ "device_memory_usage", "device_mem cuda_mem neuron_mem", "device memory", v_dev_mem, false },
+	{ "self_device_memory_usage", "self_device_mem self_cuda_mem self_neuron_mem", "Self device memory",
+	  v_self_dev_mem, false },
+	{ "count", "calls", "number of calls", v_count, false },
+	{ "key", "", "name, Z to A (PyTorch's order)", NULL, false },
+	{ "name", "", "name, A to Z", NULL, true },
+};
+const size_t ns_n_sort_keys = sizeof(ns_sort_keys) / sizeof(ns_sort_keys[0]);
+
+/* PyTorch maps sort_by "cuda"/"xpu"/"privateuse1" to "device"; we also
+ * accept the backend names the aliases use. */
+static void normalize_sort_name(const char *in, char *out, size_t n)
+{
+	static const char *const backends[] = { "privateuse1", "cuda", "xpu", "neuron", "mtia", "hpu" };
+	size_t o = 0;
+	for (size_t i = 0; in[i] && o + 7 < n;) {
+		size_t k;
+		for (k = 0; k < sizeof(backends) / sizeof(backends[0]); k++) {
+			size_t l = strlen(backends[k]);
+			if (strncmp(in + i, backends[k], l) == 0) {
+				memcpy(out + o, "device", 6);
+				o += 6;
+				i += l;
+				break;
+			}
+		}
+		if (k == sizeof(backends) / sizeof(backends[0]))
+			out[o++] = in[i++];
+	}
+	out[o] = '\0';
+}
+
+static bool word_in(const char *list, const char *word)
+{
+	size_t l = strlen(word);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ' ');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == l && strncmp(p, word, l) == 0)
+			return true;
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
+	return false;
+}
+
+const struct ns_sort_key *ns_sort_key_find(const char *arg)
+{
+	char norm[128];
+	normalize_sort_name(arg, norm, sizeof(norm));
+	for (size_t i = 0; i < ns_n_sort_keys; i++)
+		if (strcmp(ns_sort_keys[i].name, arg) == 0 || strcmp(ns_sort_keys[i].name, norm) == 0 ||
+		    word_in(ns_sort_keys[i].aliases, arg))
+			return &ns_sort_keys[i];
+	return NULL;
+}
+
+void ns_report_opts_init(struct ns_report_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->row_limit = 100;
+	o->max_name_width = 55;
+	o->max_shapes_width = 80;
+	o->max_src_width = 75;
+}
+
+void ns_format_us(char *buf, size_t n, int64_t ns)
+{
+	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	snprintf(buf, n, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+}
+
+/* ---- PyTorch's formatters (spec A6.8) ---- */
+
+static void fmt_time(char *buf, size_t n, double us, const char *unit)
+{
+	if (unit && strcmp(unit, "s") == 0)
+		snprintf(buf, n, "%.3fs", us / 1e6);
+	else if (unit && strcmp(unit, "ms") == 0)
+		snprintf(buf, n, "%.3fms", us / 1e3);
+	else if (unit && strcmp(unit, "us") == 0)
+		snprintf(buf, n, "%.3fus", us);
+	else if (us >= 1e6)
+		snprintf(buf, n, "%.3fs", us / 1e6);
+	else if (us >= 1e3)
+		snprintf(buf, n, "%.3fms", us / 1e3);
+	else
+		snprintf(buf, n, "%.3fus", us);
+}
+
+static void fmt_share(char *buf, size_t n, double v, double total)
+{
+	if (total == 0)
+		snprintf(buf, n, "NaN");
+	else
+		snprintf(buf, n, "%.2f%%", v * 100.0 / total);
+}
+
+static void fmt_mem(char *buf, size_t n, int64_t bytes)
+{
+	const double K = 1024.0, M = K * 1024.0, G = M * 1024.0;
+	double mag = fabs((double)bytes);
+	if (mag >= G)
+		snprintf(buf, n, "%.2f GB", (double)bytes * 1.0 / G);
+	else if (mag >= M)
+		snprintf(buf, n, "%.2f MB", (double)bytes * 1.0 / M);
+	else if (mag >= K)
+		snprintf(buf, n, "%.2f KB", (double)bytes * 1.0 / K);
+	else
+		snprintf(buf, n, "%" PRId64 " B", bytes);
+}
+
+/* Python len(): code points of UTF-8 text (continuation bytes do not count). */
+static size_t text_width(const char *s, size_t len)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < len; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+/* Byte length of the first `cps` code points. */
+static size_t prefix_bytes(const char *s, size_t len, size_t cps)
+{
+	size_t i = 0;
+	for (size_t seen = 0; i < len; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (seen == cps)
+				break;
+			seen++;
+		}
+	}
+	return i;
+}
+
+/* ---- rows, sorted ---- */
+
+struct view {
+	const struct ns_agg *agg;
+	const struct ns_report_opts *o;
+	const struct ns_strtab *strings;
+	size_t *order;   /* row indices in display order */
+	size_t n;
+	bool has_device_time, has_device_mem, has_shapes, has_stack, profile_memory;
+	const char *device;
+	double total_self_cpu, total_self_device;
+	int64_t total_self_cpu_ns, total_self_device_ns;
+};
+
+static const struct ns_sort_key *g_sort_key; /* qsort has no context argument in C11 */
+static const struct ns_agg *g_sort_agg;
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct ns_avg *ra = &g_sort_agg->avgs[a], *rb = &g_sort_agg->avgs[b];
+	int c = 0;
+	if (g_sort_key->value) {
+		double va = g_sort_key->value(ra), vb = g_sort_key->value(rb);
+		c = va > vb ? -1 : va < vb ? 1 : 0;
+	} else {
+		const struct ns_strtab *st = &g_sort_agg->trace->strings;
+		c = strcmp(ns_strtab_get(st, ra->key), ns_strtab_get(st, rb->key));
+		c = g_sort_key->ascending ? c : -c;
+	}
+	/* Python's sort is stable, even with reverse=True */
+	return c ? c : (a < b ? -1 : a > b);
+}
+
+static bool row_counts_for_device_total(const struct ns_avg *r)
+{
+	/* spec A6.6: device rows of CUDA/PrivateUse1/MTIA, user annotations excluded */
+	return (r->device_type == NS_DEV_CUDA || r->device_type == NS_DEV_PRIVATEUSE1 ||
+		r->device_type == NS_DEV_MTIA) &&
+	       !r->is_user_annotation;
+}
+
+static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_report_opts *o)
+{
+	memset(v, 0, sizeof(*v));
+	v->agg = agg;
+	v->o = o;
+	v->strings = &agg->trace->strings;
+	v->n = agg->n_avgs;
+	v->order = malloc((v->n + 1) * sizeof(*v->order));
+	if (!v->order)
+		return -1;
+	v->device = o->device_label ? o->device_label : ns_backend_label(agg->backend);
+	v->profile_memory = agg->profile_memory;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ns_avg *r = &agg->avgs[i];
+		v->order[i] = i;
+		v->has_device_time |= r->self_device_time_total > 0;
+		v->has_device_mem |= r->self_device_mem > 0;
+		v->has_shapes |= r->input_shapes && strcmp(ns_strtab_get(v->strings, r->input_shapes), "[]") != 0;
+		v->has_stack |= r->stack != 0;
+		/* denominators over all rows, in first-seen order, naive += (spec A6.6) */
+		v->total_self_cpu += r->self_cpu_time_total;
+		v->total_self_cpu_ns += r->self_cpu_ns;
+		if (row_counts_for_device_total(r)) {
+			v->total_self_device += r->self_device_time_total;
+			v->total_self_device_ns += r->self_device_ns;
+		}
+	}
+	if (!*v->device)
+		v->device = "None";
+	if (o->sort) {
+		g_sort_key = o->sort;
+		g_sort_agg = agg;
+		qsort(v->order, v->n, sizeof(*v->order), cmp_rows);
+	}
+	return 0;
+}
+
+/* Rows printed: row_limit is checked before the top-level filter (A6.7). */
+static bool row_printed(const struct view *v, size_t k, long *printed)
+{
+	const struct ns_avg *r = &v->agg->avgs[v->order[k]];
+	if (v->o->row_limit >= 0 && *printed == v->o->row_limit)
+		return false;
+	if (v->o->top_level_only && r->first >= 0 && v->agg->fevents[r->first].parent >= 0)
+		return false;
+	(*printed)++;
+	return true;
+}
+
+static bool rows_done(const struct view *v, long printed)
+{
+	return v->o->row_limit >= 0 && printed == v->o->row_limit;
+}
+
+/* ---- text table ---- */
+
+struct line {
+	char *buf;
+	size_t len, cap;
+};
+
+static int line_put(struct line *l, const char *s, size_t n)
+{
+	if (l->len + n + 1 > l->cap) {
+		size_t cap = l->cap ? l->cap : 256;
+		while (cap < l->len + n + 1)
+			cap *= 2;
+		char *b = realloc(l->buf, cap);
+		if (!b)
+			return -1;
+		l->buf = b;
+		l->cap = cap;
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+	l->buf[l->len] = '\0';
+	return 0;
+}
+
+static int line_pad(struct line *l, char c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (line_put(l, &c, 1))
+			return -1;
+	return 0;
+}
+
+/* One cell of `{: >w}` (or `<`) plus the two-space gap. */
+static int cell(struct line *l, const char *s, size_t w, bool left)
+{
+	size_t len = strlen(s), tw = text_width(s, len);
+	size_t pad = tw < w ? w - tw : 0;
+	if (!left && line_pad(l, ' ', pad))
+		return -1;
+	if (line_put(l, s, len))
+		return -1;
+	if (left && line_pad(l, ' ', pad))
+		return -1;
+	return line_pad(l, ' ', SPACING);
+}
+
+struct columns {
+	const char *headers[24];
+	size_t widths[24];
+	bool left[24];
+	size_t n;
+};
+
+static void add_col(struct columns *c, const char *h, size_t w, bool left)
+{
+	c->headers[c->n] = h;
+	c->widths[c->n] = w;
+	c->left[c->n] = left;
+	c->n++;
+}
+
+/* Splits a "a;b;c" stack into frames (pointers into a copy). */
+static size_t split_stack(char *copy, char **frames, size_t max)
+{
+	size_t n = 0;
+	for (char *p = copy; p && n < max;) {
+		char *semi = strchr(p, ';');
+		if (semi)
+			*semi = '\0';
+		frames[n++] = p;
+		p = semi ? semi + 1 : NULL;
+	}
+	return n;
+}
+
+static void trim_path(const char *path, size_t w, char *out, size_t n)
+{
+	size_t len = strlen(path), cps = text_width(path, len);
+	if (cps > w) {
+		const char *tail = path + prefix_bytes(path, len, cps - w);
+		if (w > 3)
+			snprintf(out, n, "...%s", tail + prefix_bytes(tail, strlen(tail), 3));
+		else
+			snprintf(out, n, "%s", tail);
+	} else {
+		snprintf(out, n, "%s", path);
+	}
+}
+
+#define MAX_FRAMES 256
+
+static int write_text(FILE *out, struct view *v)
+{
+	const struct ns_report_opts *o = v->o;
+	const struct ns_agg *agg = v->agg;
+	const char *D = v->device;
+	char h_self_d[64], h_self_dp[64], h_d_total[64], h_d_avg[64], h_d_mem[64], h_self_d_mem[64];
+	struct columns c = { 0 };
+	struct line l = { 0 };
+	size_t name_w = 0, shapes_w = 0, src_w = 0, line_len;
+	long printed = 0;
+	int rc = -1;
+
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ns_avg *r = &agg->avgs[i];
+		size_t w = text_width(ns_strtab_get(v->strings, r->key), ns_strtab_len(v->strings, r->key)) + 4;
+		name_w = w > name_w ? w : name_w;
+		const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "";
+		w = text_width(shapes, strlen(shapes)) + 4;
+		shapes_w = w > shapes_w ? w : shapes_w;
+		if (r->stack) {
+			char *copy = strdup(ns_strtab_get(v->strings, r->stack));
+			char *frames[MAX_FRAMES];
+			if (!copy)
+				goto out;
+			size_t nf = split_stack(copy, frames, MAX_FRAMES);
+			for (size_t f = 0; f < nf; f++) {
+				w = text_width(frames[f], strlen(frames[f])) + 4;
+				src_w = w > src_w ? w : src_w;
+			}
+			free(copy);
+		}
+	}
+	if (o->max_name_width > 0 && name_w > (size_t)o->max_name_width)
+		name_w = (size_t)o->max_name_width;
+	if (o->max_shapes_width > 0 && shapes_w > (size_t)o->max_shapes_width)
+		shapes_w = (size_t)o->max_shapes_width;
+	if (o->max_src_width > 0 && src_w > (size_t)o->max_src_width)
+		src_w = (size_t)o->max_src_width;
+
+	snprintf(h_self_d, sizeof(h_self_d), "Self %s", D);
+	snprintf(h_self_dp, sizeof(h_self_dp), "Self %s %%", D);
+	snprintf(h_d_total, sizeof(h_d_total), "%s total", D);
+	snprintf(h_d_avg, sizeof(h_d_avg), "%s time avg", D);
+	snprintf(h_d_mem, sizeof(h_d_mem), "%s Mem", D);
+	snprintf(h_self_d_mem, sizeof(h_self_d_mem), "Self %s Mem", D);
+	add_col(&c, "Name", name_w, false);
+	add_col(&c, "Self CPU %", COL_W, false);
+	add_col(&c, "Self CPU", COL_W, false);
+	add_col(&c, "CPU total %", COL_W, false);
+	add_col(&c, "CPU total", COL_W, false);
+	add_col(&c, "CPU time avg", COL_W, false);
+	if (v->has_device_time) {
+		add_col(&c, h_self_d, COL_W, false);
+		add_col(&c, h_self_dp, COL_W, false);
+		add_col(&c, h_d_total, COL_W, false);
+		add_col(&c, h_d_avg, COL_W, false);
+	}
+	if (v->profile_memory) {
+		add_col(&c, "CPU Mem", COL_W, false);
+		add_col(&c, "Self CPU Mem", COL_W, false);
+		if (agg->backend != NS_BACKEND_NONE && v->has_device_mem) {
+			add_col(&c, h_d_mem, COL_W, false);
+			add_col(&c, h_self_d_mem, COL_W, false);
+		}
+	}
+	add_col(&c, "# of Calls", COL_W, false);
+	if (v->has_shapes)
+		add_col(&c, "Input Shapes", shapes_w, false);
+	if (v->has_stack)
+		add_col(&c, "Source Location", src_w, true);
+	line_len = 0;
+	for (size_t k = 0; k < c.n; k++)
+		line_len += c.widths[k] + (k ? SPACING : 0);
+
+	if (o->header) {
+		for (size_t k = 0; k < line_len; k++)
+			fputc('=', out);
+		fprintf(out, "\n%s\n", o->header);
+	}
+	if (o->top_level_only) {
+		for (size_t k = 0; k < line_len; k++)
+			fputc('=', out);
+		fputs("\nThis report only display top-level ops statistics\n", out);
+	}
+	struct line sep = { 0 };
+	for (size_t k = 0; k < c.n; k++)
+		if (line_pad(&sep, '-', c.widths[k]) || line_pad(&sep, ' ', SPACING))
+			goto out;
+	fprintf(out, "%s\n", sep.buf);
+	for (size_t k = 0; k < c.n; k++)
+		if (cell(&l, c.headers[k], c.widths[k], c.left[k]))
+			goto out;
+	fprintf(out, "%s\n%s\n", l.buf, sep.buf);
+
+	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
+		if (!row_printed(v, k, &printed))
+			continue;
+		const struct ns_avg *r = &agg->avgs[v->order[k]];
+		char cells[24][64];
+		size_t nc = 1; /* cells[0], the name, is written straight to the line */
+		const char *key = ns_strtab_get(v->strings, r->key);
+		size_t key_len = ns_strtab_len(v->strings, r->key);
+		int mw = o->max_name_width;
+		l.len = 0;
+		if (mw > 0 && text_width(key, key_len) >= (size_t)(mw - 3)) {
+			char *name = NULL;
+			int bad = asprintf(&name, "%.*s...", (int)prefix_bytes(key, key_len, (size_t)(mw - 3)), key) < 0 ||
+				  cell(&l, name, c.widths[0], false);
+			free(name);
+			if (bad)
+				goto out;
+		} else if (cell(&l, key, c.widths[0], false)) {
+			goto out;
+		}
+		fmt_share(cells[nc++], sizeof(cells[0]), r->self_cpu_time_total, v->total_self_cpu);
+		fmt_time(cells[nc++], sizeof(cells[0]), r->self_cpu_time_total, o->time_unit);
+		if (r->is_async)
+			snprintf(cells[nc++], sizeof(cells[0]), "0");
+		else
+			fmt_share(cells[nc++], sizeof(cells[0]), r->cpu_time_total, v->total_self_cpu);
+		fmt_time(cells[nc++], sizeof(cells[0]), r->cpu_time_total, o->time_unit);
+		fmt_time(cells[nc++], sizeof(cells[0]), v_cpu_avg(r), o->time_unit);
+		if (v->has_device_time) {
+			fmt_time(cells[nc++], sizeof(cells[0]), r->self_device_time_total, o->time_unit);
+			fmt_share(cells[nc++], sizeof(cells[0]), r->self_device_time_total, v->total_self_device);
+			fmt_time(cells[nc++], sizeof(cells[0]), r->device_time_total, o->time_unit);
+			fmt_time(cells[nc++], sizeof(cells[0]), v_dev_avg(r), o->time_unit);
+		}
+		if (v->profile_memory) {
+			fmt_mem(cells[nc++], sizeof(cells[0]), r->cpu_mem);
+			fmt_mem(cells[nc++], sizeof(cells[0]), r->self_cpu_mem);
+			if (agg->backend != NS_BACKEND_NONE && v->has_device_mem) {
+				fmt_mem(cells[nc++], sizeof(cells[0]), r->device_mem);
+				fmt_mem(cells[nc++], sizeof(cells[0]), r->self_device_mem);
+			}
+		}
+		snprintf(cells[nc++], sizeof(cells[0]), "%" PRId64, r->count);
+		for (size_t k2 = 1; k2 < nc; k2++)
+			if (cell(&l, cells[k2], c.widths[k2], c.left[k2]))
+				goto out;
+		if (v->has_shapes) {
+			const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "";
+			char *cut = strndup(shapes, prefix_bytes(shapes, strlen(shapes), shapes_w));
+			int bad = !cut || cell(&l, cut, shapes_w, false);
+			free(cut);
+			if (bad)
+				goto out;
+		}
+		char *frames[MAX_FRAMES];
+		size_t nf = 0;
+		char *copy = NULL;
+		if (v->has_stack) {
+			char src[1024] = "";
+			if (r->stack) {
+				copy = strdup(ns_strtab_get(v->strings, r->stack));
+				if (!copy)
+					goto out;
+				nf = split_stack(copy, frames, MAX_FRAMES);
+				trim_path(frames[0], src_w, src, sizeof(src));
+			}
+			if (cell(&l, src, src_w, true)) {
+				free(copy);
+				goto out;
+			}
+		}
+		fprintf(out, "%s\n", l.buf);
+		if (v->has_stack) {
+			/* further frames, then a blank separator row (spec A6.7) */
+			for (size_t f = 1; f <= nf; f++) {
+				char src[1024] = "";
+				if (f < nf)
+					trim_path(frames[f], src_w, src, sizeof(src));
+				l.len = 0;
+				for (size_t k2 = 0; k2 + 1 < c.n; k2++)
+					cell(&l, "", c.widths[k2], c.left[k2]);
+				cell(&l, src, src_w, true);
+				fprintf(out, "%s\n", l.buf);
+			}
+			if (nf == 0) {
+				l.len = 0;
+				for (size_t k2 = 0; k2 < c.n; k2++)
+					cell(&l, "", c.widths[k2], c.left[k2]);
+				fprintf(out, "%s\n", l.buf);
+			}
+		}
+		free(copy);
+	}
+	char total[64];
+	fmt_time(total, sizeof(total), v->total_self_cpu, o->time_unit);
+	fprintf(out, "%s\nSelf CPU time total: %s\n", sep.buf, total);
+	if (v->has_device_time) {
+		fmt_time(total, sizeof(total), v->total_self_device, o->time_unit);
+		fprintf(out, "Self %s time total: %s\n", D, total);
+	}
+	free(sep.buf);
+	rc = 0;
+out:
+	free(l.buf);
+	return rc;
+}
+
+/* ---- machine-readable forms: exact decimal microseconds ---- */
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_string(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/* Average in exact decimal: ns / count, rounded half to even to the ns. */
+static int64_t avg_ns(int64_t total, int64_t count)
+{
+	if (count <= 0)
+		return 0;
+	int64_t q = total / count, r = total % count;
+	if (r < 0) {
+		r = -r;
+		if (2 * r > count || (2 * r == count && (q & 1)))
+			q--;
+	} else if (2 * r > count || (2 * r == count && (q & 1))) {
+		q++;
+	}
+	return q;
+}
+
+static const char *const machine_columns[] = {
+	"name", "overload", "input_shapes", "stack", "calls", "self_cpu_us", "cpu_total_us", "cpu_avg_us",
+	"self_device_us", "device_total_us", "device_avg_us", "cpu_mem_bytes", "self_cpu_mem_bytes",
+	"device_mem_bytes", "self_device_mem_bytes",
+};
+#define N_MACHINE_COLUMNS (sizeof(machine_columns) / sizeof(machine_columns[0]))
+
+/* The row's values for the machine forms, as text; [0..3] are strings. */
+static void machine_values(const struct view *v, const struct ns_avg *r, char vals[][64], const char *strs[4])
+{
+	strs[0] = ns_strtab_get(v->strings, r->key);
+	strs[1] = ns_strtab_get(v->strings, r->overload);
+	strs[2] = ns_strtab_get(v->strings, r->input_shapes);
+	strs[3] = ns_strtab_get(v->strings, r->stack);
+	snprintf(vals[4], 64, "%" PRId64, r->count);
+	ns_format_us(vals[5], 64, r->self_cpu_ns);
+	ns_format_us(vals[6], 64, r->cpu_ns);
+	ns_format_us(vals[7], 64, avg_ns(r->cpu_ns, r->count));
+	ns_format_us(vals[8], 64, r->self_device_ns);
+	ns_format_us(vals[9], 64, r->device_ns);
+	ns_format_us(vals[10], 64, avg_ns(r->device_ns, r->count));
+	snprintf(vals[11], 64, "%" PRId64, r->cpu_mem);
+	snprintf(vals[12], 64, "%" PRId64, r->self_cpu_mem);
+	snprintf(vals[13], 64, "%" PRId64, r->device_mem);
+	snprintf(vals[14], 64, "%" PRId64, r->self_device_mem);
+}
+
+static void write_json(FILE *out, struct view *v)
+{
+	char a[64], b[64];
+	long printed = 0;
+	bool first = true;
+	ns_format_us(a, sizeof(a), v->total_self_cpu_ns);
+	ns_format_us(b, sizeof(b), v->total_self_device_ns);
+	fputs("{\"device\": ", out);
+	json_string(out, v->device);
+	if (v->agg->trace->path) {
+		fputs(", \"path\": ", out);
+		json_string(out, v->agg->trace->path);
+	}
+	if (v->agg->trace->rank != NS_NONE)
+		fprintf(out, ", \"rank\": %" PRId64, v->agg->trace->rank);
+	fprintf(out, ", \"self_cpu_time_total_us\": %s, \"self_device_time_total_us\": %s, \"rows\": [", a, b);
+	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
+		if (!row_printed(v, k, &printed))
+			continue;
+		char vals[N_MACHINE_COLUMNS][64];
+		const char *strs[4];
+		machine_values(v, &v->agg->avgs[v->order[k]], vals, strs);
+		fputs(first ? "\n  {" : ",\n  {", out);
+		first = false;
+		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
+			fprintf(out, "%s\"%s\": ", c ? ", " : "", machine_columns[c]);
+			if (c < 4)
+				json_string(out, strs[c]);
+			else
+				fputs(vals[c], out);
+		}
+		fputc('}', out);
+	}
+	fputs(first ? "]}\n" : "\n]}\n", out);
+}
+
+static void write_csv(FILE *out, struct view *v)
+{
+	long printed = 0;
+	for (size_t c = 0; c < N_MACHINE_COLUMNS; c++)
+		fprintf(out, "%s%s", c ? "," : "", machine_columns[c]);
+	fputs("\r\n", out);
+	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
+		if (!row_printed(v, k, &printed))
+			continue;
+		char vals[N_MACHINE_COLUMNS][64];
+		const char *strs[4];
+		machine_values(v, &v->agg->avgs[v->order[k]], vals, strs);
+		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
+			if (c)
+				fputc(',', out);
+			if (c < 4)
+				csv_string(out, strs[c]);
+			else
+				fputs(vals[c], out);
+		}
+		fputs("\r\n", out);
+	}
+}
+
+static void md_cell(FILE *out, const char *s)
+{
+	fputs("| ", out);
+	for (; *s; s++) {
+		if (*s == '|' || *s == '\\' || *s == '<' || *s == '>' || *s == '*' || *s == '_' || *s == '`')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+	fputc(' ', out);
+}
+
+static void write_markdown(FILE *out, struct view *v)
+{
+	const char *D = v->device;
+	long printed = 0;
+	char t1[64], t2[64], t3[64];
+	fprintf(out, "| Name | Calls | Self CPU | CPU total | Self %s | %s total | Self %s %% |\n", D, D, D);
+	fputs("|:-----|------:|---------:|----------:|", out);
+	fputs("-------:|--------:|--------:|\n", out);
+	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
+		if (!row_printed(v, k, &printed))
+			continue;
+		const struct ns_avg *r = &v->agg->avgs[v->order[k]];
+		char calls[32], share[32];
+		md_cell(out, ns_strtab_get(v->strings, r->key));
+		snprintf(calls, sizeof(calls), "%" PRId64, r->count);
+		md_cell(out, calls);
+		fmt_time(t1, sizeof(t1), r->self_cpu_time_total, v->o->time_unit);
+		md_cell(out, t1);
+		fmt_time(t2, sizeof(t2), r->cpu_time_total, v->o->time_unit);
+		md_cell(out, t2);
+		fmt_time(t3, sizeof(t3), r->self_device_time_total, v->o->time_unit);
+		md_cell(out, t3);
+		fmt_time(t3, sizeof(t3), r->device_time_total, v->o->time_unit);
+		md_cell(out, t3);
+		fmt_share(share, sizeof(share), r->self_device_time_total, v->total_self_device);
+		md_cell(out, share);
+		fputs("|\n", out);
+	}
+	fmt_time(t1, sizeof(t1), v->total_self_cpu, v->o->time_unit);
+	fmt_time(t2, sizeof(t2), v->total_self_device, v->o->time_unit);
+	fprintf(out, "\nSelf CPU time total: %s; Self %s time total: %s\n", t1, D, t2);
+}
+
+int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,
+		    struct ns_error *err)
+{
+	struct view v;
+	int rc = 0;
+	if (view_init(&v, agg, o))
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	switch (fmt) {
+	case NS_FMT_TABLE:
+		if (agg->n_avgs) /* PyTorch returns "" for an empty event list */
+			rc = write_text(out, &v);
+		break;
+	case NS_FMT_JSON:
+		write_json(out, &v);
+		break;
+	case NS_FMT_CSV:
+		write_csv(out, &v);
+		break;
+	case NS_FMT_MARKDOWN:
+		write_markdown(out, &v);
+		break;
+	}
+	free(v.order);
+	if (rc)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	return 0;
+}
