@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty/demangle.h>
+
 #include "common/i64map.h"
 
 #define NO_INDEX (-1)
+
 
 static const char *const filtered_names[] = {
 	/* spec A2 step 1 */
@@ -109,6 +112,7 @@ struct work {
 	int64_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int64_t *fe_of_event;     /* event -> fevent index, or -1 */
 	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
+	struct ns_i64map shapes_of_dims; /* Input Dims string -> its Python str() */
 };
 
 static bool name_filtered(const struct work *w, ns_str name)
@@ -135,6 +139,16 @@ static int table_name(struct work *w, const struct ns_event *ev, ns_str *name, n
 		*name = w->profiler_step_star;
 		return 0;
 	}
+	if (len > 2 && text[0] == '_' && text[1] == 'Z') {
+		/* PyTorch's c10::demangle calls __cxa_demangle, which is this
+		 * libiberty code with these flags */
+		char *plain = cplus_demangle_v3(text, DMGL_PARAMS | DMGL_TYPES);
+		if (plain) {
+			*name = ns_strtab_intern(&w->t->strings, plain, strlen(plain));
+			free(plain);
+			return *name == UINT32_MAX ? -1 : 0;
+		}
+	}
 	if (w->opts->split_overloads && ev->cat == NS_CAT_CPU_OP) {
 		const char *ns_sep = strstr(text, "::");
 		const char *dot = ns_sep ? strrchr(ns_sep + 2, '.') : NULL;
@@ -152,6 +166,11 @@ static int table_name(struct work *w, const struct ns_event *ev, ns_str *name, n
  * "[[1024], [1024], []]"; a TensorList (nested list) input becomes "[]". */
 static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 {
+	int64_t known = ns_i64map_get(&w->shapes_of_dims, dims, -1);
+	if (known >= 0) {
+		*out = (ns_str)known;
+		return 0;
+	}
 	const char *p = ns_strtab_get(&w->t->strings, dims);
 	size_t n = ns_strtab_len(&w->t->strings, dims);
 	char *buf = malloc(2 * n + 3);
@@ -194,7 +213,9 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	}
 	*out = ns_strtab_intern(&w->t->strings, buf, o);
 	free(buf);
-	return *out == UINT32_MAX ? -1 : 0;
+	if (*out == UINT32_MAX || ns_i64map_set(&w->shapes_of_dims, dims, *out))
+		return -1;
+	return 0;
 }
 
 /* Stable order (start, -end): fevents are built in trace order, so the
@@ -399,7 +420,8 @@ static int make_fevents(struct work *w)
 			unwiden(w, ev, &fe->start_ns, &fe->end_ns, &dev_starts);
 		if (table_name(w, ev, &fe->name, &fe->overload))
 			goto out;
-		if (ev->input_dims && shapes_string(w, ev->input_dims, &fe->input_shapes))
+		if ((w->opts->group_by & NS_GROUP_SHAPE) && ev->input_dims &&
+		    shapes_string(w, ev->input_dims, &fe->input_shapes))
 			goto out;
 		fe->stack = ev->stack;
 		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
@@ -744,22 +766,48 @@ static void compute_metrics(struct work *w, const struct tree *tr)
 	}
 }
 
-/* First n frames of a "a;b;c" stack, as an interned string. */
+/* PyTorch's _filter_stack_entry: frames of the profiler's own plumbing. */
+static bool stack_frame_filtered(const char *frame, size_t len)
+{
+	static const char *const pairs[][2] = {
+		{ "autograd/__init__", "_make_grads" }, { "autograd/__init__", "backward" },
+		{ "torch/tensor", "backward" },         { "_internal/common_utils", "prof_callable" },
+		{ "_internal/common_utils", "prof_func_call" }, { "_internal/common_utils", "prof_meth_call" },
+	};
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		if (memmem(frame, len, pairs[i][0], strlen(pairs[i][0])) &&
+		    memmem(frame, len, pairs[i][1], strlen(pairs[i][1])))
+			return true;
+	return false;
+}
+
+/* The first n kept frames of a "a;b;c" stack, joined by ';' and interned. */
 static ns_str stack_prefix(struct ns_trace *t, ns_str stack, int n)
 {
 	const char *s = ns_strtab_get(&t->strings, stack);
-	size_t len = ns_strtab_len(&t->strings, stack), cut = 0;
+	size_t len = ns_strtab_len(&t->strings, stack), o = 0;
+	char *buf;
 	int frames = 0;
+	ns_str id;
 	if (n <= 0 || !stack)
 		return 0;
-	while (cut < len && frames < n) {
-		const char *semi = memchr(s + cut, ';', len - cut);
-		cut = semi ? (size_t)(semi - s) + 1 : len;
-		frames++;
+	buf = malloc(len + 1);
+	if (!buf)
+		return UINT32_MAX;
+	for (size_t i = 0; i < len && frames < n;) {
+		const char *semi = memchr(s + i, ';', len - i);
+		size_t flen = semi ? (size_t)(semi - (s + i)) : len - i;
+		if (!stack_frame_filtered(s + i, flen)) {
+			if (frames++)
+				buf[o++] = ';';
+			memcpy(buf + o, s + i, flen);
+			o += flen;
+		}
+		i += flen + 1;
 	}
-	if (cut && cut <= len && s[cut - 1] == ';')
-		cut--;
-	return ns_strtab_intern(&t->strings, s, cut);
+	id = ns_strtab_intern(&t->strings, buf, o);
+	free(buf);
+	return id;
 }
 
 /* spec A5: group in first-seen order; the first event fixes the row's fields. */
@@ -853,6 +901,7 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	ns_i64map_init(&w.flow_s_by_id);
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
+	ns_i64map_init(&w.shapes_of_dims);
 	w.op_of_event = malloc((t->n_events + 1) * sizeof(*w.op_of_event));
 	w.fe_of_event = malloc((t->n_events + 1) * sizeof(*w.fe_of_event));
 	if (!w.op_of_event || !w.fe_of_event)
@@ -889,6 +938,7 @@ out:
 	ns_i64map_release(&w.flow_s_by_id);
 	ns_i64map_release(&w.flow_f_by_key);
 	ns_i64map_release(&w.rt_by_key);
+	ns_i64map_release(&w.shapes_of_dims);
 	if (rc)
 		ns_agg_release(out);
 	return rc;

@@ -117,13 +117,20 @@ void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n)
 		 (unsigned long long)(s->base + i - line_start + 1));
 }
 
+/* Bytes value_extent() must look at; everything else is skipped in bulk. */
+static const unsigned char interesting[256] = {
+	['"'] = 1, ['\\'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
+};
+
 /* Finds the end of the value at buf[start]: an index past it, or 0 if the
  * buffer ends first. Only brackets and strings are tracked here; the event
  * parser validates the contents. *depth_err is set on excessive nesting. */
 static size_t value_extent(const char *p, size_t n, size_t start, bool *depth_err)
 {
+	const unsigned char *u = (const unsigned char *)p;
 	size_t i = start;
 	int depth = 0;
+	bool in_string = false;
 	char c = p[i];
 	if (c != '{' && c != '[') {
 		/* a scalar: ends at a delimiter */
@@ -135,17 +142,22 @@ static size_t value_extent(const char *p, size_t n, size_t start, bool *depth_er
 			i++;
 		return i < n ? i : 0;
 	}
-	while (i < n) {
+	for (; i < n; i++) {
+		while (i < n && !interesting[u[i]])
+			i++;
+		if (i >= n)
+			break;
 		c = p[i];
-		if (c == '"') {
-			bool esc;
-			size_t e = ns_json_string_end(p, n, i, &esc);
-			if (!e)
-				return 0;
-			i = e;
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
 			continue;
 		}
-		if (c == '{' || c == '[') {
+		if (c == '"') {
+			in_string = true;
+		} else if (c == '{' || c == '[') {
 			if (++depth > NS_JSON_MAX_DEPTH) {
 				*depth_err = true;
 				return 0;
@@ -154,7 +166,6 @@ static size_t value_extent(const char *p, size_t n, size_t start, bool *depth_er
 			if (--depth == 0)
 				return i + 1;
 		}
-		i++;
 	}
 	return 0;
 }

@@ -35,7 +35,8 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
  * aggregator's derived per-event columns and key_averages rows. */
 int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 		       struct ns_error *err);
-/* Builds indexes and views, closes, and renames the temp file into place. */
+/* Builds indexes and views, closes, and renames the temp file into place.
+ * Always frees s; on failure the temp file is removed as by ns_store_abort. */
 int ns_store_commit(struct ns_store *s, struct ns_error *err);
 /* Closes and deletes the temp file (safe after a failed call, and with NULL). */
 void ns_store_abort(struct ns_store *s);
@@ -52,9 +53,14 @@ bool ns_store_is_db(const char *db_path);
 /* Cache: the path of the cached database for a set of inputs (under
  * $NEURON_STATS_CACHE_DIR, else $XDG_CACHE_HOME/neuron-stats, else
  * ~/.cache/neuron-stats), and whether it is still valid (every source's
- * size and mtime unchanged). Caller frees the returned path. */
+ * size and mtime unchanged). Caller frees the returned path. ns_cache_path
+ * creates the directory if missing, and returns NULL without HOME. */
 char *ns_cache_path(const struct ns_source_id *srcs, size_t n);
 bool ns_cache_valid(const char *db_path, const struct ns_source_id *srcs, size_t n);
+/* Fills (*out)[i] for paths[i] (realpath and stat; path points into paths).
+ * Free with ns_source_ids_free. */
+int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struct ns_error *err);
+void ns_source_ids_free(struct ns_source_id *ids, size_t n);
 
 enum ns_sql_format { NS_SQL_TABLE = 0, NS_SQL_CSV, NS_SQL_JSON };
 /* Runs one read-only statement (the database is opened read-only, with

@@ -1,0 +1,61 @@
+/* neuron-stats neff FILE.neff: what a compiled model contains (docs/neff.md). */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "neff/neff.h"
+
+static bool opt_members;
+static const char *opt_format;
+
+static const struct ns_opt neff_opts[] = {
+	{ NS_OPT_FLAG, 'm', "members", NULL, "also list the tar members (offset, size, name)", &opt_members },
+	{ NS_OPT_STRING, 'f', "format", "FORMAT", "text (default) or json", &opt_format },
+	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+};
+
+const struct ns_cmd_spec cmd_neff_spec = {
+	.name = "neff",
+	.usage = "neuron-stats neff FILE.neff [--members] [--format text|json]",
+	.summary = "Summarise a compiled model (NEFF): header, subgraphs, per-engine instruction "
+		   "counts, I/O tensors, HLO stats.",
+	.details = "The file is checked structurally (header sizes, gzip stream, tar headers, the\n"
+		   "kelf -> def.json references); the header hash is shown but not verified.\n"
+		   "Instruction counts are engine binary sizes / 64. Format notes: docs/neff.md.",
+	.opts = neff_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+int cmd_neff(int argc, char **argv)
+{
+	struct ns_neff *neff = NULL;
+	struct ns_error err = { 0 };
+	enum ns_neff_format format = NS_NEFF_FORMAT_TEXT;
+	char **pos;
+	int npos, rc;
+
+	opt_members = false;
+	opt_format = NULL;
+	rc = ns_opt_parse(&cmd_neff_spec, argc, argv, &pos, &npos);
+	if (rc)
+		return rc < 0 ? ns_cli_finish(NS_EXIT_OK) : rc;
+	if (opt_format && strcmp(opt_format, "json") == 0) {
+		format = NS_NEFF_FORMAT_JSON;
+	} else if (opt_format && strcmp(opt_format, "text") != 0) {
+		ns_error_set(&err, NS_ERR_USAGE, "neff: --format must be text or json, not '%s'",
+			     opt_format);
+		rc = ns_cli_fail(&err);
+		goto out;
+	}
+
+	if (ns_neff_open(pos[0], &neff, &err) ||
+	    ns_neff_write_summary(neff, stdout, format, opt_members ? NS_NEFF_SUMMARY_MEMBERS : 0,
+				  &err)) {
+		rc = ns_cli_fail(&err);
+		goto out;
+	}
+	rc = ns_cli_finish(NS_EXIT_OK);
+out:
+	ns_neff_free(neff);
+	return rc;
+}

@@ -1,0 +1,141 @@
+/* The cache of ingested traces: one database per set of input files, named
+ * by a hash of their absolute paths, sizes and mtimes, and trusted only
+ * while every recorded size and mtime still matches (docs/schema.md). */
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store-internal.h"
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* Creates dir and its missing parents (mode 0700); failures are left for
+ * the database create to report with a precise message. */
+static void make_dirs(char *dir)
+{
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(dir, 0700);
+		*p = '/';
+	}
+	mkdir(dir, 0700);
+}
+
+char *ns_cache_path(const struct ns_source_id *srcs, size_t n)
+{
+	const char *env;
+	char *dir = NULL, *path = NULL;
+	int rc;
+	if ((env = getenv("NEURON_STATS_CACHE_DIR")) && *env)
+		rc = asprintf(&dir, "%s", env);
+	else if ((env = getenv("XDG_CACHE_HOME")) && *env == '/') /* relative values are ignored (XDG spec) */
+		rc = asprintf(&dir, "%s/neuron-stats", env);
+	else if ((env = getenv("HOME")) && *env)
+		rc = asprintf(&dir, "%s/.cache/neuron-stats", env);
+	else
+		return NULL;
+	if (rc < 0)
+		return NULL;
+	make_dirs(dir);
+	/* Two FNV-1a streams with different seeds make a 128-bit key; a
+	 * collision would only cost a re-ingest, as ns_cache_valid checks the
+	 * sources themselves. */
+	uint64_t h[2] = { 14695981039346656037ULL, 0x6a09e667f3bcc908ULL };
+	int32_t version = NS_SCHEMA_VERSION;
+	for (int k = 0; k < 2; k++) {
+		h[k] = fnv1a(h[k], &version, sizeof(version));
+		for (size_t i = 0; i < n; i++) {
+			const char *abspath = srcs[i].abspath ? srcs[i].abspath : srcs[i].path;
+			h[k] = fnv1a(h[k], abspath, strlen(abspath) + 1);
+			h[k] = fnv1a(h[k], &srcs[i].size, sizeof(srcs[i].size));
+			h[k] = fnv1a(h[k], &srcs[i].mtime_ns, sizeof(srcs[i].mtime_ns));
+		}
+	}
+	if (asprintf(&path, "%s/%016llx%016llx.db", dir, (unsigned long long)h[0], (unsigned long long)h[1]) < 0)
+		path = NULL;
+	free(dir);
+	return path;
+}
+
+bool ns_cache_valid(const char *db_path, const struct ns_source_id *srcs, size_t n)
+{
+	uint32_t application_id, user_version;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	bool valid = false;
+	size_t i = 0;
+	int rc;
+	if (!ns_store_read_header(db_path, &application_id, &user_version) ||
+	    application_id != NS_APPLICATION_ID || user_version != NS_SCHEMA_VERSION ||
+	    ns_store_open_readonly(db_path, &db, NULL))
+		goto out;
+	/* A database written by another build may hold different derived
+	 * results (event_stats, key_averages_rows). */
+	if (sqlite3_prepare_v2(db, "SELECT value = ?1 FROM store_info WHERE key = 'writer'", -1, &st, NULL) ||
+	    sqlite3_bind_text(st, 1, NS_STORE_WRITER, -1, SQLITE_STATIC) || sqlite3_step(st) != SQLITE_ROW ||
+	    !sqlite3_column_int(st, 0))
+		goto out;
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT abspath, size, mtime_ns FROM traces ORDER BY id", -1, &st, NULL))
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *abspath = (const char *)sqlite3_column_text(st, 0);
+		const char *want = i < n ? (srcs[i].abspath ? srcs[i].abspath : srcs[i].path) : NULL;
+		if (!want || !abspath || strcmp(abspath, want) != 0 || sqlite3_column_int64(st, 1) != srcs[i].size ||
+		    sqlite3_column_int64(st, 2) != srcs[i].mtime_ns)
+			goto out;
+		i++;
+	}
+	valid = rc == SQLITE_DONE && i == n;
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return valid;
+}
+
+int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struct ns_error *err)
+{
+	struct ns_source_id *ids = calloc(n ? n : 1, sizeof(*ids));
+	int rc = 0;
+	*out = NULL;
+	if (!ids)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		ids[i].path = paths[i];
+		if (stat(paths[i], &st) < 0 || !(ids[i].abspath = realpath(paths[i], NULL))) {
+			rc = ns_error_set(err, NS_ERR_IO, "%s: %s", paths[i], strerror(errno));
+			goto out;
+		}
+		ids[i].size = (int64_t)st.st_size;
+		ids[i].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	}
+	*out = ids;
+	ids = NULL;
+out:
+	ns_source_ids_free(ids, n);
+	return rc;
+}
+
+void ns_source_ids_free(struct ns_source_id *ids, size_t n)
+{
+	if (!ids)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free((char *)ids[i].abspath);
+	free(ids);
+}

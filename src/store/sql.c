@@ -1,0 +1,499 @@
+/* `neuron-stats sql`: one read-only query, printed as an aligned table, CSV
+ * or JSON.
+ *
+ * Read-only is enforced three ways: the file is opened SQLITE_OPEN_READONLY,
+ * ATTACH is limited to zero databases, and an authorizer allows only
+ * reading (SQLITE_READ, SQLITE_SELECT, SQLITE_FUNCTION, SQLITE_RECURSIVE).
+ * A statement SQLite itself does not call read-only (VACUUM INTO writes a
+ * new file) is refused too, and so is more than one statement.
+ *
+ * The whole result is collected before anything is printed: the table
+ * format needs the column widths, and a query that fails half-way prints
+ * nothing rather than a truncated CSV or invalid JSON. */
+#include "store/store.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store-internal.h"
+
+struct cell {
+	size_t off, len;  /* the formatted text, in result.text */
+	uint8_t type;     /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB, SQLITE_NULL */
+	bool nonfinite;   /* a REAL that is +-Inf (JSON has no spelling for it) */
+};
+
+struct result {
+	int n_cols;
+	struct cell *cells;  /* row-major */
+	size_t n_cells, cap_cells;
+	char *text;
+	size_t text_len, text_cap;
+};
+
+/* What the authorizer refused first, for the error message. */
+struct refusal {
+	int action;
+	char detail[128];
+};
+
+static const char *action_name(int action)
+{
+	switch (action) {
+	case SQLITE_INSERT: return "INSERT";
+	case SQLITE_UPDATE: return "UPDATE";
+	case SQLITE_DELETE: return "DELETE";
+	case SQLITE_ATTACH: return "ATTACH";
+	case SQLITE_DETACH: return "DETACH";
+	case SQLITE_PRAGMA: return "PRAGMA";
+	case SQLITE_TRANSACTION: return "a transaction statement";
+	case SQLITE_SAVEPOINT: return "SAVEPOINT";
+	case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+	case SQLITE_REINDEX: return "REINDEX";
+	case SQLITE_ANALYZE: return "ANALYZE";
+	case SQLITE_DROP_INDEX: case SQLITE_DROP_TABLE: case SQLITE_DROP_TRIGGER: case SQLITE_DROP_VIEW:
+	case SQLITE_DROP_TEMP_INDEX: case SQLITE_DROP_TEMP_TABLE: case SQLITE_DROP_TEMP_TRIGGER:
+	case SQLITE_DROP_TEMP_VIEW: case SQLITE_DROP_VTABLE:
+		return "DROP";
+	case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TABLE: case SQLITE_CREATE_TRIGGER: case SQLITE_CREATE_VIEW:
+	case SQLITE_CREATE_TEMP_INDEX: case SQLITE_CREATE_TEMP_TABLE: case SQLITE_CREATE_TEMP_TRIGGER:
+	case SQLITE_CREATE_TEMP_VIEW: case SQLITE_CREATE_VTABLE:
+		return "CREATE";
+	default: return "this statement";
+	}
+}
+
+static int authorize(void *ctx, int action, const char *arg1, const char *arg2, const char *db_name,
+		     const char *trigger)
+{
+	struct refusal *refusal = ctx;
+	(void)arg2, (void)db_name, (void)trigger;
+	switch (action) {
+	case SQLITE_READ:
+	case SQLITE_SELECT:
+	case SQLITE_FUNCTION:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	default:
+		if (!refusal->action) {
+			refusal->action = action;
+			snprintf(refusal->detail, sizeof(refusal->detail), "%s%s%s", action_name(action),
+				 arg1 && action != SQLITE_TRANSACTION ? " " : "",
+				 arg1 && action != SQLITE_TRANSACTION ? arg1 : "");
+		}
+		return SQLITE_DENY;
+	}
+}
+
+/* True if p holds nothing but white space, semicolons and comments. */
+static bool only_space_or_comments(const char *p)
+{
+	for (;;) {
+		while (*p && (isspace((unsigned char)*p) || *p == ';'))
+			p++;
+		if (p[0] == '-' && p[1] == '-') {
+			p = strchr(p, '\n');
+			if (!p)
+				return true;
+		} else if (p[0] == '/' && p[1] == '*') {
+			p = strstr(p + 2, "*/");
+			if (!p)
+				return true;
+			p += 2;
+		} else {
+			return *p == '\0';
+		}
+	}
+}
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as the same double,
+ * with ".0" added when that looks like an integer, so a REAL stays
+ * recognisable (as in Python's repr and the sqlite3 shell). */
+static int format_real(double v, char *buf, size_t size)
+{
+	if (isinf(v))
+		return snprintf(buf, size, "%s", v < 0 ? "-Inf" : "Inf");
+	for (int precision = 15; precision <= 17; precision++) {
+		snprintf(buf, size, "%.*g", precision, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (!strpbrk(buf, ".en"))
+		strncat(buf, ".0", size - strlen(buf) - 1);
+	return (int)strlen(buf);
+}
+
+static int append_text(struct result *r, const char *s, size_t len)
+{
+	if (r->text_len + len + 1 > r->text_cap) {
+		size_t cap = r->text_cap ? r->text_cap : 4096;
+		while (cap < r->text_len + len + 1)
+			cap *= 2;
+		char *text = realloc(r->text, cap);
+		if (!text)
+			return -1;
+		r->text = text;
+		r->text_cap = cap;
+	}
+	memcpy(r->text + r->text_len, s, len);
+	r->text_len += len;
+	r->text[r->text_len] = '\0';
+	return 0;
+}
+
+/* Appends the current row's column i as a formatted cell. */
+static int collect_cell(struct result *r, sqlite3_stmt *st, int i)
+{
+	static const char hex[] = "0123456789abcdef";
+	char buf[64];
+	struct cell c = { .off = r->text_len, .type = (uint8_t)sqlite3_column_type(st, i) };
+	int rc = 0;
+	switch (c.type) {
+	case SQLITE_INTEGER:
+		rc = append_text(r, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", (long long)sqlite3_column_int64(st, i)));
+		break;
+	case SQLITE_FLOAT:
+		c.nonfinite = isinf(sqlite3_column_double(st, i));
+		rc = append_text(r, buf, (size_t)format_real(sqlite3_column_double(st, i), buf, sizeof(buf)));
+		break;
+	case SQLITE_TEXT:
+		rc = append_text(r, (const char *)sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
+		break;
+	case SQLITE_BLOB: {
+		const unsigned char *blob = sqlite3_column_blob(st, i);
+		int n = sqlite3_column_bytes(st, i);
+		for (int k = 0; k < n && !rc; k++) {
+			char pair[2] = { hex[blob[k] >> 4], hex[blob[k] & 15] };
+			rc = append_text(r, pair, 2);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	if (rc < 0)
+		return -1;
+	c.len = r->text_len - c.off;
+	if (r->n_cells == r->cap_cells) {
+		size_t cap = r->cap_cells ? r->cap_cells * 2 : 256;
+		struct cell *cells = realloc(r->cells, cap * sizeof(*cells));
+		if (!cells)
+			return -1;
+		r->cells = cells;
+		r->cap_cells = cap;
+	}
+	r->cells[r->n_cells++] = c;
+	return 0;
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if p[0] starts none. */
+static size_t utf8_sequence(const unsigned char *p, size_t n)
+{
+	size_t len;
+	uint32_t min, cp;
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		len = 2, min = 0x80, cp = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		len = 3, min = 0x800, cp = p[0] & 0x0f;
+	else if ((p[0] & 0xf8) == 0xf0)
+		len = 4, min = 0x10000, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* Display width: characters, counting each invalid byte as one. */
+static size_t display_width(const char *s, size_t len)
+{
+	size_t width = 0;
+	for (size_t i = 0; i < len; width++) {
+		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
+		i += n ? n : 1;
+	}
+	return width;
+}
+
+static void print_padding(FILE *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		putc(' ', out);
+}
+
+/* Prints one table line. texts/lens hold one entry per column. */
+static void print_table_line(FILE *out, int n_cols, const char *const *texts, const size_t *lens,
+			     const size_t *widths, const bool *numeric)
+{
+	for (int c = 0; c < n_cols; c++) {
+		size_t pad = widths[c] - display_width(texts[c], lens[c]);
+		if (c)
+			fputs("  ", out);
+		if (numeric[c])
+			print_padding(out, pad);
+		fwrite(texts[c], 1, lens[c], out);
+		if (!numeric[c] && c + 1 < n_cols) /* no trailing spaces */
+			print_padding(out, pad);
+	}
+	putc('\n', out);
+}
+
+/* Column-aligned text. A column whose values are all numbers (NULLs aside)
+ * is right-aligned, header included; NULL prints as nothing. */
+static int render_table(FILE *out, sqlite3_stmt *st, const struct result *r)
+{
+	int n = r->n_cols;
+	size_t n_rows = r->n_cells / (size_t)n;
+	size_t *widths = calloc((size_t)n, sizeof(*widths)), *lens = calloc((size_t)n, sizeof(*lens));
+	bool *numeric = calloc((size_t)n, sizeof(*numeric));
+	const char **texts = calloc((size_t)n, sizeof(*texts));
+	char *dashes = NULL;
+	int rc = -1;
+	if (!widths || !lens || !numeric || !texts)
+		goto out;
+	size_t max_width = 0;
+	for (int c = 0; c < n; c++) {
+		const char *name = sqlite3_column_name(st, c);
+		bool any_number = false, all_numbers = true;
+		widths[c] = display_width(name, strlen(name));
+		for (size_t row = 0; row < n_rows; row++) {
+			const struct cell *cell = &r->cells[row * (size_t)n + (size_t)c];
+			size_t w = display_width(r->text + cell->off, cell->len);
+			if (w > widths[c])
+				widths[c] = w;
+			if (cell->type == SQLITE_INTEGER || cell->type == SQLITE_FLOAT)
+				any_number = true;
+			else if (cell->type != SQLITE_NULL)
+				all_numbers = false;
+		}
+		numeric[c] = any_number && all_numbers;
+		if (widths[c] > max_width)
+			max_width = widths[c];
+	}
+	if (!(dashes = malloc(max_width + 1)))
+		goto out;
+	memset(dashes, '-', max_width);
+	for (int c = 0; c < n; c++) {
+		texts[c] = sqlite3_column_name(st, c);
+		lens[c] = strlen(texts[c]);
+	}
+	print_table_line(out, n, texts, lens, widths, numeric);
+	for (int c = 0; c < n; c++) {
+		texts[c] = dashes;
+		lens[c] = widths[c];
+	}
+	print_table_line(out, n, texts, lens, widths, numeric);
+	for (size_t row = 0; row < n_rows; row++) {
+		for (int c = 0; c < n; c++) {
+			const struct cell *cell = &r->cells[row * (size_t)n + (size_t)c];
+			texts[c] = r->text + cell->off;
+			lens[c] = cell->len;
+		}
+		print_table_line(out, n, texts, lens, widths, numeric);
+	}
+	rc = 0;
+out:
+	free(widths);
+	free(lens);
+	free(numeric);
+	free(texts);
+	free(dashes);
+	return rc;
+}
+
+/* RFC 4180: CRLF line ends; a field with a comma, quote, CR or LF is
+ * quoted, with quotes doubled. */
+static void print_csv_field(FILE *out, const char *s, size_t len)
+{
+	if (!memchr(s, ',', len) && !memchr(s, '"', len) && !memchr(s, '\r', len) && !memchr(s, '\n', len)) {
+		fwrite(s, 1, len, out);
+		return;
+	}
+	putc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"')
+			putc('"', out);
+		putc(s[i], out);
+	}
+	putc('"', out);
+}
+
+static int render_csv(FILE *out, sqlite3_stmt *st, const struct result *r)
+{
+	int n = r->n_cols;
+	for (int c = 0; c < n; c++) {
+		const char *name = sqlite3_column_name(st, c);
+		if (c)
+			putc(',', out);
+		print_csv_field(out, name, strlen(name));
+	}
+	fputs("\r\n", out);
+	for (size_t i = 0; i < r->n_cells; i++) {
+		const struct cell *cell = &r->cells[i];
+		print_csv_field(out, r->text + cell->off, cell->len);
+		fputs((i + 1) % (size_t)n ? "," : "\r\n", out);
+	}
+	return 0;
+}
+
+/* A JSON string; bytes that are not valid UTF-8 become U+FFFD. */
+static void print_json_string(FILE *out, const char *s, size_t len)
+{
+	putc('"', out);
+	for (size_t i = 0; i < len;) {
+		unsigned char ch = (unsigned char)s[i];
+		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
+		if (!n) {
+			fputs("\\ufffd", out);
+			i++;
+			continue;
+		}
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", out);
+		else if (ch == '\r')
+			fputs("\\r", out);
+		else if (ch == '\t')
+			fputs("\\t", out);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fwrite(s + i, 1, n, out);
+		i += n;
+	}
+	putc('"', out);
+}
+
+/* An array of objects, one row per line; integers and reals are JSON
+ * numbers, NULL and infinite reals null, blobs hex strings. */
+static int render_json(FILE *out, sqlite3_stmt *st, const struct result *r)
+{
+	int n = r->n_cols;
+	size_t n_rows = r->n_cells / (size_t)n;
+	fputs(n_rows ? "[\n" : "[]\n", out);
+	for (size_t row = 0; row < n_rows; row++) {
+		fputs("  {", out);
+		for (int c = 0; c < n; c++) {
+			const struct cell *cell = &r->cells[row * (size_t)n + (size_t)c];
+			const char *name = sqlite3_column_name(st, c);
+			if (c)
+				fputs(", ", out);
+			print_json_string(out, name, strlen(name));
+			fputs(": ", out);
+			if (cell->type == SQLITE_NULL || cell->nonfinite)
+				fputs("null", out);
+			else if (cell->type == SQLITE_INTEGER || cell->type == SQLITE_FLOAT)
+				fwrite(r->text + cell->off, 1, cell->len, out);
+			else
+				print_json_string(out, r->text + cell->off, cell->len);
+		}
+		fputs(row + 1 < n_rows ? "},\n" : "}\n]\n", out);
+	}
+	return 0;
+}
+
+/* Prepares the single statement in sql, refusing anything that is not a
+ * read-only query. */
+static int prepare_query(sqlite3 *db, const char *db_path, const char *sql, struct refusal *refusal,
+			 sqlite3_stmt **out, struct ns_error *err)
+{
+	const char *tail = sql;
+	sqlite3_stmt *st = NULL;
+	int rc;
+	*out = NULL;
+	do { /* skip empty statements such as a leading ";" */
+		rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
+	} while (rc == SQLITE_OK && !st && tail && *tail);
+	if (rc == SQLITE_AUTH && refusal->action) {
+		ns_error_set(err, NS_ERR_USAGE, "%s: query refused: %s is not allowed", db_path, refusal->detail);
+		ns_error_hint(err, "`neuron-stats sql` runs one read-only SELECT; the database is never modified");
+		return NS_ERR_USAGE;
+	}
+	if (rc != SQLITE_OK)
+		return ns_error_set(err, NS_ERR_USAGE, "%s: SQL error: %s", db_path, sqlite3_errmsg(db));
+	if (!st)
+		return ns_error_set(err, NS_ERR_USAGE, "%s: the query is empty", db_path);
+	if (tail && !only_space_or_comments(tail)) {
+		sqlite3_finalize(st);
+		return ns_error_set(err, NS_ERR_USAGE,
+				    "%s: query refused: give one SQL statement, not several (found more after \"%.*s\")",
+				    db_path, (int)(tail - sql > 60 ? 60 : tail - sql), sql);
+	}
+	if (!sqlite3_stmt_readonly(st)) {
+		sqlite3_finalize(st);
+		ns_error_set(err, NS_ERR_USAGE, "%s: query refused: the statement would write", db_path);
+		ns_error_hint(err, "`neuron-stats sql` runs one read-only SELECT; the database is never modified");
+		return NS_ERR_USAGE;
+	}
+	*out = st;
+	return 0;
+}
+
+int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FILE *out,
+	       struct ns_error *err)
+{
+	struct refusal refusal = { 0 };
+	struct result r = { 0 };
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc, sqlite_rc;
+	if ((rc = ns_store_open_readonly(db_path, &db, err)))
+		goto out;
+	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	sqlite3_set_authorizer(db, authorize, &refusal);
+	if ((rc = prepare_query(db, db_path, sql, &refusal, &st, err)))
+		goto out;
+	r.n_cols = sqlite3_column_count(st);
+	while ((sqlite_rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int c = 0; c < r.n_cols; c++) {
+			if (collect_cell(&r, st, c) < 0) {
+				rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory holding the query result", db_path);
+				goto out;
+			}
+		}
+	}
+	if (sqlite_rc != SQLITE_DONE) {
+		int code = sqlite_rc & 0xff;
+		/* errors while running a valid query are about the query
+		 * (integer overflow, malformed JSON in json_extract...) unless
+		 * the file itself failed */
+		if (code == SQLITE_ERROR || code == SQLITE_MISMATCH || code == SQLITE_RANGE || code == SQLITE_CONSTRAINT)
+			rc = ns_error_set(err, NS_ERR_USAGE, "%s: SQL error: %s", db_path, sqlite3_errmsg(db));
+		else
+			rc = ns_store_sqlite_error(err, db, sqlite_rc, db_path, "cannot run the query");
+		goto out;
+	}
+	if (r.n_cols) {
+		int (*const render[])(FILE *, sqlite3_stmt *, const struct result *) = {
+			[NS_SQL_TABLE] = render_table, [NS_SQL_CSV] = render_csv, [NS_SQL_JSON] = render_json
+		};
+		if ((unsigned)fmt >= sizeof(render) / sizeof(render[0])) {
+			rc = ns_error_set(err, NS_ERR_USAGE, "unknown output format %d", (int)fmt);
+			goto out;
+		}
+		if (render[fmt](out, st, &r) < 0) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory printing the query result", db_path);
+			goto out;
+		}
+	}
+	if (ferror(out))
+		rc = ns_error_set(err, NS_ERR_IO, "cannot write the query result");
+out:
+	free(r.cells);
+	free(r.text);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}

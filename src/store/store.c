@@ -1,0 +1,1015 @@
+/* Writing a database (docs/schema.md).
+ *
+ * Design notes:
+ * - Speed: every traceEvents element becomes one events row through one
+ *   prepared INSERT that is reset and re-bound per row, inside a single
+ *   transaction, with journaling and syncing off (the file is a private
+ *   temp file until commit, so a crash can only lose the temp file).
+ *   Indexes are built once, after the load, in ns_store_commit.
+ * - Strings: the model interns strings per trace; the database has one
+ *   strings table shared by all traces. gmap translates a trace's string ids
+ *   to the database's on first use, so the hot path is an array lookup.
+ *   trace_strings records the trace's own numbering so ns_store_load can
+ *   rebuild the model's string table with the same ids.
+ * - Atomicity: the database is built in "<db>.tmp-<pid>-<random>" beside
+ *   the target and renamed over it after an fsync. Temp files left by a
+ *   killed writer (their pid is gone) are removed by the next create.
+ */
+#include "store/store.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store-internal.h"
+
+/* memory_events (schema.c) selects these kinds by number. */
+_Static_assert(NS_KIND_MEMORY == 1 && NS_KIND_OOM == 2, "schema.c memory_events view");
+
+enum stmt_id {
+	STMT_EVENT,
+	STMT_STRING,
+	STMT_TRACE_STRING,
+	STMT_THREAD,
+	STMT_PROCESS,
+	STMT_META,
+	STMT_FLOW,
+	STMT_STATS,
+	STMT_AVG,
+	STMT_TRACE,
+	STMT__COUNT
+};
+
+static const char *const stmt_sql[STMT__COUNT] = {
+	[STMT_EVENT] = "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[STMT_STRING] = "INSERT INTO strings VALUES (?,?)",
+	[STMT_TRACE_STRING] = "INSERT INTO trace_strings VALUES (?,?,?)",
+	[STMT_THREAD] = "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?)",
+	[STMT_PROCESS] = "INSERT INTO processes VALUES (?,?,?,?,?)",
+	[STMT_META] = "INSERT INTO metadata VALUES (?,?,?,?)",
+	[STMT_FLOW] = "INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[STMT_STATS] = "INSERT INTO event_stats VALUES "
+		       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[STMT_AVG] = "INSERT INTO key_averages_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[STMT_TRACE] = "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+};
+
+#define NO_STRING UINT32_MAX
+
+/* One flow endpoint (ph s or f), kept until the trace ends so starts and
+ * ends can be paired by (cat, id) whatever their order in the file. */
+struct flow_end {
+	int64_t id_int;   /* the flow id, when it is an integer */
+	int64_t ts_ns;
+	uint32_t event;   /* events.id */
+	uint32_t thread;  /* index into ns_trace.threads, or NO_STRING if unknown */
+	ns_str cat;       /* database string id of the category */
+	ns_str id_text;   /* database string id of a non-integer flow id */
+	uint8_t ph;
+	bool id_is_int;
+};
+
+/* A process seen in process_* metadata events, keyed by its pid as written. */
+struct process {
+	ns_str pid_text;  /* the trace's string id */
+	int64_t pid;      /* NS_NONE when not an integer */
+	ns_str name, labels; /* database string ids, or NO_STRING */
+	int64_t sort_index;
+};
+
+struct ns_store {
+	char *db_path, *tmp_path;
+	sqlite3 *db;
+	sqlite3_stmt *stmt[STMT__COUNT];
+	struct ns_strtab strings;  /* mirrors the strings table */
+	uint32_t strings_written;  /* ids below this are already in the table */
+	int64_t next_trace_id;
+	/* the trace being written (trace_id 0: none) */
+	int64_t trace_id;
+	char *src_path, *src_abspath;
+	int64_t src_size, src_mtime_ns;
+	uint32_t *gmap;            /* trace string id -> database string id + 1 (0: not yet) */
+	size_t gmap_cap;
+	struct flow_end *flows;
+	size_t n_flows, cap_flows;
+	struct process *procs;
+	size_t n_procs, cap_procs;
+	int64_t *thread_sort;      /* thread index -> thread_sort_index, NS_NONE if unset */
+	size_t cap_thread_sort;
+};
+
+static int nomem(struct ns_error *err, const char *what)
+{
+	return ns_error_set(err, NS_ERR_NOMEM, "out of memory while %s", what);
+}
+
+/* Grows *ptr to hold at least need elements (doubling, new space zeroed). */
+static int grow_zeroed(void **ptr, size_t *cap, size_t elem, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t new_cap = *cap ? *cap : 64;
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2 / elem)
+			return -1;
+		new_cap *= 2;
+	}
+	char *p = realloc(*ptr, new_cap * elem);
+	if (!p)
+		return -1;
+	memset(p + *cap * elem, 0, (new_cap - *cap) * elem);
+	*ptr = p;
+	*cap = new_cap;
+	return 0;
+}
+
+static int exec_sql(struct ns_store *s, const char *sql, const char *what, struct ns_error *err)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return ns_store_sqlite_error(err, s->db, rc, s->db_path, what);
+	return 0;
+}
+
+/* Runs a bound INSERT and resets it for the next row. */
+static int step_insert(struct ns_store *s, sqlite3_stmt *st, const char *what, struct ns_error *err)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return ns_store_sqlite_error(err, s->db, rc, s->db_path, what);
+	return 0;
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v == NS_NONE)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+/* Binds a database string id, NULL for NO_STRING. */
+static void bind_sid(sqlite3_stmt *st, int i, ns_str sid)
+{
+	if (sid == NO_STRING)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, sid);
+}
+
+/* Binds a pid/tid as the trace wrote it: the integer, else the text. The
+ * text lives in the model's string arena, which does not move until the
+ * next intern, i.e. not before this row is stepped. */
+static void bind_track(sqlite3_stmt *st, int i, const struct ns_trace *t, ns_str text, int64_t value)
+{
+	if (value != NS_NONE)
+		sqlite3_bind_int64(st, i, value);
+	else
+		sqlite3_bind_text(st, i, ns_strtab_get(&t->strings, text),
+				  (int)ns_strtab_len(&t->strings, text), SQLITE_STATIC);
+}
+
+static ns_str map_string_slow(struct ns_store *s, const struct ns_trace *t, ns_str local)
+{
+	if (local >= t->strings.count)
+		return NO_STRING;
+	if (grow_zeroed((void **)&s->gmap, &s->gmap_cap, sizeof(*s->gmap), (size_t)local + 1) < 0)
+		return NO_STRING;
+	ns_str sid = ns_strtab_intern(&s->strings, ns_strtab_get(&t->strings, local),
+				      ns_strtab_len(&t->strings, local));
+	if (sid != NO_STRING)
+		s->gmap[local] = sid + 1;
+	return sid;
+}
+
+/* The database string id of one of the trace's strings (NO_STRING on OOM). */
+static inline ns_str map_string(struct ns_store *s, const struct ns_trace *t, ns_str local)
+{
+	if (local < s->gmap_cap && s->gmap[local])
+		return s->gmap[local] - 1;
+	return map_string_slow(s, t, local);
+}
+
+/* As map_string, but the trace's string 0 ("absent") maps to NO_STRING. */
+static inline ns_str map_optional(struct ns_store *s, const struct ns_trace *t, ns_str local,
+				  bool *oom)
+{
+	if (!local)
+		return NO_STRING;
+	ns_str sid = map_string(s, t, local);
+	if (sid == NO_STRING)
+		*oom = true;
+	return sid;
+}
+
+static void bind_database_text(struct ns_store *s, sqlite3_stmt *st, int i, ns_str sid)
+{
+	if (sid == NO_STRING)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, ns_strtab_get(&s->strings, sid), (int)ns_strtab_len(&s->strings, sid),
+				  SQLITE_STATIC);
+}
+
+/* Removes "<db_path>.tmp-<pid>-..." files whose writer no longer exists. */
+static void remove_stale_temps(const char *db_path)
+{
+	const char *slash = strrchr(db_path, '/');
+	const char *base = slash ? slash + 1 : db_path;
+	char *dir = slash ? strndup(db_path, (size_t)(slash - db_path) + 1) : strdup(".");
+	char prefix[4096];
+	DIR *d = NULL;
+	if (!dir || (size_t)snprintf(prefix, sizeof(prefix), "%s.tmp-", base) >= sizeof(prefix))
+		goto out;
+	d = opendir(dir);
+	if (!d)
+		goto out;
+	size_t prefix_len = strlen(prefix);
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strncmp(de->d_name, prefix, prefix_len) != 0)
+			continue;
+		char *end;
+		long pid = strtol(de->d_name + prefix_len, &end, 10);
+		if (pid <= 0 || *end != '-' || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+out:
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
+/* Creates the temp file exclusively, so two writers never share one. */
+static int create_temp_file(struct ns_store *s, struct ns_error *err)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		uint32_t random_part;
+		if (getrandom(&random_part, sizeof(random_part), GRND_NONBLOCK) != sizeof(random_part))
+			random_part = (uint32_t)time(NULL) ^ ((uint32_t)attempt << 24) ^ (uint32_t)clock();
+		free(s->tmp_path);
+		if (asprintf(&s->tmp_path, "%s.tmp-%ld-%08x", s->db_path, (long)getpid(), random_part) < 0) {
+			s->tmp_path = NULL;
+			return nomem(err, "naming the temporary database");
+		}
+		int fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			int saved = errno;
+			free(s->tmp_path);
+			s->tmp_path = NULL;
+			return ns_error_set(err, NS_ERR_IO, "%s: cannot create the database: %s", s->db_path,
+					    strerror(saved));
+		}
+	}
+	free(s->tmp_path);
+	s->tmp_path = NULL;
+	return ns_error_set(err, NS_ERR_IO, "%s: cannot create a unique temporary file beside it",
+			    s->db_path);
+}
+
+/* Fills the lookup tables and store_info of a new database. */
+static int write_constants(struct ns_store *s, struct ns_error *err)
+{
+	static const char *const device_types[] = { "CPU", "CUDA", "PrivateUse1", "XPU", "MTIA", "HPU" };
+	char *buf = NULL;
+	size_t buf_len = 0;
+	int rc = 0;
+	FILE *f = open_memstream(&buf, &buf_len);
+	if (!f)
+		return nomem(err, "creating the schema");
+	fprintf(f, "INSERT INTO activities VALUES (%d, 'other')", NS_CAT_OTHER);
+	for (int cat = NS_CAT_OTHER + 1; cat < NS_CAT__COUNT; cat++)
+		fprintf(f, ", (%d, '%s')", cat, ns_cat_name((enum ns_cat)cat));
+	fputs(";\nINSERT INTO device_types VALUES ", f);
+	for (size_t i = 0; i < sizeof(device_types) / sizeof(device_types[0]); i++)
+		fprintf(f, "%s(%zu, '%s')", i ? ", " : "", i, device_types[i]);
+	fprintf(f,
+		";\nINSERT INTO store_info VALUES ('schema_version', '%d'), "
+		"('writer', '%s');\n"
+		"PRAGMA user_version = %d;\nPRAGMA application_id = %d;\n",
+		NS_SCHEMA_VERSION, NS_STORE_WRITER, NS_SCHEMA_VERSION, (int32_t)NS_APPLICATION_ID);
+	if (fclose(f) != 0 || !buf) {
+		rc = nomem(err, "creating the schema");
+		goto out;
+	}
+	rc = exec_sql(s, buf, "cannot create the schema", err);
+out:
+	free(buf);
+	return rc;
+}
+
+int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error *err)
+{
+	struct ns_store *s = calloc(1, sizeof(*s));
+	int rc = 0;
+	*out = NULL;
+	if (!s || !(s->db_path = strdup(db_path))) {
+		rc = nomem(err, "creating the database");
+		goto out;
+	}
+	ns_strtab_init(&s->strings);
+	s->next_trace_id = 1;
+	remove_stale_temps(db_path);
+	if ((rc = create_temp_file(s, err)))
+		goto out;
+	int sqlite_rc = sqlite3_open_v2(s->tmp_path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (sqlite_rc != SQLITE_OK) {
+		rc = ns_store_sqlite_error(err, s->db, sqlite_rc, db_path, "cannot open the new database");
+		goto out;
+	}
+	/* The temp file is private until the rename, so nothing needs a
+	 * journal or a sync before then. page_size must precede the first
+	 * write. */
+	if ((rc = exec_sql(s,
+			   "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+			   "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY;"
+			   "PRAGMA cache_size = -65536; BEGIN;",
+			   "cannot configure the new database", err)) ||
+	    (rc = exec_sql(s, ns_schema_tables, "cannot create the schema", err)) ||
+	    (rc = exec_sql(s, ns_schema_views, "cannot create the schema views", err)) ||
+	    (rc = write_constants(s, err)))
+		goto out;
+	for (int i = 0; i < STMT__COUNT; i++) {
+		sqlite_rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL);
+		if (sqlite_rc != SQLITE_OK) {
+			rc = ns_store_sqlite_error(err, s->db, sqlite_rc, db_path, "cannot prepare an insert");
+			goto out;
+		}
+	}
+	*out = s;
+out:
+	if (rc)
+		ns_store_abort(s);
+	return rc;
+}
+
+/* Forgets everything about the trace being written. */
+static void reset_trace_state(struct ns_store *s)
+{
+	free(s->src_path);
+	free(s->src_abspath);
+	s->src_path = s->src_abspath = NULL;
+	s->trace_id = 0;
+	if (s->gmap)
+		memset(s->gmap, 0, s->gmap_cap * sizeof(*s->gmap));
+	s->n_flows = 0;
+	s->n_procs = 0;
+	for (size_t i = 0; i < s->cap_thread_sort; i++)
+		s->thread_sort[i] = NS_NONE;
+}
+
+int ns_store_begin_trace(struct ns_store *s, const struct ns_source_id *src, int64_t *trace_id,
+			 struct ns_error *err)
+{
+	if (s->trace_id)
+		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: trace %lld was not ended",
+				    s->db_path, (long long)s->trace_id);
+	reset_trace_state(s);
+	s->src_path = strdup(src->path);
+	s->src_abspath = strdup(src->abspath ? src->abspath : src->path);
+	if (!s->src_path || !s->src_abspath) {
+		reset_trace_state(s);
+		return nomem(err, "starting a trace");
+	}
+	s->src_size = src->size;
+	s->src_mtime_ns = src->mtime_ns;
+	s->trace_id = s->next_trace_id++;
+	*trace_id = s->trace_id;
+	return 0;
+}
+
+/* Remembers a flow start or end for pairing in ns_store_end_trace. */
+static int note_flow(struct ns_store *s, const struct ns_trace *t, const struct ns_raw_event *raw,
+		     const int64_t *id_int, ns_str id_text, struct ns_error *err)
+{
+	if (s->n_flows == s->cap_flows &&
+	    grow_zeroed((void **)&s->flows, &s->cap_flows, sizeof(*s->flows), s->n_flows + 1) < 0)
+		return nomem(err, "recording flow events");
+	ns_str cat = map_string(s, t, raw->cat_text);
+	if (cat == NO_STRING)
+		return nomem(err, "recording flow events");
+	s->flows[s->n_flows++] = (struct flow_end){
+		.id_int = id_int ? *id_int : 0,
+		.ts_ns = raw->ev.ts_ns,
+		.event = raw->ev.idx,
+		.thread = raw->ev.thread < t->n_threads ? raw->ev.thread : NO_STRING,
+		.cat = cat,
+		.id_text = id_text,
+		.ph = raw->ph,
+		.id_is_int = id_int != NULL,
+	};
+	return 0;
+}
+
+/* The process entry for a pid as written, added if new; NULL on OOM. */
+static struct process *find_process(struct ns_store *s, const struct ns_thread *th)
+{
+	for (size_t i = 0; i < s->n_procs; i++)
+		if (s->procs[i].pid_text == th->pid_text)
+			return &s->procs[i];
+	if (s->n_procs == s->cap_procs &&
+	    grow_zeroed((void **)&s->procs, &s->cap_procs, sizeof(*s->procs), s->n_procs + 1) < 0)
+		return NULL;
+	struct process *p = &s->procs[s->n_procs++];
+	*p = (struct process){ th->pid_text, th->pid, NO_STRING, NO_STRING, NS_NONE };
+	return p;
+}
+
+/* Interns a JSON string value into the database strings (NO_STRING if the
+ * value is not a string; *oom on allocation failure). */
+static ns_str intern_json_string(struct ns_store *s, const cJSON *v, bool *oom)
+{
+	const char *text = cJSON_GetStringValue(v);
+	if (!text)
+		return NO_STRING;
+	ns_str sid = ns_strtab_intern(&s->strings, text, strlen(text));
+	if (sid == NO_STRING)
+		*oom = true;
+	return sid;
+}
+
+/* process_name / process_labels / process_sort_index / thread_sort_index
+ * metadata events (ph "M") feed the processes and threads tables. */
+static int note_metadata_event(struct ns_store *s, const struct ns_trace *t, const struct ns_raw_event *raw,
+			       struct ns_error *err)
+{
+	const char *name = ns_strtab_get(&t->strings, raw->ev.name);
+	bool is_process = strncmp(name, "process_", 8) == 0;
+	bool is_thread_sort = strcmp(name, "thread_sort_index") == 0;
+	cJSON *args = NULL;
+	bool oom = false;
+	int rc = 0;
+	if ((!is_process && !is_thread_sort) || !raw->args || raw->ev.thread >= t->n_threads)
+		goto out;
+	args = cJSON_ParseWithLength(raw->args, raw->args_len);
+	if (!args)
+		goto out; /* not ours to validate: ingest already accepted the event */
+	const cJSON *sort_index = cJSON_GetObjectItemCaseSensitive(args, "sort_index");
+	if (is_thread_sort) {
+		if (!cJSON_IsNumber(sort_index))
+			goto out;
+		size_t old_cap = s->cap_thread_sort;
+		if (grow_zeroed((void **)&s->thread_sort, &s->cap_thread_sort, sizeof(*s->thread_sort),
+				(size_t)raw->ev.thread + 1) < 0) {
+			oom = true;
+			goto out;
+		}
+		for (size_t i = old_cap; i < s->cap_thread_sort; i++)
+			s->thread_sort[i] = NS_NONE;
+		s->thread_sort[raw->ev.thread] = (int64_t)sort_index->valuedouble;
+		goto out;
+	}
+	struct process *p = find_process(s, &t->threads[raw->ev.thread]);
+	if (!p) {
+		oom = true;
+		goto out;
+	}
+	if (strcmp(name, "process_name") == 0)
+		p->name = intern_json_string(s, cJSON_GetObjectItemCaseSensitive(args, "name"), &oom);
+	else if (strcmp(name, "process_labels") == 0)
+		p->labels = intern_json_string(s, cJSON_GetObjectItemCaseSensitive(args, "labels"), &oom);
+	else if (strcmp(name, "process_sort_index") == 0 && cJSON_IsNumber(sort_index))
+		p->sort_index = (int64_t)sort_index->valuedouble;
+out:
+	if (oom)
+		rc = nomem(err, "recording process metadata");
+	cJSON_Delete(args);
+	return rc;
+}
+
+int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+{
+	static const char *const ph_text[] = { [NS_PH_X] = "X", [NS_PH_I] = "i", [NS_PH_S] = "s",
+					       [NS_PH_F] = "f", [NS_PH_M] = "M", [NS_PH_C] = "C",
+					       [NS_PH_B] = "B", [NS_PH_E] = "E", [NS_PH_OTHER] = "?" };
+	struct ns_store *s = ctx;
+	const struct ns_event *ev = &raw->ev;
+	sqlite3_stmt *st = s->stmt[STMT_EVENT];
+	const struct ns_thread *th = ev->thread < t->n_threads ? &t->threads[ev->thread] : NULL;
+	bool is_flow = raw->ph == NS_PH_S || raw->ph == NS_PH_F;
+	bool oom = false;
+	int64_t flow_int;
+	bool flow_is_int = false;
+	ns_str flow_text = NO_STRING;
+	int rc;
+
+	ns_str name = map_string(s, t, ev->name);
+	ns_str cat = map_optional(s, t, raw->cat_text, &oom);
+	ns_str dims = map_optional(s, t, ev->input_dims, &oom);
+	ns_str types = map_optional(s, t, raw->input_types, &oom);
+	ns_str stack = map_optional(s, t, ev->stack, &oom);
+	if (is_flow && raw->id_text && raw->id_len) {
+		flow_is_int = ns_parse_int64(raw->id_text, raw->id_len, &flow_int) == 0;
+		if (!flow_is_int) {
+			const char *id = raw->id_text;
+			size_t len = raw->id_len;
+			if (len >= 2 && id[0] == '"' && id[len - 1] == '"') {
+				id++;
+				len -= 2;
+			}
+			flow_text = ns_strtab_intern(&s->strings, id, len);
+			oom |= flow_text == NO_STRING;
+		}
+	}
+	if (name == NO_STRING || oom)
+		return nomem(err, "storing events");
+
+	sqlite3_bind_int64(st, 1, s->trace_id);
+	sqlite3_bind_int64(st, 2, ev->idx);
+	sqlite3_bind_int(st, 3, raw->kept);
+	sqlite3_bind_text(st, 4, ph_text[raw->ph <= NS_PH_OTHER ? raw->ph : NS_PH_OTHER], 1, SQLITE_STATIC);
+	bind_sid(st, 5, cat);
+	sqlite3_bind_int(st, 6, ev->cat);
+	if (raw->kept)
+		sqlite3_bind_int(st, 7, ev->kind);
+	else
+		sqlite3_bind_null(st, 7);
+	sqlite3_bind_int(st, 8, ev->flags);
+	sqlite3_bind_int64(st, 9, name);
+	if (th) {
+		bind_track(st, 10, t, th->pid_text, th->pid);
+		bind_track(st, 11, t, th->tid_text, th->tid);
+		sqlite3_bind_int64(st, 12, ev->thread);
+	} else {
+		sqlite3_bind_null(st, 10);
+		sqlite3_bind_null(st, 11);
+		sqlite3_bind_null(st, 12);
+	}
+	bind_opt(st, 13, ev->ts_ns);
+	bind_opt(st, 14, ev->dur_ns);
+	bind_opt(st, 15, ev->external_id);
+	bind_opt(st, 16, ev->correlation);
+	bind_opt(st, 17, raw->rf_id);
+	bind_opt(st, 18, raw->seq_nr);
+	bind_opt(st, 19, raw->fwd_tid);
+	bind_opt(st, 20, raw->device);
+	bind_opt(st, 21, raw->stream);
+	bind_opt(st, 22, ev->ev_idx);
+	/* bytes is 0 for everything but memory events: NULL there */
+	bind_opt(st, 23, ev->bytes == 0 && ev->kind != NS_KIND_MEMORY && ev->kind != NS_KIND_OOM
+				 ? NS_NONE : ev->bytes);
+	bind_opt(st, 24, ev->mem_device_type < 0 ? NS_NONE : ev->mem_device_type);
+	bind_sid(st, 25, dims);
+	bind_sid(st, 26, types);
+	bind_sid(st, 27, stack);
+	if (flow_is_int)
+		sqlite3_bind_int64(st, 28, flow_int);
+	else
+		bind_database_text(s, st, 28, flow_text);
+	if (raw->args)
+		sqlite3_bind_text(st, 29, raw->args, (int)raw->args_len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 29);
+	if ((rc = step_insert(s, st, "cannot store an event", err)))
+		return rc;
+
+	if (raw->ph == NS_PH_M)
+		return note_metadata_event(s, t, raw, err);
+	if (is_flow && (flow_is_int || flow_text != NO_STRING))
+		return note_flow(s, t, raw, flow_is_int ? &flow_int : NULL, flow_text, err);
+	return 0;
+}
+
+static int write_threads(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_THREAD];
+	for (size_t i = 0; i < t->n_threads; i++) {
+		const struct ns_thread *th = &t->threads[i];
+		const struct ns_strtab *str = &t->strings;
+		sqlite3_bind_int64(st, 1, s->trace_id);
+		sqlite3_bind_int64(st, 2, (int64_t)i);
+		bind_track(st, 3, t, th->pid_text, th->pid);
+		bind_track(st, 4, t, th->tid_text, th->tid);
+		sqlite3_bind_text(st, 5, ns_strtab_get(str, th->pid_text), (int)ns_strtab_len(str, th->pid_text),
+				  SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, ns_strtab_get(str, th->tid_text), (int)ns_strtab_len(str, th->tid_text),
+				  SQLITE_STATIC);
+		if (th->name)
+			sqlite3_bind_text(st, 7, ns_strtab_get(str, th->name), (int)ns_strtab_len(str, th->name),
+					  SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 7);
+		bind_opt(st, 8, i < s->cap_thread_sort ? s->thread_sort[i] : NS_NONE);
+		int rc = step_insert(s, st, "cannot store a thread", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int write_processes(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_PROCESS];
+	for (size_t i = 0; i < s->n_procs; i++) {
+		const struct process *p = &s->procs[i];
+		sqlite3_bind_int64(st, 1, s->trace_id);
+		bind_track(st, 2, t, p->pid_text, p->pid);
+		bind_database_text(s, st, 3, p->name);
+		bind_database_text(s, st, 4, p->labels);
+		bind_opt(st, 5, p->sort_index);
+		int rc = step_insert(s, st, "cannot store a process", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int write_metadata(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_META];
+	for (size_t i = 0; i < t->n_meta; i++) {
+		ns_str key = t->meta[2 * i], value = t->meta[2 * i + 1];
+		sqlite3_bind_int64(st, 1, s->trace_id);
+		sqlite3_bind_int64(st, 2, (int64_t)i);
+		sqlite3_bind_text(st, 3, ns_strtab_get(&t->strings, key), (int)ns_strtab_len(&t->strings, key),
+				  SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, ns_strtab_get(&t->strings, value),
+				  (int)ns_strtab_len(&t->strings, value), SQLITE_STATIC);
+		int rc = step_insert(s, st, "cannot store trace metadata", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Orders flow endpoints by (cat, id), then file order. */
+static int cmp_flow_end(const void *pa, const void *pb)
+{
+	const struct flow_end *a = pa, *b = pb;
+	if (a->cat != b->cat)
+		return a->cat < b->cat ? -1 : 1;
+	if (a->id_is_int != b->id_is_int)
+		return a->id_is_int ? -1 : 1;
+	if (a->id_is_int ? a->id_int != b->id_int : a->id_text != b->id_text) {
+		if (a->id_is_int)
+			return a->id_int < b->id_int ? -1 : 1;
+		return a->id_text < b->id_text ? -1 : 1;
+	}
+	return a->event < b->event ? -1 : a->event > b->event;
+}
+
+static bool same_flow(const struct flow_end *a, const struct flow_end *b)
+{
+	return a->cat == b->cat && a->id_is_int == b->id_is_int &&
+	       (a->id_is_int ? a->id_int == b->id_int : a->id_text == b->id_text);
+}
+
+/* Binds one endpoint's five columns starting at column i (NULLs if absent). */
+static void bind_flow_end(sqlite3_stmt *st, int i, const struct ns_trace *t, const struct flow_end *e)
+{
+	const struct ns_thread *th = e && e->thread != NO_STRING ? &t->threads[e->thread] : NULL;
+	if (e)
+		sqlite3_bind_int64(st, i, e->event);
+	else
+		sqlite3_bind_null(st, i);
+	if (th) {
+		sqlite3_bind_int64(st, i + 1, e->thread);
+		bind_track(st, i + 2, t, th->pid_text, th->pid);
+		bind_track(st, i + 3, t, th->tid_text, th->tid);
+	} else {
+		for (int k = 1; k <= 3; k++)
+			sqlite3_bind_null(st, i + k);
+	}
+	bind_opt(st, i + 4, e ? e->ts_ns : NS_NONE);
+}
+
+static int write_flow(struct ns_store *s, const struct ns_trace *t, const struct flow_end *start,
+		      const struct flow_end *end, struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_FLOW];
+	const struct flow_end *any = start ? start : end;
+	sqlite3_bind_int64(st, 1, s->trace_id);
+	bind_database_text(s, st, 2, any->cat);
+	if (any->id_is_int)
+		sqlite3_bind_int64(st, 3, any->id_int);
+	else
+		bind_database_text(s, st, 3, any->id_text);
+	bind_flow_end(st, 4, t, start);
+	bind_flow_end(st, 9, t, end);
+	return step_insert(s, st, "cannot store a flow", err);
+}
+
+/* Pairs flow starts and ends of one (cat, id) in file order: an "s" opens
+ * a flow, the next "f" closes it; an "s" that is never closed and an "f"
+ * with nothing open are stored with the other side NULL. */
+static int write_flows(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
+{
+	int rc = 0;
+	if (s->n_flows)
+		qsort(s->flows, s->n_flows, sizeof(*s->flows), cmp_flow_end);
+	const struct flow_end *open = NULL;
+	for (size_t i = 0; i < s->n_flows && !rc; i++) {
+		const struct flow_end *e = &s->flows[i];
+		if (open && !same_flow(open, e)) {
+			rc = write_flow(s, t, open, NULL, err);
+			open = NULL;
+			if (rc)
+				break;
+		}
+		if (e->ph == NS_PH_S) {
+			if (open)
+				rc = write_flow(s, t, open, NULL, err);
+			open = e;
+		} else {
+			rc = write_flow(s, t, open, e, err);
+			open = NULL;
+		}
+	}
+	if (open && !rc)
+		rc = write_flow(s, t, open, NULL, err);
+	return rc;
+}
+
+/* events.id of a fevent, or NS_NONE for none / a synthesized row. */
+static int64_t fevent_event_id(const struct ns_trace *t, const struct ns_agg *agg, int64_t fevent)
+{
+	if (fevent < 0 || (size_t)fevent >= agg->n_fevents)
+		return NS_NONE;
+	int64_t event = agg->fevents[fevent].event;
+	if (event < 0 || (size_t)event >= t->n_events)
+		return NS_NONE;
+	return t->events[event].idx;
+}
+
+/* One event_stats row per FunctionEvent that is a trace event. The
+ * synthesized [memory] / [OutOfMemory] rows (event == -1) have no events row
+ * and are not stored here; they appear only in key_averages_rows. */
+static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+			     struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_STATS];
+	for (size_t i = 0; i < agg->n_fevents; i++) {
+		const struct ns_fevent *fe = &agg->fevents[i];
+		int64_t event_id = fevent_event_id(t, agg, (int64_t)i);
+		if (event_id == NS_NONE)
+			continue;
+		bool oom = false;
+		ns_str key = map_string(s, t, fe->name);
+		ns_str overload = map_optional(s, t, fe->overload, &oom);
+		ns_str shapes = map_optional(s, t, fe->input_shapes, &oom);
+		if (key == NO_STRING || oom)
+			return nomem(err, "storing event statistics");
+		sqlite3_bind_int64(st, 1, s->trace_id);
+		sqlite3_bind_int64(st, 2, event_id);
+		sqlite3_bind_int64(st, 3, (int64_t)i);
+		bind_opt(st, 4, fevent_event_id(t, agg, fe->parent));
+		sqlite3_bind_int(st, 5, fe->depth);
+		sqlite3_bind_int64(st, 6, fe->thread);
+		sqlite3_bind_int64(st, 7, key);
+		bind_sid(st, 8, overload);
+		bind_sid(st, 9, shapes);
+		sqlite3_bind_int(st, 10, fe->device_type);
+		sqlite3_bind_int(st, 11, fe->is_user_annotation);
+		sqlite3_bind_int(st, 12, fe->is_async);
+		sqlite3_bind_int(st, 13, fe->removed);
+		sqlite3_bind_int64(st, 14, fe->start_ns);
+		sqlite3_bind_int64(st, 15, fe->end_ns);
+		sqlite3_bind_int64(st, 16, fe->self_cpu_ns);
+		sqlite3_bind_int64(st, 17, fe->cpu_ns);
+		sqlite3_bind_int64(st, 18, fe->self_device_ns);
+		sqlite3_bind_int64(st, 19, fe->device_ns);
+		sqlite3_bind_int64(st, 20, fe->cpu_mem);
+		sqlite3_bind_int64(st, 21, fe->self_cpu_mem);
+		sqlite3_bind_int64(st, 22, fe->device_mem);
+		sqlite3_bind_int64(st, 23, fe->self_device_mem);
+		bind_opt(st, 24, fevent_event_id(t, agg, fe->launched_by));
+		int rc = step_insert(s, st, "cannot store event statistics", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void bind_model_text(sqlite3_stmt *st, int i, const struct ns_trace *t, ns_str id, bool zero_is_null)
+{
+	if (zero_is_null && !id)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, ns_strtab_get(&t->strings, id), (int)ns_strtab_len(&t->strings, id),
+				  SQLITE_STATIC);
+}
+
+static int write_key_averages(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+			      struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_AVG];
+	for (size_t i = 0; i < agg->n_avgs; i++) {
+		const struct ns_avg *a = &agg->avgs[i];
+		sqlite3_bind_int64(st, 1, s->trace_id);
+		sqlite3_bind_int64(st, 2, (int64_t)i);
+		bind_model_text(st, 3, t, a->key, false);
+		bind_model_text(st, 4, t, a->overload, true);
+		bind_model_text(st, 5, t, a->input_shapes, true);
+		bind_model_text(st, 6, t, a->stack, true);
+		sqlite3_bind_int(st, 7, a->device_type);
+		sqlite3_bind_int(st, 8, a->is_user_annotation);
+		sqlite3_bind_int(st, 9, a->is_async);
+		sqlite3_bind_int64(st, 10, a->count);
+		sqlite3_bind_int64(st, 11, a->self_cpu_ns);
+		sqlite3_bind_int64(st, 12, a->cpu_ns);
+		sqlite3_bind_int64(st, 13, a->self_device_ns);
+		sqlite3_bind_int64(st, 14, a->device_ns);
+		sqlite3_bind_int64(st, 15, a->cpu_mem);
+		sqlite3_bind_int64(st, 16, a->self_cpu_mem);
+		sqlite3_bind_int64(st, 17, a->device_mem);
+		sqlite3_bind_int64(st, 18, a->self_device_mem);
+		bind_opt(st, 19, fevent_event_id(t, agg, a->first));
+		int rc = step_insert(s, st, "cannot store a key_averages row", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* trace_strings: every string of the model, in the model's own numbering. */
+static int write_trace_strings(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_TRACE_STRING];
+	for (ns_str local = 0; local < t->strings.count; local++) {
+		ns_str sid = map_string(s, t, local);
+		if (sid == NO_STRING)
+			return nomem(err, "storing strings");
+		sqlite3_bind_int64(st, 1, s->trace_id);
+		sqlite3_bind_int64(st, 2, local);
+		sqlite3_bind_int64(st, 3, sid);
+		int rc = step_insert(s, st, "cannot store strings", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Appends the strings interned since the last call to the strings table. */
+static int write_new_strings(struct ns_store *s, struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_STRING];
+	for (; s->strings_written < s->strings.count; s->strings_written++) {
+		sqlite3_bind_int64(st, 1, s->strings_written);
+		bind_database_text(s, st, 2, s->strings_written);
+		int rc = step_insert(s, st, "cannot store strings", err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int write_trace_row(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+			   struct ns_error *err)
+{
+	sqlite3_stmt *st = s->stmt[STMT_TRACE];
+	int64_t activity_mask = 0;
+	for (int cat = 0; cat < NS_CAT__COUNT && cat < 63; cat++)
+		if (t->has_cat[cat])
+			activity_mask |= (int64_t)1 << cat;
+	const char *backend = agg ? ns_backend_label(agg->backend) : NULL;
+	sqlite3_bind_int64(st, 1, s->trace_id);
+	sqlite3_bind_text(st, 2, s->src_path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, s->src_abspath, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, s->src_size);
+	sqlite3_bind_int64(st, 5, s->src_mtime_ns);
+	bind_opt(st, 6, t->rank);
+	bind_opt(st, 7, t->world_size);
+	bind_opt(st, 8, t->has_base_time ? t->base_time_ns : NS_NONE);
+	sqlite3_bind_int(st, 9, t->ts_has_fraction);
+	sqlite3_bind_int(st, 10, t->profile_memory);
+	sqlite3_bind_int(st, 11, t->legacy_array);
+	sqlite3_bind_int64(st, 12, activity_mask);
+	if (backend && *backend)
+		sqlite3_bind_text(st, 13, backend, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 13);
+	sqlite3_bind_int64(st, 14, (int64_t)t->n_trace_events);
+	sqlite3_bind_int64(st, 15, (int64_t)t->n_events);
+	bind_opt(st, 16, t->truncated_at < 0 ? NS_NONE : t->truncated_at);
+	return step_insert(s, st, "cannot store the trace", err);
+}
+
+int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+		       struct ns_error *err)
+{
+	int rc;
+	if (!s->trace_id)
+		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: no trace was begun", s->db_path);
+	if ((rc = write_threads(s, t, err)) || (rc = write_processes(s, t, err)) ||
+	    (rc = write_metadata(s, t, err)) || (rc = write_flows(s, t, err)))
+		goto out;
+	if (agg && ((rc = write_event_stats(s, t, agg, err)) || (rc = write_key_averages(s, t, agg, err))))
+		goto out;
+	if ((rc = write_trace_strings(s, t, err)) || (rc = write_new_strings(s, err)) ||
+	    (rc = write_trace_row(s, t, agg, err)))
+		goto out;
+out:
+	reset_trace_state(s);
+	return rc;
+}
+
+static void finalize_statements(struct ns_store *s)
+{
+	for (int i = 0; i < STMT__COUNT; i++) {
+		sqlite3_finalize(s->stmt[i]);
+		s->stmt[i] = NULL;
+	}
+}
+
+/* fsync()s a file or directory by path. */
+static int sync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+static void free_store(struct ns_store *s)
+{
+	reset_trace_state(s);
+	ns_strtab_release(&s->strings);
+	free(s->gmap);
+	free(s->flows);
+	free(s->procs);
+	free(s->thread_sort);
+	free(s->tmp_path);
+	free(s->db_path);
+	free(s);
+}
+
+/* Makes the rename into dir durable. A failure leaves a complete database
+ * that might not survive a power cut, which is not worth failing for. */
+static void sync_parent_dir(const char *path)
+{
+	char *dir = strdup(path);
+	if (!dir)
+		return;
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[1] = '\0';
+	sync_path(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+	free(dir);
+}
+
+int ns_store_commit(struct ns_store *s, struct ns_error *err)
+{
+	int rc, sqlite_rc;
+	if (s->trace_id) {
+		rc = ns_error_set(err, NS_ERR_INPUT, "%s: internal error: trace %lld was not ended", s->db_path,
+				  (long long)s->trace_id);
+		goto out;
+	}
+	/* ANALYZE with a small sampling limit gives the planner row counts for
+	 * the views' joins at a negligible cost. */
+	if ((rc = exec_sql(s, ns_schema_indexes, "cannot build the indexes", err)) ||
+	    (rc = exec_sql(s, "PRAGMA analysis_limit = 1000; ANALYZE; COMMIT;", "cannot finish the database",
+			   err)))
+		goto out;
+	finalize_statements(s);
+	if ((sqlite_rc = sqlite3_close(s->db)) != SQLITE_OK) {
+		rc = ns_store_sqlite_error(err, s->db, sqlite_rc, s->db_path, "cannot close the database");
+		goto out;
+	}
+	s->db = NULL;
+	if (sync_path(s->tmp_path, O_RDONLY) < 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot sync the database: %s", s->db_path, strerror(errno));
+		goto out;
+	}
+	if (rename(s->tmp_path, s->db_path) < 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot move the new database into place: %s", s->db_path,
+				  strerror(errno));
+		goto out;
+	}
+	free(s->tmp_path);
+	s->tmp_path = NULL; /* now the database itself: abort must not unlink it */
+	sync_parent_dir(s->db_path);
+out:
+	ns_store_abort(s);
+	return rc;
+}
+
+void ns_store_abort(struct ns_store *s)
+{
+	if (!s)
+		return;
+	finalize_statements(s);
+	if (s->db)
+		sqlite3_close(s->db);
+	if (s->tmp_path)
+		unlink(s->tmp_path);
+	free_store(s);
+}

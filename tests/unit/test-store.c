@@ -1,0 +1,914 @@
+/* The SQLite store: write a hand-built trace, load it back field by field,
+ * atomic replacement, the cache key, and `sql` (read-only enforcement and
+ * the three output formats). No parser involved: the tests play ingest's
+ * part by calling the sink the way ns_ingest_file does.
+ *
+ * Benchmark (not a test): NS_STORE_BENCH=1000000 ./test-store --filter 'store/bench'
+ * prints the insert rate for that many synthetic events. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+static char tmp_dir[] = "/tmp/test-store-XXXXXX";
+
+static void make_tmp_dir(void)
+{
+	cr_assert_not_null(mkdtemp(tmp_dir));
+}
+
+static void remove_tmp_dir(void)
+{
+	DIR *d = opendir(tmp_dir);
+	if (!d)
+		return;
+	for (struct dirent *de; (de = readdir(d));)
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	rmdir(tmp_dir);
+}
+
+TestSuite(store, .init = make_tmp_dir, .fini = remove_tmp_dir);
+
+static char *tmp_path(const char *name)
+{
+	char *path;
+	cr_assert(asprintf(&path, "%s/%s", tmp_dir, name) > 0);
+	return path;
+}
+
+static size_t count_dir_entries(void)
+{
+	size_t n = 0;
+	DIR *d = opendir(tmp_dir);
+	cr_assert_not_null(d);
+	for (struct dirent *de; (de = readdir(d));)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static bool file_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* ---- building a trace the way ingest does ---- */
+
+static ns_str S(struct ns_trace *t, const char *text)
+{
+	ns_str id = ns_strtab_intern(&t->strings, text, strlen(text));
+	cr_assert_neq(id, UINT32_MAX);
+	return id;
+}
+
+static uint32_t thread_of(struct ns_trace *t, const char *pid, const char *tid)
+{
+	int64_t pid_value, tid_value;
+	char *end;
+	pid_value = strtoll(pid, &end, 10);
+	if (!*pid || *end)
+		pid_value = NS_NONE;
+	tid_value = strtoll(tid, &end, 10);
+	if (!*tid || *end)
+		tid_value = NS_NONE;
+	int64_t th = ns_trace_thread(t, S(t, pid), pid_value, S(t, tid), tid_value);
+	cr_assert_geq(th, 0);
+	return (uint32_t)th;
+}
+
+struct raw_spec {
+	enum ns_ph ph;
+	const char *cat, *name, *pid, *tid;
+	int64_t ts_ns, dur_ns;
+	bool kept;
+	enum ns_kind kind;
+	int64_t external_id, correlation, ev_idx, bytes;
+	int16_t mem_device_type;
+	const char *input_dims, *input_types, *stack, *args, *id;
+	int64_t rf_id, seq_nr, device, stream;
+};
+
+/* A raw event with every optional field absent, as parse_event starts; the
+ * call site overrides some of these defaults, which is the point. */
+#pragma GCC diagnostic ignored "-Woverride-init"
+#define RAW(...)                                                                                        \
+	((struct raw_spec){ .external_id = NS_NONE, .correlation = NS_NONE, .ev_idx = NS_NONE,           \
+			    .rf_id = NS_NONE, .seq_nr = NS_NONE, .device = NS_NONE, .stream = NS_NONE,     \
+			    .mem_device_type = -1, .pid = "", .tid = "", __VA_ARGS__ })
+
+/* Pushes (if kept) and sinks one traceEvents element. */
+static void emit(struct ns_store *s, struct ns_trace *t, struct raw_spec spec)
+{
+	struct ns_raw_event raw;
+	struct ns_error err = { 0 };
+	memset(&raw, 0, sizeof(raw));
+	raw.ev.idx = (uint32_t)t->n_trace_events;
+	raw.ev.ts_ns = spec.ts_ns;
+	raw.ev.dur_ns = spec.dur_ns;
+	raw.ev.external_id = spec.external_id;
+	raw.ev.correlation = spec.correlation;
+	raw.ev.ev_idx = spec.ev_idx;
+	raw.ev.bytes = spec.bytes;
+	raw.ev.mem_device_type = spec.mem_device_type;
+	raw.ev.name = S(t, spec.name);
+	raw.ev.input_dims = spec.input_dims ? S(t, spec.input_dims) : 0;
+	raw.ev.stack = spec.stack ? S(t, spec.stack) : 0;
+	raw.ev.thread = thread_of(t, spec.pid, spec.tid);
+	raw.ev.cat = (uint8_t)(spec.cat ? ns_cat_from_string(spec.cat, strlen(spec.cat)) : NS_CAT_OTHER);
+	raw.ev.kind = (uint8_t)spec.kind;
+	raw.ev.flags = spec.ts_ns % 1000 ? NS_EV_TS_FRACTION : 0;
+	raw.kept = spec.kept;
+	raw.ph = (uint8_t)spec.ph;
+	raw.cat_text = spec.cat ? S(t, spec.cat) : 0;
+	raw.rf_id = spec.rf_id;
+	raw.seq_nr = spec.seq_nr;
+	raw.fwd_tid = NS_NONE;
+	raw.device = spec.device;
+	raw.stream = spec.stream;
+	raw.input_types = spec.input_types ? S(t, spec.input_types) : 0;
+	raw.args = spec.args;
+	raw.args_len = spec.args ? strlen(spec.args) : 0;
+	raw.id_text = spec.id;
+	raw.id_len = spec.id ? strlen(spec.id) : 0;
+	if (raw.kept) {
+		cr_assert_eq(ns_trace_push(t, &raw.ev), 0);
+		t->has_cat[raw.ev.cat] = true;
+	}
+	t->n_trace_events++;
+	cr_assert_eq(ns_store_event(s, t, &raw, &err), 0, "%s", err.msg);
+}
+
+static void add_meta(struct ns_trace *t, const char *key, const char *value_json)
+{
+	if (t->n_meta == t->cap_meta) {
+		t->cap_meta = t->cap_meta ? t->cap_meta * 2 : 4;
+		t->meta = realloc(t->meta, t->cap_meta * 2 * sizeof(*t->meta));
+		cr_assert_not_null(t->meta);
+	}
+	t->meta[2 * t->n_meta] = S(t, key);
+	t->meta[2 * t->n_meta + 1] = S(t, value_json);
+	t->n_meta++;
+}
+
+/* The spec's worked example (key-averages-spec.md D1), cut down, plus the
+ * odd cases: a string pid, string flow ids, an unmatched flow end, events
+ * the model does not keep. */
+static void write_example_events(struct ns_store *s, struct ns_trace *t)
+{
+	emit(s, t, RAW(.ph = NS_PH_X, .cat = "user_annotation", .name = "ProfilerStep#1", .pid = "4242",
+		       .tid = "4242", .ts_ns = 1010000, .dur_ns = 200000, .kept = true, .external_id = 1,
+		       .ev_idx = 0, .rf_id = 0, .args = "{\"External id\": 1, \"Ev Idx\": 0}"));
+	emit(s, t, RAW(.ph = NS_PH_X, .cat = "cpu_op", .name = "aten::add", .pid = "4242", .tid = "4242",
+		       .ts_ns = 1020500, .dur_ns = 30250, .kept = true, .external_id = 2, .ev_idx = 1,
+		       .input_dims = "[[1024],[1024],[]]", .input_types = "[\"float\",\"float\",\"Scalar\"]",
+		       .stack = "a.py(1): f;b.py(2): g", .seq_nr = 7,
+		       .args = "{\"External id\": 2, \"Input Dims\": [[1024], [1024], []]}"));
+	emit(s, t, RAW(.ph = NS_PH_I, .cat = "cpu_instant_event", .name = "[memory]", .pid = "4242",
+		       .tid = "4242", .ts_ns = 1023000, .kept = true, .kind = NS_KIND_MEMORY, .bytes = 4096,
+		       .mem_device_type = 1, .ev_idx = 3,
+		       .args = "{\"Total Reserved\": 2097152, \"Total Allocated\": 4096, \"Bytes\": 4096, "
+			       "\"Addr\": 139872634142720, \"Device Id\": 0, \"Device Type\": 1, \"Ev Idx\": 3}"));
+	emit(s, t, RAW(.ph = NS_PH_X, .cat = "cuda_runtime", .name = "cudaLaunchKernel", .pid = "4242",
+		       .tid = "4242", .ts_ns = 1030000, .dur_ns = 12400, .kept = true, .external_id = 2,
+		       .correlation = 101, .args = "{\"External id\": 2, \"cbid\": 211, \"correlation\": 101}"));
+	emit(s, t, RAW(.ph = NS_PH_S, .cat = "ac2g", .name = "ac2g", .pid = "4242", .tid = "4242",
+		       .ts_ns = 1030000, .kept = true, .kind = NS_KIND_FLOW_S, .correlation = 101, .id = "101"));
+	emit(s, t, RAW(.ph = NS_PH_X, .cat = "kernel", .name = "void add_kernel<4>(int)", .pid = "0", .tid = "7",
+		       .ts_ns = 1045000, .dur_ns = 4321, .kept = true, .external_id = 2, .correlation = 101,
+		       .device = 0, .stream = 7,
+		       .args = "{\"External id\": 2, \"device\": 0, \"stream\": 7, \"correlation\": 101}"));
+	emit(s, t, RAW(.ph = NS_PH_F, .cat = "ac2g", .name = "ac2g", .pid = "0", .tid = "7", .ts_ns = 1045000,
+		       .kept = true, .kind = NS_KIND_FLOW_F, .correlation = 101, .id = "101"));
+	emit(s, t, RAW(.ph = NS_PH_M, .name = "process_name", .pid = "4242", .tid = "0", .ts_ns = 1000000,
+		       .args = "{\"name\": \"python3\"}"));
+	emit(s, t, RAW(.ph = NS_PH_M, .name = "process_labels", .pid = "4242", .tid = "0", .ts_ns = 1000000,
+		       .args = "{\"labels\": \"CPU\"}"));
+	emit(s, t, RAW(.ph = NS_PH_M, .name = "process_sort_index", .pid = "0", .tid = "0", .ts_ns = 1000000,
+		       .args = "{\"sort_index\": 5000000}"));
+	emit(s, t, RAW(.ph = NS_PH_M, .name = "thread_name", .pid = "4242", .tid = "4242", .ts_ns = 1000000,
+		       .args = "{\"name\": \"thread 4242 (python3)\"}"));
+	t->threads[thread_of(t, "4242", "4242")].name = S(t, "thread 4242 (python3)");
+	emit(s, t, RAW(.ph = NS_PH_M, .name = "thread_sort_index", .pid = "0", .tid = "7", .ts_ns = 1000000,
+		       .args = "{\"sort_index\": 7}"));
+	emit(s, t, RAW(.ph = NS_PH_F, .cat = "fwdbwd", .name = "fwdbwd", .pid = "4242", .tid = "4243",
+		       .ts_ns = 1200000, .id = "x7"));
+	emit(s, t, RAW(.ph = NS_PH_S, .cat = "fwdbwd", .name = "fwdbwd", .pid = "4242", .tid = "4242",
+		       .ts_ns = 1020500, .id = "x7"));
+	emit(s, t, RAW(.ph = NS_PH_F, .cat = "ac2g", .name = "ac2g", .pid = "0", .tid = "7", .ts_ns = 1100000,
+		       .kept = true, .kind = NS_KIND_FLOW_F, .correlation = 555, .id = "555"));
+	emit(s, t, RAW(.ph = NS_PH_X, .cat = "python_function", .name = "train.py(10): step", .pid = "4242",
+		       .tid = "4242", .ts_ns = 1005000, .dur_ns = 250000, .args = "{\"Python id\": 1}"));
+	emit(s, t, RAW(.ph = NS_PH_X, .cat = "Trace", .name = "PyTorch Profiler (0)", .pid = "Spans",
+		       .tid = "PyTorch Profiler", .ts_ns = 1000000, .dur_ns = 300000, .kept = true,
+		       .args = "{\"Op count\": 0}"));
+	emit(s, t, RAW(.ph = NS_PH_I, .name = "Record Window End", .ts_ns = 1300500));
+}
+
+static void fill_example_trace_fields(struct ns_trace *t)
+{
+	t->path = strdup("traces/example.json");
+	t->base_time_ns = 1730000000000000000;
+	t->has_base_time = true;
+	t->ts_has_fraction = true;
+	t->profile_memory = true;
+	t->rank = 3;
+	t->world_size = 8;
+	add_meta(t, "schemaVersion", "1");
+	add_meta(t, "trace_id", "\"8E41C2A7\"");
+	add_meta(t, "deviceProperties", "[]");
+}
+
+/* The aggregator's view of the example, by hand (PyTorch's numbers from
+ * the spec's D2 where they exist). fevent 4 is a synthesized [memory] row. */
+static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
+{
+	static struct ns_fevent fevents[5];
+	static struct ns_avg avgs[4];
+	memset(fevents, 0, sizeof(fevents));
+	memset(avgs, 0, sizeof(avgs));
+	memset(agg, 0, sizeof(*agg));
+	ns_str step = S(t, "ProfilerStep*"), add = S(t, "aten::add"), launch = S(t, "cudaLaunchKernel");
+	ns_str kernel = S(t, "void add_kernel<4>(int)"), memory = S(t, "[memory]");
+	ns_str shapes = S(t, "[[1024], [1024], []]");
+	fevents[0] = (struct ns_fevent){ .event = 0, .start_ns = 1010000, .end_ns = 1210000, .name = step,
+					 .is_user_annotation = true, .parent = -1, .launched_by = -1,
+					 .cpu_ns = 200000, .self_cpu_ns = 169750, .device_ns = 4321,
+					 .device_mem = 4096, .self_device_mem = 0 };
+	fevents[1] = (struct ns_fevent){ .event = 1, .start_ns = 1020500, .end_ns = 1050750, .name = add,
+					 .input_shapes = shapes, .parent = 0, .depth = 1, .launched_by = -1,
+					 .cpu_ns = 30250, .self_cpu_ns = 17850, .device_ns = 4321,
+					 .self_device_ns = 4321, .device_mem = 4096, .self_device_mem = 4096 };
+	fevents[2] = (struct ns_fevent){ .event = 3, .start_ns = 1030000, .end_ns = 1042400, .name = launch,
+					 .parent = 1, .depth = 2, .launched_by = -1, .cpu_ns = 12400,
+					 .self_cpu_ns = 12400 };
+	fevents[3] = (struct ns_fevent){ .event = 5, .start_ns = 1045000, .end_ns = 1049321, .name = kernel,
+					 .thread = 1, .device_type = NS_DEV_CUDA, .parent = -1, .launched_by = 1,
+					 .device_ns = 4321, .self_device_ns = 4321 };
+	fevents[4] = (struct ns_fevent){ .event = -1, .start_ns = 1250000, .end_ns = 1250000, .name = memory,
+					 .parent = -1, .launched_by = -1, .self_cpu_mem = -512, .cpu_mem = -512 };
+	avgs[0] = (struct ns_avg){ .key = step, .is_user_annotation = true, .first = 0, .count = 1,
+				   .cpu_ns = 200000, .self_cpu_ns = 169750, .device_ns = 4321,
+				   .device_mem = 4096 };
+	avgs[1] = (struct ns_avg){ .key = add, .input_shapes = shapes, .stack = S(t, "a.py(1): f"), .first = 1,
+				   .count = 1, .cpu_ns = 30250, .self_cpu_ns = 17850, .device_ns = 4321,
+				   .self_device_ns = 4321, .device_mem = 4096, .self_device_mem = 4096 };
+	avgs[2] = (struct ns_avg){ .key = kernel, .device_type = NS_DEV_CUDA, .first = 3, .count = 1,
+				   .device_ns = 4321, .self_device_ns = 4321 };
+	avgs[3] = (struct ns_avg){ .key = memory, .first = 4, .count = 1, .cpu_mem = -512, .self_cpu_mem = -512 };
+	agg->trace = t;
+	agg->backend = NS_BACKEND_CUDA;
+	agg->fevents = fevents;
+	agg->n_fevents = 5;
+	agg->avgs = avgs;
+	agg->n_avgs = 4;
+}
+
+static const struct ns_source_id example_source = {
+	.path = "traces/example.json", .abspath = "/data/traces/example.json", .size = 4242,
+	.mtime_ns = 1700000000123456789,
+};
+
+/* Writes the example trace (and, with two_traces, a second tiny one) to
+ * db_path; leaves the written model in *t. */
+static void write_example_db(const char *db_path, struct ns_trace *t, bool two_traces)
+{
+	struct ns_store *s;
+	struct ns_error err = { 0 };
+	struct ns_agg agg;
+	int64_t trace_id;
+	cr_assert_eq(ns_store_create(db_path, &s, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_begin_trace(s, &example_source, &trace_id, &err), 0, "%s", err.msg);
+	cr_assert_eq(trace_id, 1);
+	ns_trace_init(t);
+	fill_example_trace_fields(t);
+	write_example_events(s, t);
+	build_example_agg(t, &agg);
+	cr_assert_eq(ns_store_end_trace(s, t, &agg, &err), 0, "%s", err.msg);
+	if (two_traces) {
+		struct ns_trace second;
+		struct ns_source_id src = { "b.json", "/data/b.json", 10, 20 };
+		ns_trace_init(&second);
+		second.path = strdup("b.json");
+		cr_assert_eq(ns_store_begin_trace(s, &src, &trace_id, &err), 0, "%s", err.msg);
+		cr_assert_eq(trace_id, 2);
+		emit(s, &second, RAW(.ph = NS_PH_X, .cat = "cpu_op", .name = "aten::mm", .pid = "1", .tid = "1",
+				     .ts_ns = 5000, .dur_ns = 70, .kept = true, .args = "{}"));
+		cr_assert_eq(ns_store_end_trace(s, &second, NULL, &err), 0, "%s", err.msg);
+		ns_trace_release(&second);
+	}
+	cr_assert_eq(ns_store_commit(s, &err), 0, "%s", err.msg);
+}
+
+/* Runs a query and returns its output (caller frees). */
+static char *query(const char *db_path, const char *sql, enum ns_sql_format fmt, struct ns_error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	cr_assert_not_null(out);
+	int rc = ns_sql_run(db_path, sql, fmt, out, err);
+	fclose(out);
+	if (rc) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void expect_query(const char *db_path, const char *sql, enum ns_sql_format fmt, const char *expected)
+{
+	struct ns_error err = { 0 };
+	char *got = query(db_path, sql, fmt, &err);
+	cr_assert_not_null(got, "%s: %s", sql, err.msg);
+	cr_expect_str_eq(got, expected, "query: %s\n--- got:\n%s--- expected:\n%s", sql, got, expected);
+	free(got);
+}
+
+/* ---- write, then load back ---- */
+
+Test(store, load_rebuilds_the_model)
+{
+	char *db = tmp_path("example.db");
+	struct ns_trace written, *loaded;
+	struct ns_error err = { 0 };
+	size_t n;
+	write_example_db(db, &written, true);
+	cr_assert(ns_store_is_db(db));
+	cr_assert_eq(ns_store_load(db, &loaded, &n, &err), 0, "%s", err.msg);
+	cr_assert_eq(n, 2);
+	const struct ns_trace *t = &loaded[0];
+
+	cr_expect_str_eq(t->path, written.path);
+	cr_expect_eq(t->n_trace_events, written.n_trace_events);
+	cr_expect_eq(t->base_time_ns, written.base_time_ns);
+	cr_expect_eq(t->has_base_time, written.has_base_time);
+	cr_expect_eq(t->rank, 3);
+	cr_expect_eq(t->world_size, 8);
+	cr_expect_eq(t->ts_has_fraction, written.ts_has_fraction);
+	cr_expect_eq(t->profile_memory, written.profile_memory);
+	cr_expect_eq(t->legacy_array, written.legacy_array);
+	cr_expect_eq(t->truncated_at, -1);
+	for (int cat = 0; cat < NS_CAT__COUNT; cat++)
+		cr_expect_eq(t->has_cat[cat], written.has_cat[cat], "has_cat[%d]", cat);
+
+	/* the same string ids, so every ns_str below compares as an integer */
+	cr_assert_eq(t->strings.count, written.strings.count);
+	for (ns_str id = 0; id < written.strings.count; id++)
+		cr_expect_str_eq(ns_strtab_get(&t->strings, id), ns_strtab_get(&written.strings, id), "string %u", id);
+
+	cr_assert_eq(t->n_threads, written.n_threads);
+	for (size_t i = 0; i < written.n_threads; i++) {
+		const struct ns_thread *a = &t->threads[i], *b = &written.threads[i];
+		cr_expect_eq(a->pid_text, b->pid_text, "thread %zu", i);
+		cr_expect_eq(a->tid_text, b->tid_text, "thread %zu", i);
+		cr_expect_eq(a->pid, b->pid, "thread %zu", i);
+		cr_expect_eq(a->tid, b->tid, "thread %zu", i);
+		cr_expect_eq(a->name, b->name, "thread %zu", i);
+	}
+
+	cr_assert_eq(t->n_events, written.n_events);
+	for (size_t i = 0; i < written.n_events; i++) {
+		const struct ns_event *a = &t->events[i], *b = &written.events[i];
+		cr_expect_eq(a->idx, b->idx, "event %zu", i);
+		cr_expect_eq(a->ts_ns, b->ts_ns, "event %zu", i);
+		cr_expect_eq(a->dur_ns, b->dur_ns, "event %zu", i);
+		cr_expect_eq(a->external_id, b->external_id, "event %zu", i);
+		cr_expect_eq(a->correlation, b->correlation, "event %zu", i);
+		cr_expect_eq(a->ev_idx, b->ev_idx, "event %zu", i);
+		cr_expect_eq(a->bytes, b->bytes, "event %zu", i);
+		cr_expect_eq(a->name, b->name, "event %zu", i);
+		cr_expect_eq(a->input_dims, b->input_dims, "event %zu", i);
+		cr_expect_eq(a->thread, b->thread, "event %zu", i);
+		cr_expect_eq(a->stack, b->stack, "event %zu", i);
+		cr_expect_eq(a->mem_device_type, b->mem_device_type, "event %zu", i);
+		cr_expect_eq(a->cat, b->cat, "event %zu", i);
+		cr_expect_eq(a->kind, b->kind, "event %zu", i);
+		cr_expect_eq(a->flags, b->flags, "event %zu", i);
+	}
+
+	cr_assert_eq(t->n_meta, written.n_meta);
+	for (size_t i = 0; i < 2 * written.n_meta; i++)
+		cr_expect_eq(t->meta[i], written.meta[i]);
+	cr_expect_str_eq(ns_trace_meta(t, "trace_id"), "\"8E41C2A7\"");
+
+	/* the second trace has its own string numbering */
+	cr_expect_eq(loaded[1].n_events, 1);
+	cr_expect_str_eq(ns_strtab_get(&loaded[1].strings, loaded[1].events[0].name), "aten::mm");
+	cr_expect_eq(loaded[1].rank, NS_NONE);
+
+	for (size_t i = 0; i < n; i++)
+		ns_trace_release(&loaded[i]);
+	free(loaded);
+	ns_trace_release(&written);
+	free(db);
+}
+
+Test(store, tables_hold_what_the_sink_saw)
+{
+	char *db = tmp_path("example.db");
+	struct ns_trace t;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+
+	expect_query(db, "SELECT id, path, abspath, size, mtime_ns, rank, world_size, backend, n_trace_events, "
+			 "n_events, truncated_at FROM traces",
+		     NS_SQL_CSV,
+		     "id,path,abspath,size,mtime_ns,rank,world_size,backend,n_trace_events,n_events,truncated_at\r\n"
+		     "1,traces/example.json,/data/traces/example.json,4242,1700000000123456789,3,8,CUDA,18,10,\r\n");
+	expect_query(db, "SELECT pid, typeof(pid) AS type, name, labels, sort_index FROM processes ORDER BY rowid",
+		     NS_SQL_TABLE,
+		     " pid  type     name     labels  sort_index\n"
+		     "----  -------  -------  ------  ----------\n"
+		     "4242  integer  python3  CPU               \n"
+		     "   0  integer                      5000000\n");
+	expect_query(db, "SELECT id, pid, tid, name, sort_index FROM threads ORDER BY id", NS_SQL_TABLE,
+		     "id  pid    tid               name                   sort_index\n"
+		     "--  -----  ----------------  ---------------------  ----------\n"
+		     " 0  4242   4242              thread 4242 (python3)            \n"
+		     " 1  0      7                                                 7\n"
+		     " 2  4242   0                                                  \n"
+		     " 3  0      0                                                  \n"
+		     " 4  4242   4243                                               \n"
+		     " 5  Spans  PyTorch Profiler                                   \n"
+		     " 6                                                            \n");
+	/* s/f paired by (cat, id) in file order, wherever they are */
+	expect_query(db, "SELECT cat, id, start_event_id, start_pid, start_tid, start_ts_ns, end_event_id, end_pid, "
+			 "end_tid, end_ts_ns FROM flows ORDER BY cat, id",
+		     NS_SQL_TABLE,
+		     "cat     id   start_event_id  start_pid  start_tid  start_ts_ns  end_event_id  end_pid  end_tid  end_ts_ns\n"
+		     "------  ---  --------------  ---------  ---------  -----------  ------------  -------  -------  ---------\n"
+		     "ac2g    101               4       4242       4242      1030000             6        0        7    1045000\n"
+		     "ac2g    555                                                                14        0        7    1100000\n"
+		     "fwdbwd  x7                                                                 12     4242     4243    1200000\n"
+		     "fwdbwd  x7               13       4242       4242      1020500                                            \n");
+	expect_query(db, "SELECT id, kept, ph, cat, activity, name, pid, tid, ts_ns, dur_ns, correlation, input_dims, "
+			 "stack FROM named_events WHERE id IN (1, 7, 15, 16) ORDER BY id",
+		     NS_SQL_JSON,
+		     "[\n"
+		     "  {\"id\": 1, \"kept\": 1, \"ph\": \"X\", \"cat\": \"cpu_op\", \"activity\": \"cpu_op\", "
+		     "\"name\": \"aten::add\", \"pid\": 4242, \"tid\": 4242, \"ts_ns\": 1020500, \"dur_ns\": 30250, "
+		     "\"correlation\": null, \"input_dims\": \"[[1024],[1024],[]]\", \"stack\": \"a.py(1): f;b.py(2): g\"},\n"
+		     "  {\"id\": 7, \"kept\": 0, \"ph\": \"M\", \"cat\": null, \"activity\": \"other\", "
+		     "\"name\": \"process_name\", \"pid\": 4242, \"tid\": 0, \"ts_ns\": 1000000, \"dur_ns\": 0, "
+		     "\"correlation\": null, \"input_dims\": null, \"stack\": null},\n"
+		     "  {\"id\": 15, \"kept\": 0, \"ph\": \"X\", \"cat\": \"python_function\", \"activity\": "
+		     "\"python_function\", \"name\": \"train.py(10): step\", \"pid\": 4242, \"tid\": 4242, \"ts_ns\": "
+		     "1005000, \"dur_ns\": 250000, \"correlation\": null, \"input_dims\": null, \"stack\": null},\n"
+		     "  {\"id\": 16, \"kept\": 1, \"ph\": \"X\", \"cat\": \"Trace\", \"activity\": \"Trace\", \"name\": "
+		     "\"PyTorch Profiler (0)\", \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", \"ts_ns\": 1000000, "
+		     "\"dur_ns\": 300000, \"correlation\": null, \"input_dims\": null, \"stack\": null}\n"
+		     "]\n");
+	expect_query(db, "SELECT key, value_json FROM metadata ORDER BY ord", NS_SQL_CSV,
+		     "key,value_json\r\nschemaVersion,1\r\ntrace_id,\"\"\"8E41C2A7\"\"\"\r\ndeviceProperties,[]\r\n");
+	free(db);
+}
+
+Test(store, derived_tables_and_views)
+{
+	char *db = tmp_path("example.db");
+	struct ns_trace t;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+
+	/* the synthesized [memory] fevent has no events row and no event_stats row */
+	expect_query(db, "SELECT event_id, ord, parent_event_id, depth, thread_id, s.text AS key, device_type, "
+			 "self_cpu_ns, cpu_ns, self_device_ns, device_ns, launched_by_event_id "
+			 "FROM event_stats JOIN strings s ON s.id = key_id ORDER BY ord",
+		     NS_SQL_TABLE,
+		     "event_id  ord  parent_event_id  depth  thread_id  key                      device_type  self_cpu_ns  cpu_ns  self_device_ns  device_ns  launched_by_event_id\n"
+		     "--------  ---  ---------------  -----  ---------  -----------------------  -----------  -----------  ------  --------------  ---------  --------------------\n"
+		     "       0    0                       0          0  ProfilerStep*                      0       169750  200000               0       4321                      \n"
+		     "       1    1                0      1          0  aten::add                          0        17850   30250            4321       4321                      \n"
+		     "       3    2                1      2          0  cudaLaunchKernel                   0        12400   12400               0          0                      \n"
+		     "       5    3                       0          1  void add_kernel<4>(int)            1            0       0            4321       4321                     1\n");
+	expect_query(db, "SELECT row, key, input_shapes, stack, device_type, calls, self_cpu_us, cpu_us, "
+			 "self_device_us, cpu_ns, self_cpu_mem, device_mem FROM key_averages ORDER BY row",
+		     NS_SQL_TABLE,
+		     "row  key                      input_shapes           stack       device_type  calls  self_cpu_us  cpu_us  self_device_us  cpu_ns  self_cpu_mem  device_mem\n"
+		     "---  -----------------------  ---------------------  ----------  -----------  -----  -----------  ------  --------------  ------  ------------  ----------\n"
+		     "  0  ProfilerStep*                                               CPU              1       169.75   200.0             0.0  200000             0        4096\n"
+		     "  1  aten::add                [[1024], [1024], []]   a.py(1): f  CPU              1        17.85   30.25           4.321   30250             0        4096\n"
+		     "  2  void add_kernel<4>(int)                                     CUDA             1          0.0     0.0           4.321       0             0           0\n"
+		     "  3  [memory]                                                    CPU              1          0.0     0.0             0.0       0          -512           0\n");
+	expect_query(db, "SELECT event_id, name, op_name, runtime_name, launch_to_start_ns, launch_delay_ns FROM kernels",
+		     NS_SQL_TABLE,
+		     "event_id  name                     op_name    runtime_name      launch_to_start_ns  launch_delay_ns\n"
+		     "--------  -----------------------  ---------  ----------------  ------------------  ---------------\n"
+		     "       5  void add_kernel<4>(int)  aten::add  cudaLaunchKernel               15000             2600\n");
+	expect_query(db, "SELECT name, key, depth, self_cpu_us, input_shapes FROM ops ORDER BY event_id", NS_SQL_TABLE,
+		     "name              key               depth  self_cpu_us  input_shapes\n"
+		     "----------------  ----------------  -----  -----------  ---------------------\n"
+		     "ProfilerStep#1    ProfilerStep*         0       169.75\n"
+		     "aten::add         aten::add             1        17.85  [[1024], [1024], []]\n"
+		     "cudaLaunchKernel  cudaLaunchKernel      2         12.4\n");
+	expect_query(db, "SELECT name, step, dur_us, cpu_ns, device_ns FROM steps", NS_SQL_TABLE,
+		     "name            step  dur_us  cpu_ns  device_ns\n"
+		     "--------------  ----  ------  ------  ---------\n"
+		     "ProfilerStep#1     1   200.0  200000       4321\n");
+	expect_query(db, "SELECT event_id, bytes, device_type, total_allocated, total_reserved FROM memory_events",
+		     NS_SQL_TABLE,
+		     "event_id  bytes  device_type  total_allocated  total_reserved\n"
+		     "--------  -----  -----------  ---------------  --------------\n"
+		     "       2   4096            1             4096         2097152\n");
+	free(db);
+}
+
+Test(store, load_refuses_other_schema_versions)
+{
+	char *db = tmp_path("old.db");
+	struct ns_trace t, *loaded = NULL;
+	struct ns_error err = { 0 };
+	sqlite3 *raw;
+	size_t n;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	cr_assert_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(raw, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	cr_expect(ns_store_is_db(db));
+	cr_expect_eq(ns_store_load(db, &loaded, &n, &err), NS_ERR_UNSUPPORTED);
+	cr_expect_not_null(strstr(err.msg, "schema version 99"), "%s", err.msg);
+	cr_expect_null(loaded);
+	free(db);
+}
+
+Test(store, is_db)
+{
+	char *db = tmp_path("plain.db"), *text = tmp_path("trace.json");
+	sqlite3 *raw;
+	FILE *f = fopen(text, "w");
+	fputs("{\"traceEvents\": []}", f);
+	fclose(f);
+	cr_assert_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(raw, "CREATE TABLE x (y)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	cr_expect_not(ns_store_is_db(db), "another application's SQLite file");
+	cr_expect_not(ns_store_is_db(text));
+	cr_expect_not(ns_store_is_db("/nonexistent/x.db"));
+	free(db);
+	free(text);
+}
+
+/* ---- atomicity ---- */
+
+Test(store, abort_leaves_nothing)
+{
+	char *db = tmp_path("aborted.db");
+	struct ns_store *s;
+	struct ns_error err = { 0 };
+	struct ns_trace t;
+	int64_t id;
+	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
+	ns_trace_init(&t);
+	write_example_events(s, &t);
+	ns_store_abort(s);
+	ns_store_abort(NULL);
+	cr_expect_not(file_exists(db));
+	cr_expect_eq(count_dir_entries(), 0, "no temp file left");
+	ns_trace_release(&t);
+	free(db);
+}
+
+Test(store, existing_db_survives_an_abort_and_is_replaced_by_a_commit)
+{
+	char *db = tmp_path("kept.db");
+	struct ns_store *s;
+	struct ns_error err = { 0 };
+	struct ns_trace t;
+	int64_t id;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	const char *count = "SELECT count(*) AS n FROM traces";
+
+	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
+	ns_store_abort(s);
+	expect_query(db, count, NS_SQL_CSV, "n\r\n1\r\n");
+
+	/* a commit with no traces replaces it */
+	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
+	ns_trace_init(&t);
+	cr_assert_eq(ns_store_end_trace(s, &t, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_commit(s, &err), 0, "%s", err.msg);
+	expect_query(db, "SELECT n_trace_events FROM traces", NS_SQL_CSV, "n_trace_events\r\n0\r\n");
+	cr_expect_eq(count_dir_entries(), 1);
+	ns_trace_release(&t);
+	free(db);
+}
+
+/* A pid that no longer exists: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+Test(store, stale_temp_files_of_dead_writers_are_removed)
+{
+	char *db = tmp_path("stale.db"), *stale, *live, *other;
+	struct ns_store *s;
+	struct ns_error err = { 0 };
+
+	/* a writer killed mid-ingest leaves its temp file behind */
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct ns_store *killed;
+		if (ns_store_create(db, &killed, NULL) == 0)
+			kill(getpid(), SIGKILL);
+		_exit(1);
+	}
+	int status;
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFSIGNALED(status));
+	cr_assert_eq(count_dir_entries(), 1, "the killed writer's temp file");
+
+	cr_assert(asprintf(&stale, "%s.tmp-%ld-0badc0de", db, (long)dead_pid()) > 0);
+	cr_assert(asprintf(&live, "%s.tmp-%ld-12345678", db, (long)getppid()) > 0);
+	cr_assert(asprintf(&other, "%s/unrelated.db.tmp-%ld-0badc0de", tmp_dir, (long)dead_pid()) > 0);
+	fclose(fopen(stale, "w"));
+	fclose(fopen(live, "w"));
+	fclose(fopen(other, "w"));
+
+	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
+	ns_store_abort(s);
+	cr_expect_not(file_exists(stale));
+	cr_expect(file_exists(live), "its writer (our parent) is alive");
+	cr_expect(file_exists(other), "another database's temp file");
+	cr_expect_eq(count_dir_entries(), 2);
+	free(stale);
+	free(live);
+	free(other);
+	free(db);
+}
+
+Test(store, create_in_a_missing_directory_fails_cleanly)
+{
+	struct ns_store *s = (struct ns_store *)1;
+	struct ns_error err = { 0 };
+	cr_expect_eq(ns_store_create("/nonexistent-dir/x.db", &s, &err), NS_ERR_IO);
+	cr_expect_null(s);
+	cr_expect_not_null(strstr(err.msg, "/nonexistent-dir/x.db"), "%s", err.msg);
+}
+
+/* ---- the cache ---- */
+
+Test(store, cache_path_and_validity)
+{
+	char *db;
+	struct ns_trace t;
+	struct ns_source_id changed = example_source;
+	setenv("NEURON_STATS_CACHE_DIR", tmp_dir, 1);
+	db = ns_cache_path(&example_source, 1);
+	cr_assert_not_null(db);
+	cr_expect_eq(strncmp(db, tmp_dir, strlen(tmp_dir)), 0, "%s", db);
+	cr_expect_str_eq(db + strlen(db) - 3, ".db");
+	changed.size++;
+	char *other = ns_cache_path(&changed, 1);
+	cr_expect_str_neq(db, other, "the key covers the size");
+	free(other);
+	char *again = ns_cache_path(&example_source, 1);
+	cr_expect_str_eq(db, again);
+	free(again);
+
+	cr_expect_not(ns_cache_valid(db, &example_source, 1), "no database yet");
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	cr_expect(ns_cache_valid(db, &example_source, 1));
+	cr_expect_not(ns_cache_valid(db, &changed, 1));
+	changed = example_source;
+	changed.mtime_ns++;
+	cr_expect_not(ns_cache_valid(db, &changed, 1));
+	cr_expect_not(ns_cache_valid(db, &example_source, 0));
+	free(db);
+}
+
+/* ---- sql ---- */
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	char *buf = malloc(*len ? *len : 1);
+	cr_assert_eq(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+Test(store, sql_is_read_only)
+{
+	char *db = tmp_path("ro.db"), *attached = tmp_path("attached.db"), *vacuumed = tmp_path("copy.db");
+	struct ns_trace t;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	size_t before_len, after_len;
+	char *before = read_file(db, &before_len);
+	char *attach_sql, *vacuum_sql;
+	cr_assert(asprintf(&attach_sql, "ATTACH DATABASE '%s' AS x", attached) > 0);
+	cr_assert(asprintf(&vacuum_sql, "VACUUM INTO '%s'", vacuumed) > 0);
+	const struct {
+		const char *sql, *message;
+	} refused[] = {
+		{ "DROP TABLE events", "query refused: DROP events is not allowed" },
+		{ "INSERT INTO strings VALUES (999, 'x')", "query refused: INSERT strings is not allowed" },
+		{ "UPDATE strings SET text = 'x'", "query refused: UPDATE strings is not allowed" },
+		{ "DELETE FROM strings", "query refused: DELETE strings is not allowed" },
+		{ "CREATE TABLE t (x)", "query refused: CREATE t is not allowed" },
+		{ attach_sql, "query refused: ATTACH" },
+		{ "PRAGMA user_version = 5", "query refused: PRAGMA user_version is not allowed" },
+		{ "PRAGMA writable_schema = ON", "query refused: PRAGMA writable_schema is not allowed" },
+		{ "BEGIN", "query refused: a transaction statement is not allowed" },
+		{ vacuum_sql, "query refused" },
+		{ "SELECT 1; DROP TABLE events", "query refused: give one SQL statement, not several" },
+		{ "SELECT 1; SELECT 2", "query refused: give one SQL statement, not several" },
+		{ "SELECT * FROM no_such_table", "SQL error: no such table: no_such_table" },
+		{ " -- nothing\n ; ", "the query is empty" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct ns_error err = { 0 };
+		char *out = query(db, refused[i].sql, NS_SQL_TABLE, &err);
+		cr_expect_null(out, "accepted: %s", refused[i].sql);
+		free(out);
+		cr_expect_eq(err.status, NS_ERR_USAGE, "%s", refused[i].sql);
+		cr_expect_not_null(strstr(err.msg, db), "names the database: %s", err.msg);
+		cr_expect_not_null(strstr(err.msg, refused[i].message), "%s\n  got: %s", refused[i].sql, err.msg);
+	}
+	char *after = read_file(db, &after_len);
+	cr_expect_eq(before_len, after_len);
+	cr_expect_eq(memcmp(before, after, before_len), 0, "the database is unchanged");
+	cr_expect_not(file_exists(attached));
+	cr_expect_not(file_exists(vacuumed));
+	/* trailing semicolons and comments are one statement */
+	expect_query(db, "SELECT count(*) AS n FROM traces; -- done\n", NS_SQL_CSV, "n\r\n1\r\n");
+	free(before);
+	free(after);
+	free(attach_sql);
+	free(vacuum_sql);
+	free(attached);
+	free(vacuumed);
+	free(db);
+}
+
+Test(store, sql_errors_name_the_database)
+{
+	struct ns_error err = { 0 };
+	char *out = query("/nonexistent/x.db", "SELECT 1", NS_SQL_TABLE, &err);
+	cr_expect_null(out);
+	cr_expect_eq(err.status, NS_ERR_IO);
+	cr_expect_str_eq(err.msg, "/nonexistent/x.db: cannot open the database: No such file or directory");
+}
+
+/* One small result in every format: integers, reals (shortest round trip,
+ * ".0" on integral values, Inf), text needing quotes/escapes, UTF-8, NULL. */
+static const char tiny_query[] =
+	"SELECT 1 AS n, 'plain' AS s, 2.5 AS r, NULL AS z UNION ALL "
+	"SELECT -22, 'a,b \"q\"', 0.1 + 0.2, 'x' UNION ALL "
+	"SELECT 333, 'héllo' || char(10) || 'x', 100.0, 1.0 / 3 UNION ALL "
+	"SELECT 4, '', 1e999, -1e999";
+
+Test(store, sql_table_format)
+{
+	char *db = tmp_path("fmt.db");
+	struct ns_trace t;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	/* s holds text, so it stays left-aligned; z mixes text and numbers */
+	expect_query(db, tiny_query, NS_SQL_TABLE,
+		     "   n  s          r                    z\n"
+		     "----  ---------  -------------------  ------------------\n"
+		     "   1  plain      2.5\n"
+		     " -22  a,b \"q\"    0.30000000000000004  x\n"
+		     " 333  héllo\nx    100.0                0.3333333333333333\n"
+		     "   4             Inf                  -Inf\n");
+	expect_query(db, "SELECT 1 AS a WHERE 0", NS_SQL_TABLE, "a\n-\n");
+	free(db);
+}
+
+Test(store, sql_csv_format)
+{
+	char *db = tmp_path("fmt.db");
+	struct ns_trace t;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	expect_query(db, tiny_query, NS_SQL_CSV,
+		     "n,s,r,z\r\n"
+		     "1,plain,2.5,\r\n"
+		     "-22,\"a,b \"\"q\"\"\",0.30000000000000004,x\r\n"
+		     "333,\"héllo\nx\",100.0,0.3333333333333333\r\n"
+		     "4,,Inf,-Inf\r\n");
+	free(db);
+}
+
+Test(store, sql_json_format)
+{
+	char *db = tmp_path("fmt.db");
+	struct ns_trace t;
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	expect_query(db, tiny_query, NS_SQL_JSON,
+		     "[\n"
+		     "  {\"n\": 1, \"s\": \"plain\", \"r\": 2.5, \"z\": null},\n"
+		     "  {\"n\": -22, \"s\": \"a,b \\\"q\\\"\", \"r\": 0.30000000000000004, \"z\": \"x\"},\n"
+		     "  {\"n\": 333, \"s\": \"héllo\\nx\", \"r\": 100.0, \"z\": 0.3333333333333333},\n"
+		     "  {\"n\": 4, \"s\": \"\", \"r\": null, \"z\": null}\n"
+		     "]\n");
+	expect_query(db, "SELECT CAST(x'ff41' AS TEXT) AS bad, x'00ff' AS blob", NS_SQL_JSON,
+		     "[\n  {\"bad\": \"\\ufffdA\", \"blob\": \"00ff\"}\n]\n");
+	expect_query(db, "SELECT 1 AS a WHERE 0", NS_SQL_JSON, "[]\n");
+	free(db);
+}
+
+/* ---- benchmark ---- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Kernel launches as a Kineto trace has them: op, runtime call, flow start,
+ * kernel, flow end; realistic args text on each. */
+Test(store, bench)
+{
+	const char *env = getenv("NS_STORE_BENCH");
+	if (!env)
+		cr_skip_test("set NS_STORE_BENCH=<events> to measure the insert rate");
+	long n_events = atol(env);
+	char *db = tmp_path("bench.db");
+	struct ns_store *s;
+	struct ns_error err = { 0 };
+	struct ns_trace t;
+	int64_t id;
+	char name[64], args[256];
+	ns_trace_init(&t);
+	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
+	double start = now_s();
+	for (long i = 0; i < n_events; i++) {
+		long corr = 100000 + i / 5;
+		int64_t ts = 1000000 + i * 1000;
+		snprintf(name, sizeof(name), "aten::op_%ld", (i / 5) % 97);
+		switch (i % 5) {
+		case 0:
+			snprintf(args, sizeof(args), "{\"External id\": %ld, \"Record function id\": 0, \"Ev Idx\": %ld, "
+				 "\"Input Dims\": [[1024, 4096], [4096]], \"Input type\": [\"float\", \"float\"]}", corr, i);
+			emit(s, &t, RAW(.ph = NS_PH_X, .cat = "cpu_op", .name = name, .pid = "4242", .tid = "4242",
+					.ts_ns = ts, .dur_ns = 5000, .kept = true, .external_id = corr, .ev_idx = i,
+					.input_dims = "[[1024,4096],[4096]]", .args = args));
+			break;
+		case 1:
+			snprintf(args, sizeof(args), "{\"External id\": %ld, \"cbid\": 211, \"correlation\": %ld}", corr, corr);
+			emit(s, &t, RAW(.ph = NS_PH_X, .cat = "cuda_runtime", .name = "cudaLaunchKernel", .pid = "4242",
+					.tid = "4242", .ts_ns = ts, .dur_ns = 2000, .kept = true, .external_id = corr,
+					.correlation = corr, .args = args));
+			break;
+		case 2:
+		case 4:
+			snprintf(args, sizeof(args), "%ld", corr);
+			emit(s, &t, RAW(.ph = i % 5 == 2 ? NS_PH_S : NS_PH_F, .cat = "ac2g", .name = "ac2g",
+					.pid = i % 5 == 2 ? "4242" : "0", .tid = i % 5 == 2 ? "4242" : "7", .ts_ns = ts,
+					.kept = true, .kind = i % 5 == 2 ? NS_KIND_FLOW_S : NS_KIND_FLOW_F,
+					.correlation = corr, .id = args));
+			break;
+		default:
+			snprintf(args, sizeof(args), "{\"External id\": %ld, \"queued\": 0, \"device\": 0, \"context\": 1, "
+				 "\"stream\": 7, \"correlation\": %ld, \"registers per thread\": 32, \"shared memory\": 0, "
+				 "\"grid\": [128, 1, 1], \"block\": [256, 1, 1]}", corr, corr);
+			emit(s, &t, RAW(.ph = NS_PH_X, .cat = "kernel", .name = "void gemm_kernel<128>(float*)",
+					.pid = "0", .tid = "7", .ts_ns = ts, .dur_ns = 3000, .kept = true,
+					.external_id = corr, .correlation = corr, .device = 0, .stream = 7, .args = args));
+			break;
+		}
+	}
+	double loaded = now_s();
+	cr_assert_eq(ns_store_end_trace(s, &t, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_commit(s, &err), 0, "%s", err.msg);
+	double done = now_s();
+	struct stat st;
+	stat(db, &st);
+	fprintf(stderr, "store bench: %ld events: sink %.3f s, end+commit (flows, indexes) %.3f s, total %.0f events/s, %.1f MB\n",
+		n_events, loaded - start, done - loaded, (double)n_events / (done - start), (double)st.st_size / 1e6);
+	ns_trace_release(&t);
+	free(db);
+}
