@@ -191,6 +191,8 @@ class Gen(object):
         self.close(rec)
 
     def mem(self, nbytes, dev_type=1):
+        if self.rng.random() >= 0.3:     # the caching allocator hides most requests
+            return
         self.adv(50, 300)
         self.total_alloc += nbytes
         a = self.addr
@@ -203,6 +205,18 @@ class Gen(object):
         self.step.torch.append(rec)
         self.cnt("[memory]")
         self.adv(50, 200)
+
+    def builtin(self, what, fn):
+        """Python tracer frame for a call into C++ (e.g. torch.add)."""
+        self.py("<built-in method %s of type object at 0x7f5c9a2b1c40>" % what, fn, pre=(100, 400), post=(100, 300))
+
+    def submodule(self, kind, fn):
+        """nn.Module.__call__ frames around a submodule's forward."""
+        self.mod_idx = getattr(self, "mod_idx", 0) + 1
+        self.py("torch/nn/modules/module.py(1751): _wrapped_call_impl", lambda: self.py(
+            "torch/nn/modules/module.py(1762): _call_impl", lambda: self.py(
+                "nn.Module: %s_%d" % (kind, self.mod_idx % 48), fn, pre=(100, 300), post=(100, 300)),
+            pre=(100, 400), post=(100, 300)), pre=(100, 400), post=(100, 300))
 
     def cur_ext(self):
         for rec in reversed(self.stack):
@@ -268,6 +282,10 @@ class Gen(object):
 
     def launch(self, kname, lo, hi, grid=None, block=None, stream=STREAM, driver=False):
         r = self.rng
+        if r.random() < 0.45:
+            name, cbid = r.choice([("cudaStreamIsCapturing", 317), ("cudaGetDevice", 17),
+                                   ("cudaDeviceGetAttribute", 200), ("cudaFuncGetAttributes", 15)])
+            self.runtime(name, cbid)
         grid = grid or [r.choice([64, 128, 264, 528, 1056, 4096]), r.choice([1, 1, 2, 8]), 1]
         block = block or [r.choice([128, 256, 512]), 1, 1]
         dev = ("kernel", kname, r.randint(lo, hi), self.kernel_args(grid, block, r.choice([16, 32, 64, 128, 168]),
@@ -306,9 +324,9 @@ class Gen(object):
                                                  None, ["", "", "", "1", "1"]), addmm, pre=(2000, 6000))
             self.cpu_op("aten::view", dims_args([[B * S, out_f], []], ["c10::BFloat16", "ScalarList"], None,
                                                 ["", "[%d, %d, %d]" % (B, S, out_f)]), pre=(400, 900), post=(100, 300))
-        self.py("torch/nn/modules/linear.py(125): forward",
-                lambda: self.cpu_op("aten::linear", dims_args([x, w, [out_f]], ["c10::BFloat16"] * 3), linear,
-                                    seq_nr=True))
+        self.submodule("Linear", lambda: self.py("torch/nn/modules/linear.py(125): forward",
+                lambda: self.builtin("linear", lambda: self.cpu_op("aten::linear", dims_args([x, w, [out_f]], ["c10::BFloat16"] * 3), linear,
+                                    seq_nr=True))))
 
     def t_elementwise(self):
         r = self.rng
@@ -326,11 +344,11 @@ class Gen(object):
             dims.append([])
             types.append("Scalar")
             conc.append("1")
-        self.cpu_op(name, dims_args(dims, types, None, conc), body, seq_nr=True)
+        self.builtin(name[len("aten::"):], lambda: self.cpu_op(name, dims_args(dims, types, None, conc), body, seq_nr=True))
 
     def t_views(self):
         r = self.rng
-        for _ in range(r.randint(1, 3)):
+        for _ in range(r.randint(1, 2)):
             name = r.choice(["aten::view", "aten::reshape", "aten::permute", "aten::slice", "aten::unsqueeze",
                              "aten::contiguous", "aten::detach", "aten::expand"])
             if name == "aten::slice":
@@ -350,7 +368,12 @@ class Gen(object):
                 if name == "aten::slice" or name == "aten::expand":
                     self.cpu_op("aten::as_strided", dims_args([[B, S], [], [], []], ["long int", "", "", ""]),
                                 pre=(200, 600), post=(100, 200))
-            self.cpu_op(name, a, inner, pre=(400, 1500), post=(100, 500))
+            if r.random() < 0.6:
+                self.py("<built-in method %s of Tensor object at 0x7f5c61e3a0f0>" % name[len("aten::"):],
+                        lambda name=name, a=a, inner=inner: self.cpu_op(name, a, inner, pre=(400, 1500), post=(100, 500)),
+                        pre=(100, 300), post=(100, 300))
+            else:
+                self.cpu_op(name, a, inner, pre=(400, 1500), post=(100, 500))
             # bookkeeping ops that PyTorch filters out of the table
             if r.random() < 0.05:
                 self.cpu_op(r.choice(["aten::is_leaf", "aten::output_nr", "aten::_version"]),
@@ -378,8 +401,8 @@ class Gen(object):
                                                       None, ["", "[1024]", "", "", "1e-12", "True"]),
                         lambda: self.cpu_op("aten::native_layer_norm", dims_args([x, [], [H], [H], []], ["c10::BFloat16", "ScalarList", "c10::BFloat16", "c10::BFloat16", "Scalar"]),
                                             native, seq_nr=True), seq_nr=True)
-        self.py("torch/nn/modules/normalization.py(217): forward",
-                lambda: self.py("torch/nn/functional.py(2910): layer_norm", ln))
+        self.submodule("LayerNorm", lambda: self.py("torch/nn/modules/normalization.py(217): forward",
+                lambda: self.py("torch/nn/functional.py(2910): layer_norm", ln)))
 
     def t_attention(self):
         r = self.rng
@@ -523,7 +546,7 @@ class Gen(object):
         # the backward pass runs on the autograd thread, overlapping in time
         fwd_end = self.cpu
         self.cpu = fwd_end + 2000
-        self.backward(modules * 6)
+        self.backward(modules * 4)
         bwd_end = self.cpu
         self.cpu = max(bwd_end, fwd_end) + 3000
         self.optimizer()

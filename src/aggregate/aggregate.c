@@ -8,6 +8,7 @@
 
 #include <libiberty/demangle.h>
 
+#include "aggregate/neuron.h"
 #include "common/i64map.h"
 
 #define NO_INDEX (-1)
@@ -109,6 +110,7 @@ struct work {
 	int64_t t0_ns;
 	ns_str filtered[sizeof(filtered_names) / sizeof(filtered_names[0])];
 	ns_str profiler_step_star;
+	ns_str empty_list;        /* "[]" */
 	int64_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int64_t *fe_of_event;     /* event -> fevent index, or -1 */
 	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
@@ -181,7 +183,7 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	if (!buf)
 		return -1;
 	if (n == 0 || p[0] != '[') {
-		*out = 0;
+		*out = w->empty_list;
 		free(buf);
 		return 0;
 	}
@@ -420,8 +422,10 @@ static int make_fevents(struct work *w)
 			unwiden(w, ev, &fe->start_ns, &fe->end_ns, &dev_starts);
 		if (table_name(w, ev, &fe->name, &fe->overload))
 			goto out;
-		if ((w->opts->group_by & NS_GROUP_SHAPE) && ev->input_dims &&
-		    shapes_string(w, ev->input_dims, &fe->input_shapes))
+		/* an event without Input Dims has input_shapes [] in PyTorch */
+		if ((w->opts->group_by & NS_GROUP_SHAPE) &&
+		    (ev->input_dims ? shapes_string(w, ev->input_dims, &fe->input_shapes)
+				    : (fe->input_shapes = w->empty_list) == UINT32_MAX))
 			goto out;
 		fe->stack = ev->stack;
 		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
@@ -450,6 +454,8 @@ static int attach_kernels(struct work *w)
 	size_t n_fe = a->n_fevents;
 	uint32_t *count = calloc(n_fe + 1, sizeof(*count));
 	uint32_t *fill = NULL;
+	struct sort_item *order = NULL;
+	size_t n_order = 0;
 	int rc = -1;
 	if (!count)
 		goto out;
@@ -474,13 +480,21 @@ static int attach_kernels(struct work *w)
 	fill = calloc(n_fe + 1, sizeof(*fill));
 	if (!a->kernels || !a->kernels_ns || !fill)
 		goto out;
-	/* in trace order, as PyTorch's corr_map lists them */
+	/* in start order, as PyTorch's corr_map lists them: result.events() is
+	 * sorted by start (stably), and the naive double sum depends on it */
+	order = malloc((n_fe + 1) * sizeof(*order));
+	if (!order)
+		goto out;
 	for (size_t f = 0; f < n_fe; f++) {
 		const struct ns_fevent *fe = &a->fevents[f];
-		if (fe->launched_by == NO_INDEX || fe->device_type == NS_DEV_CPU ||
-		    !(fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
-		      fe->device_type == NS_DEV_XPU))
-			continue;
+		if (fe->launched_by != NO_INDEX &&
+		    (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
+		     fe->device_type == NS_DEV_XPU))
+			order[n_order++] = (struct sort_item){ fe->start_ns, 0, f };
+	}
+	qsort(order, n_order, sizeof(*order), cmp_items);
+	for (size_t k = 0; k < n_order; k++) {
+		const struct ns_fevent *fe = &a->fevents[order[k].pos];
 		struct ns_fevent *op = &a->fevents[fe->launched_by];
 		double start_us = (double)(fe->start_ns - w->t0_ns) / 1000.0;
 		double end_us = (double)(fe->end_ns - w->t0_ns) / 1000.0;
@@ -492,6 +506,7 @@ static int attach_kernels(struct work *w)
 out:
 	free(count);
 	free(fill);
+	free(order);
 	return rc;
 }
 
@@ -817,14 +832,16 @@ static int key_averages(struct work *w)
 	const struct ns_agg_opts *o = w->opts;
 	struct ns_i64map row_of_key;
 	int64_t *chain = NULL; /* next row with the same key hash */
+	ns_str *neff_of = NULL; /* --by-neff keys per fevent */
 	int rc = -1;
 	ns_i64map_init(&row_of_key);
 	a->avgs = calloc(a->n_fevents + 1, sizeof(*a->avgs));
 	chain = malloc((a->n_fevents + 1) * sizeof(*chain));
-	if (!a->avgs || !chain)
+	if (!a->avgs || !chain || ((o->group_by & NS_GROUP_NEFF) && !(neff_of = ns_agg_neff_keys(w->t, a))))
 		goto out;
 	for (size_t f = 0; f < a->n_fevents; f++) {
-		const struct ns_fevent *fe = &a->fevents[f];
+		struct ns_fevent *fe = &a->fevents[f];
+		fe->avg = NO_INDEX;
 		if (fe->removed)
 			continue;
 		struct ns_avg key = { 0 };
@@ -837,15 +854,18 @@ static int key_averages(struct work *w)
 			key.input_shapes = fe->input_shapes;
 		if (o->stack_n > 0 && (key.stack = stack_prefix(w->t, fe->stack, o->stack_n)) == UINT32_MAX)
 			goto out;
+		if (neff_of)
+			key.neff = neff_of[f];
 		uint64_t h = ((uint64_t)key.key * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)key.overload << 1) ^
 			     ((uint64_t)key.input_shapes * 0xc2b2ae3d27d4eb4fULL) ^ ((uint64_t)key.stack << 17) ^
-			     ((uint64_t)key.device_type << 56) ^ ((uint64_t)key.is_user_annotation << 63);
+			     ((uint64_t)key.device_type << 56) ^ ((uint64_t)key.is_user_annotation << 63) ^
+			     ((uint64_t)key.neff * 0xff51afd7ed558ccdULL);
 		int64_t row = ns_i64map_get(&row_of_key, (int64_t)h, NO_INDEX);
 		while (row != NO_INDEX) {
 			const struct ns_avg *r = &a->avgs[row];
 			if (r->key == key.key && r->overload == key.overload && r->input_shapes == key.input_shapes &&
 			    r->stack == key.stack && r->device_type == key.device_type &&
-			    r->is_user_annotation == key.is_user_annotation)
+			    r->is_user_annotation == key.is_user_annotation && r->neff == key.neff)
 				break;
 			row = chain[row];
 		}
@@ -859,6 +879,7 @@ static int key_averages(struct work *w)
 				goto out;
 		}
 		struct ns_avg *r = &a->avgs[row];
+		fe->avg = row;
 		r->cpu_time_total += fe->cpu_time_total;
 		r->device_time_total += fe->device_time_total;
 		r->self_cpu_time_total += fe->self_cpu_time_total;
@@ -876,6 +897,7 @@ static int key_averages(struct work *w)
 	rc = 0;
 out:
 	free(chain);
+	free(neff_of);
 	ns_i64map_release(&row_of_key);
 	return rc;
 }
@@ -896,6 +918,7 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	for (size_t i = 0; i < sizeof(filtered_names) / sizeof(filtered_names[0]); i++)
 		w.filtered[i] = ns_strtab_intern(&t->strings, filtered_names[i], strlen(filtered_names[i]));
 	w.profiler_step_star = ns_strtab_intern(&t->strings, "ProfilerStep*", 13);
+	w.empty_list = ns_strtab_intern(&t->strings, "[]", 2);
 	ns_i64map_init(&w.op_by_ext);
 	ns_i64map_init(&w.rt_by_corr);
 	ns_i64map_init(&w.flow_s_by_id);

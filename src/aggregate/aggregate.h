@@ -42,12 +42,14 @@ struct ns_fevent {
 	int64_t cpu_ns, self_cpu_ns, device_ns, self_device_ns;
 	int64_t cpu_mem, device_mem, self_cpu_mem, self_device_mem;
 	uint32_t kernels_off, kernels_len; /* into ns_agg.kernels (own kernel durations, µs) */
+	int64_t avg;            /* the ns_agg.avgs row it was added to, or -1 (removed) */
 };
 
 /* One key_averages row (FunctionEventAvg). */
 struct ns_avg {
 	ns_str key, overload, input_shapes;
 	ns_str stack;           /* the first event's stack, cut to N frames with --group-by stack=N */
+	ns_str neff;            /* NS_GROUP_NEFF: the NEFF key (aggregate/neuron.h), else 0 */
 	uint8_t device_type;
 	bool is_user_annotation;
 	bool is_async;
@@ -58,7 +60,7 @@ struct ns_avg {
 	int64_t cpu_mem, device_mem, self_cpu_mem, self_device_mem;
 };
 
-enum ns_group_by { NS_GROUP_NAME = 0, NS_GROUP_SHAPE = 1 << 0, NS_GROUP_OVERLOAD = 1 << 1 };
+enum ns_group_by { NS_GROUP_NAME = 0, NS_GROUP_SHAPE = 1 << 0, NS_GROUP_OVERLOAD = 1 << 1, NS_GROUP_NEFF = 1 << 2 };
 
 struct ns_agg_opts {
 	unsigned group_by;      /* enum ns_group_by bits */

@@ -5,6 +5,7 @@
 
 #include "cli/opt.h"
 #include "common/error.h"
+#include "report/report.h"
 
 /* Exit codes (docs/cli.md). */
 enum {
@@ -30,11 +31,20 @@ int ns_cli_finish(int code);
 /* Ingests a trace or directory into db_path (atomic). */
 int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err);
 
+/* --group-by WHAT (name, shape, overload, stack=N; comma-separated) and
+ * --format FMT (table, csv, json, markdown), shared by report and diff. */
+int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err);
+int ns_cli_parse_format(const char *s, enum ns_format *fmt, struct ns_error *err);
+
 int cmd_report(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_neff(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
+extern const struct ns_cmd_spec cmd_ls_spec;
+extern const struct ns_cmd_spec cmd_diff_spec;
 
 #endif

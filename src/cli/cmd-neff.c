@@ -16,8 +16,7 @@ static const struct ns_opt neff_opts[] = {
 const struct ns_cmd_spec cmd_neff_spec = {
 	.name = "neff",
 	.usage = "neuron-stats neff FILE.neff [--members] [--format text|json]",
-	.summary = "Summarise a compiled model (NEFF): header, subgraphs, per-engine instruction "
-		   "counts, I/O tensors, HLO stats.",
+	.summary = "Summarise a compiled model (NEFF): engines' instruction counts, I/O, HLO stats.",
 	.details = "The file is checked structurally (header sizes, gzip stream, tar headers, the\n"
 		   "kelf -> def.json references); the header hash is shown but not verified.\n"
 		   "Instruction counts are engine binary sizes / 64. Format notes: docs/neff.md.",
@@ -42,8 +41,7 @@ int cmd_neff(int argc, char **argv)
 	if (opt_format && strcmp(opt_format, "json") == 0) {
 		format = NS_NEFF_FORMAT_JSON;
 	} else if (opt_format && strcmp(opt_format, "text") != 0) {
-		ns_error_set(&err, NS_ERR_USAGE, "neff: --format must be text or json, not '%s'",
-			     opt_format);
+		ns_error_set(&err, NS_ERR_USAGE, "--format: unknown format '%s' (text, json)", opt_format);
 		rc = ns_cli_fail(&err);
 		goto out;
 	}

@@ -4,11 +4,14 @@
 
 #include "cli/cli.h"
 #include "cli/load.h"
+#include "cli/neuron.h"
 #include "report/report.h"
 
 static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;
 static long opt_row_limit = 100, opt_name_width = 55;
 static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet;
+static const char *opt_device_time_unit; /* Neuron (docs/neuron.md) */
+static bool opt_by_neff, opt_engines;
 
 static const struct ns_opt report_opts[] = {
 	{ NS_OPT_STRING, 's', "sort", "KEY", "sort rows by KEY, descending (see below); default: first seen", &opt_sort },
@@ -23,6 +26,10 @@ static const struct ns_opt report_opts[] = {
 	{ NS_OPT_FLAG, 0, "no-cache", NULL, "neither read nor write the cache database", &opt_no_cache },
 	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
 	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
+	{ NS_OPT_FLAG, 0, "by-neff", NULL, "Neuron: a NEFF-hash column; rows split per op and NEFF", &opt_by_neff },
+	{ NS_OPT_FLAG, 0, "engines", NULL, "Neuron: per-op engine active time from the device profile", &opt_engines },
+	{ NS_OPT_STRING, 0, "device-time-unit", "UNIT", "Neuron device-profile time unit: ns, us, ms, s (default: detect)",
+	  &opt_device_time_unit },
 	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
 };
 
@@ -40,7 +47,7 @@ const struct ns_cmd_spec cmd_report_spec = {
 	.max_args = 1,
 };
 
-static int parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err)
+int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err)
 {
 	char *copy = strdup(spec ? spec : "");
 	int rc = 0;
@@ -63,7 +70,7 @@ static int parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_er
 	return rc;
 }
 
-static int parse_format(const char *s, enum ns_format *fmt, struct ns_error *err)
+int ns_cli_parse_format(const char *s, enum ns_format *fmt, struct ns_error *err)
 {
 	static const char *const names[] = { "table", "csv", "json", "markdown" };
 	for (int i = 0; i < 4; i++)
@@ -116,10 +123,13 @@ int cmd_report(int argc, char **argv)
 		upper(device);
 		ro.device_label = device;
 	}
-	if ((opt_format && parse_format(opt_format, &fmt, &err)) || parse_group_by(opt_group_by, &ao, &err))
+	if ((opt_format && ns_cli_parse_format(opt_format, &fmt, &err)) || ns_cli_parse_group_by(opt_group_by, &ao, &err))
+		goto fail;
+	if (ns_cli_neuron_report_opts(opt_by_neff, opt_engines && opt_merge, opt_device_time_unit, &ao, &ro, &err))
 		goto fail;
 
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict };
+	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict,
+				   .device_time_unit = opt_device_time_unit };
 	if (ns_run_load(pos[0], &lo, &run, &err))
 		goto fail;
 	if (opt_merge && run.n > 1) {
@@ -155,6 +165,8 @@ int cmd_report(int argc, char **argv)
 				fputc('\n', stdout);
 		}
 		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
+		if (!rc && opt_engines)
+			rc = ns_cli_neuron_report_engines(t, &agg, &lo, &ro, fmt, &err);
 		ns_agg_release(&agg);
 		if (rc)
 			goto fail;

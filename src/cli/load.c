@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/neuron.h"
 #include "ingest/ingest.h"
 #include "store/store.h"
 
@@ -56,7 +57,7 @@ static int source_ids(char **paths, size_t n, struct ns_source_id **out, struct 
 
 /* Parses every path into run->traces, streaming each into `store` if set. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
-		     struct ns_store *store, struct ns_run *run, struct ns_error *err)
+		     bool neuron, struct ns_store *store, struct ns_run *run, struct ns_error *err)
 {
 	run->traces = calloc(n, sizeof(*run->traces));
 	if (!run->traces)
@@ -89,6 +90,9 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 			return rc;
 		if (warn.msg[0])
 			ns_cli_warn(&warn);
+		/* Neuron device work from the system profile (docs/neuron.md) */
+		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
+			return rc;
 		if (store) {
 			rc = ns_aggregate(t, NULL, &agg, err);
 			if (rc)
@@ -117,13 +121,16 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		run->from_db = true;
 		return ns_store_load(input, &run->traces, &run->n, err);
 	}
+	bool neuron = false; /* Neuron exports take part: they are not in the cache key */
+	if ((rc = ns_cli_neuron_probe(input, &neuron, err)))
+		goto out;
 	rc = ns_find_traces(input, &paths, &n, err);
 	if (rc)
 		goto out;
 	rc = source_ids(paths, n, &ids, err);
 	if (rc)
 		goto out;
-	if (o->use_cache && !db_out) {
+	if (o->use_cache && !db_out && !neuron) {
 		cache = ns_cache_path(ids, n);
 		if (cache && ns_cache_valid(cache, ids, n)) {
 			run->from_db = true;
@@ -144,7 +151,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		if (rc)
 			goto out;
 	}
-	rc = parse_all(paths, ids, n, o, store, run, err);
+	rc = parse_all(paths, ids, n, o, neuron, store, run, err);
 	if (rc == 0 && store) {
 		rc = ns_store_commit(store, err);
 		store = NULL;

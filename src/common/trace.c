@@ -178,10 +178,17 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out)
 			struct ns_event ev = t->events[i];
 			ev.ts_ns += shift;
 			ev.thread += thread_base;
+			/* ids are per process: keep files apart (ids fit in 32 bits) */
+			if (ev.external_id != NS_NONE)
+				ev.external_id += (int64_t)k << 40;
+			if (ev.correlation != NS_NONE)
+				ev.correlation += (int64_t)k << 40;
 			ev.name = reintern(out, t, ev.name);
 			ev.input_dims = reintern(out, t, ev.input_dims);
 			ev.stack = reintern(out, t, ev.stack);
+			ev.neff = reintern(out, t, ev.neff);
 			if (ev.name == UINT32_MAX || ev.input_dims == UINT32_MAX || ev.stack == UINT32_MAX ||
+			    ev.neff == UINT32_MAX ||
 			    ns_trace_push(out, &ev))
 				return -1;
 		}

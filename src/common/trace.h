@@ -79,6 +79,7 @@ struct ns_event {
 	ns_str input_dims;    /* raw JSON text of args "Input Dims"/"Input dims", compacted; 0 if absent */
 	uint32_t thread;      /* index into ns_trace.threads */
 	ns_str stack;         /* args "Call stack" ("frame;frame;..."), 0 if absent */
+	ns_str neff;          /* NEFF hash of device work (docs/neuron.md "NEFF hash"), 0 if absent */
 	int16_t mem_device_type; /* memory events: args "Device Type" (c10 DeviceType), else -1 */
 	uint8_t cat;          /* enum ns_cat */
 	uint8_t kind;         /* enum ns_kind */

@@ -41,6 +41,7 @@ struct ns_ingest_opts {
 	bool strict;                 /* a truncated file is an error, not a warning */
 	uint64_t max_decompressed;   /* cap on decompressed bytes (0 = default 64 GiB) */
 	uint32_t max_ratio;          /* cap on decompressed/compressed ratio (0 = default 1000) */
+	uint32_t read_chunk;         /* tests: at most this many bytes per source read (0 = no cap) */
 	ns_event_sink sink;          /* optional */
 	void *sink_ctx;
 	/* optional progress: bytes of input consumed so far, total input size */
@@ -53,6 +54,11 @@ struct ns_ingest_opts {
  * t->truncated_at >= 0 and a warning message in *warn (if not NULL). */
 int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_opts *opts,
 		   struct ns_error *warn, struct ns_error *err);
+
+/* The same over a trace in memory (plain, gzip or zstd bytes); name is used
+ * as the trace's path in messages. */
+int ns_ingest_mem(const void *bytes, size_t len, const char *name, struct ns_trace *t,
+		  const struct ns_ingest_opts *opts, struct ns_error *warn, struct ns_error *err);
 
 /* Parses a decimal JSON number token as microseconds into exact integer
  * nanoseconds (round half to even below 1 ns). Returns 0, or -1 if the

@@ -5,11 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "ingest/capture.h"
 #include "ingest/scan.h"
 #include "ingest/source.h"
 
 #define PROGRESS_STEP (64u << 20)
+/* The longest string the string table takes (common/strtab.c). */
+#define STRING_MAX ((1u << 23) - 1)
+/* Times and durations are kept within +-2^62 ns (+-146 years), so that
+ * ts + dur and differences of two times never overflow 64 bits. */
+#define TIME_LIMIT_NS (INT64_C(1) << 62)
 
 struct span {
 	const char *p;
@@ -24,6 +31,8 @@ struct parser {
 	const struct ns_ingest_opts *opts;
 	char *scratch;
 	size_t scratch_cap;
+	char *fixed;          /* UTF-8 repair output */
+	size_t fixed_cap;
 	uint64_t next_progress;
 	struct ns_error *err;
 };
@@ -34,37 +43,113 @@ static bool span_is(const struct span *s, const char *lit)
 	return s->len == n && memcmp(s->p, lit, n) == 0;
 }
 
+static int reserve(char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	char *nb = realloc(*buf, need);
+	if (!nb)
+		return -1;
+	*buf = nb;
+	*cap = need;
+	return 0;
+}
+
+/* Length of the valid UTF-8 sequence at p[0..n), or 0 if it is not one.
+ * *maximal gets the length of its longest valid prefix (>= 1), which is
+ * what one U+FFFD replaces, as Python's errors="replace" does. */
+static size_t utf8_seq(const unsigned char *p, size_t n, size_t *maximal)
+{
+	unsigned char c = p[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
+	*maximal = 1;
+	if (c < 0x80)
+		return c ? 1 : 0; /* NUL cannot live in a C string: replaced */
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	for (size_t k = 1; k < len; k++) {
+		if (k >= n || p[k] < (k == 1 ? lo : 0x80) || p[k] > (k == 1 ? hi : 0xbf))
+			return 0;
+		*maximal = k + 1;
+	}
+	return len;
+}
+
+/* Text for the string table: invalid UTF-8 (and NUL) is replaced by U+FFFD,
+ * so every output (table, CSV, JSON, database) is valid UTF-8. Valid text
+ * is returned as is. -1 on OOM. */
+static int repair_utf8(struct parser *ps, const char **text, size_t *len)
+{
+	const unsigned char *p = (const unsigned char *)*text;
+	size_t n = *len, i = 0, m;
+	while (i < n && p[i] >= 0x01 && p[i] < 0x80)
+		i++;
+	while (i < n) {
+		size_t l = utf8_seq(p + i, n - i, &m);
+		if (!l)
+			break;
+		i += l;
+	}
+	if (i == n)
+		return 0;
+	/* each bad byte becomes at most 3 bytes */
+	if (n > SIZE_MAX / 3 || reserve(&ps->fixed, &ps->fixed_cap, 3 * n))
+		return -1;
+	memcpy(ps->fixed, p, i);
+	size_t o = i;
+	while (i < n) {
+		size_t l = utf8_seq(p + i, n - i, &m);
+		if (l) {
+			memcpy(ps->fixed + o, p + i, l);
+			o += l;
+			i += l;
+		} else {
+			memcpy(ps->fixed + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i += m;
+		}
+	}
+	*text = ps->fixed;
+	*len = o;
+	return 0;
+}
+
+/* Interns text after UTF-8 repair; -1 when it is too long or on OOM. */
+static int intern_text(struct parser *ps, const char *text, size_t len, ns_str *out)
+{
+	if (repair_utf8(ps, &text, &len) || len > STRING_MAX)
+		return -1;
+	*out = ns_strtab_intern(&ps->t->strings, text, len);
+	return *out == UINT32_MAX ? -1 : 0;
+}
+
 /* Interns a string span (decoding escapes) or a number token as text. */
 static int intern_span(struct parser *ps, const struct span *s, ns_str *out)
 {
 	const char *text = s->p;
 	size_t len = s->len;
 	if (s->escaped) {
-		if (len > ps->scratch_cap) {
-			char *nb = realloc(ps->scratch, len);
-			if (!nb)
-				return -1;
-			ps->scratch = nb;
-			ps->scratch_cap = len;
-		}
+		if (reserve(&ps->scratch, &ps->scratch_cap, len))
+			return -1;
 		len = ns_json_unescape(s->p, s->len, ps->scratch);
 		text = ps->scratch;
 	}
-	*out = ns_strtab_intern(&ps->t->strings, text, len);
-	return *out == UINT32_MAX ? -1 : 0;
+	return intern_text(ps, text, len, out);
 }
 
 /* Interns JSON text with insignificant whitespace removed, so "[[1], []]"
  * and "[[1],[]]" are one string. */
 static int intern_compact(struct parser *ps, const char *p, size_t len, ns_str *out)
 {
-	if (len > ps->scratch_cap) {
-		char *nb = realloc(ps->scratch, len);
-		if (!nb)
-			return -1;
-		ps->scratch = nb;
-		ps->scratch_cap = len;
-	}
+	if (reserve(&ps->scratch, &ps->scratch_cap, len))
+		return -1;
 	size_t o = 0;
 	bool in_str = false;
 	for (size_t i = 0; i < len; i++) {
@@ -82,8 +167,7 @@ static int intern_compact(struct parser *ps, const char *p, size_t len, ns_str *
 			ps->scratch[o++] = c;
 		}
 	}
-	*out = ns_strtab_intern(&ps->t->strings, ps->scratch, o);
-	return *out == UINT32_MAX ? -1 : 0;
+	return intern_text(ps, ps->scratch, o, out);
 }
 
 static int fail_at(struct parser *ps, const char *p, const char *what)
@@ -91,6 +175,61 @@ static int fail_at(struct parser *ps, const char *p, const char *what)
 	char where[600];
 	ns_scan_where(&ps->sc, (size_t)(p - ps->sc.buf), where, sizeof(where));
 	return ns_error_set(ps->err, NS_ERR_INPUT, "%s: %s", where, what);
+}
+
+/* A failed intern_* of len bytes at p: over the length limit, or OOM. */
+static int intern_failed(struct parser *ps, const char *p, size_t len)
+{
+	char where[600];
+	ns_scan_where(&ps->sc, (size_t)(p - ps->sc.buf), where, sizeof(where));
+	if (len > STRING_MAX)
+		return ns_error_set(ps->err, NS_ERR_NOMEM,
+				    "%s: a string of %zu bytes is longer than the limit of %u bytes", where,
+				    len, STRING_MAX);
+	return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", where);
+}
+
+/* NaN, Infinity, -Infinity (Python's json writes them) and the "inf"/"nan"
+ * strings some args carry ("warps per SM": "inf"). */
+static bool is_nonfinite(const struct span *v)
+{
+	const char *p = v->p;
+	size_t n = v->len;
+	if (n && (p[0] == '-' || p[0] == '+'))
+		p++, n--;
+	return (n == 3 && (strncasecmp(p, "nan", 3) == 0 || strncasecmp(p, "inf", 3) == 0)) ||
+	       (n == 8 && strncasecmp(p, "infinity", 8) == 0);
+}
+
+/* True if v is a plain JSON integer token (digits, optional '-'): one that
+ * fails to parse is out of range rather than malformed. */
+static bool is_integer_token(const struct span *v)
+{
+	size_t i = v->len && v->p[0] == '-';
+	if (i == v->len)
+		return false;
+	for (; i < v->len; i++)
+		if (v->p[i] < '0' || v->p[i] > '9')
+			return false;
+	return true;
+}
+
+/* Parses a "ts"/"dur" token into ns within +-TIME_LIMIT_NS: 0, -1 for a
+ * non-finite value, or an error status. */
+static int time_field(struct parser *ps, const struct span *v, const char *key, int64_t *out)
+{
+	char msg[200];
+	if (is_nonfinite(v))
+		return -1;
+	if (ns_parse_us_to_ns(v->p, v->len, out) == 0 && *out > -TIME_LIMIT_NS && *out < TIME_LIMIT_NS)
+		return 0;
+	bool numeric = !v->is_string && v->len && (v->p[0] == '-' || (v->p[0] >= '0' && v->p[0] <= '9')) &&
+		       ns_json_skip_value(v->p, v->len, 0, 1) == v->len;
+	if (numeric)
+		snprintf(msg, sizeof(msg), "\"%s\" is out of range (limit +-2^62 ns, about 146 years)", key);
+	else
+		snprintf(msg, sizeof(msg), "expected a number of microseconds for \"%s\"", key);
+	return fail_at(ps, v->is_string ? v->p - 1 : v->p, msg);
 }
 
 /* Reads `"key": value` pairs of the object at p[i] == '{', calling fn for
@@ -157,13 +296,31 @@ struct event_fields {
 static int int_field(struct parser *ps, const struct span *val, const char *val_start, const char *key,
 		     int64_t *out)
 {
-	if (val->len >= 3 && (memcmp(val->p, "inf", 3) == 0 || memcmp(val->p, "NaN", 3) == 0))
-		return 0; /* "warps per SM": "inf" and friends are not ids */
+	if (is_nonfinite(val))
+		return 0; /* not an id: the field stays absent */
 	if (ns_parse_int64(val->p, val->len, out) == 0)
 		return 0;
 	char msg[200];
-	snprintf(msg, sizeof(msg), "expected an integer for \"%s\"", key);
+	if (is_integer_token(val))
+		snprintf(msg, sizeof(msg), "\"%s\" is out of the 64-bit integer range", key);
+	else
+		snprintf(msg, sizeof(msg), "expected an integer for \"%s\"", key);
 	return fail_at(ps, val_start, msg);
+}
+
+/* args neff_hash / neff / neff_name / neff_path of device work: the first
+ * one, normalized like capture file names (docs/neuron.md "NEFF hash"). */
+static int neff_field(struct parser *ps, const struct span *val, const char *val_start, ns_str *out)
+{
+	char text[512], hash[65];
+	size_t len = val->len;
+	if (*out || val->p[0] == '{' || val->p[0] == '[' || len >= sizeof(text))
+		return 0;
+	len = val->escaped ? ns_json_unescape(val->p, len, text) : (memcpy(text, val->p, len), len);
+	len = ns_neff_hash_normalize(text, len, hash, sizeof(hash));
+	if (len && (*out = ns_strtab_intern(&ps->t->strings, hash, len)) == UINT32_MAX)
+		return fail_at(ps, val_start, "out of memory");
+	return 0;
 }
 
 /* The args keys the analysis and the store use. */
@@ -173,6 +330,14 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 	struct ns_raw_event *raw = ctx;
 	struct ns_event *ev = &raw->ev;
 	switch (key->len) {
+	case 4:
+		if (span_is(key, "neff"))
+			return neff_field(ps, val, val_start, &ev->neff);
+		break;
+	case 9:
+		if (span_is(key, "neff_hash") || span_is(key, "neff_name") || span_is(key, "neff_path"))
+			return neff_field(ps, val, val_start, &ev->neff);
+		break;
 	case 6:
 		if (span_is(key, "stream"))
 			return val->is_string ? 0 : int_field(ps, val, val_start, "stream", &raw->stream);
@@ -186,8 +351,12 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 			return int_field(ps, val, val_start, "Bytes", &ev->bytes);
 		break;
 	case 8:
-		if (span_is(key, "finished") && span_is(val, "false"))
-			ev->flags |= NS_EV_UNFINISHED;
+		if (span_is(key, "finished")) { /* a repeated key: the last one counts */
+			if (span_is(val, "false"))
+				ev->flags |= NS_EV_UNFINISHED;
+			else
+				ev->flags &= (uint8_t)~NS_EV_UNFINISHED;
+		}
 		break;
 	case 11:
 		if (span_is(key, "External id") || span_is(key, "external id"))
@@ -203,11 +372,11 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 		break;
 	case 10:
 		if (span_is(key, "Input Dims") || span_is(key, "Input dims"))
-			return intern_compact(ps, val->p, val->len, &ev->input_dims) ? fail_at(ps, val_start, "out of memory") : 0;
+			return intern_compact(ps, val->p, val->len, &ev->input_dims) ? intern_failed(ps, val_start, val->len) : 0;
 		if (span_is(key, "Call stack") && val->is_string)
-			return intern_span(ps, val, &ev->stack) ? fail_at(ps, val_start, "out of memory") : 0;
+			return intern_span(ps, val, &ev->stack) ? intern_failed(ps, val_start, val->len) : 0;
 		if (span_is(key, "Input type"))
-			return intern_compact(ps, val->p, val->len, &raw->input_types) ? fail_at(ps, val_start, "out of memory") : 0;
+			return intern_compact(ps, val->p, val->len, &raw->input_types) ? intern_failed(ps, val_start, val->len) : 0;
 		break;
 	case 13:
 		if (span_is(key, "Fwd thread id"))
@@ -223,6 +392,19 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 		break;
 	}
 	return 0;
+}
+
+/* What args_field sets, back to "absent". */
+static void reset_args(struct ns_raw_event *raw)
+{
+	struct ns_event *ev = &raw->ev;
+	ev->external_id = ev->correlation = ev->ev_idx = NS_NONE;
+	ev->bytes = 0;
+	ev->input_dims = ev->stack = 0;
+	ev->mem_device_type = -1;
+	ev->flags &= (uint8_t)~NS_EV_UNFINISHED;
+	raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
+	raw->input_types = 0;
 }
 
 static int event_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
@@ -267,6 +449,7 @@ static int event_field(struct parser *ps, void *ctx, const struct span *key, con
 			f->has_args = true;
 			if (val->is_string || val->p[0] != '{')
 				return fail_at(ps, val_start, "expected an object for \"args\"");
+			reset_args(f->raw); /* a repeated "args": the last one counts, as in Python */
 			return walk_object(ps, val->p, val->len, args_field, f->raw);
 		}
 		break;
@@ -333,9 +516,7 @@ static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw
 	int rc;
 
 	memset(raw, 0, sizeof(*raw));
-	ev->external_id = ev->correlation = ev->ev_idx = NS_NONE;
-	ev->mem_device_type = -1;
-	raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
+	reset_args(raw);
 	raw->byte_offset = ps->sc.base + (size_t)(p - ps->sc.buf);
 	raw->line = ps->sc.line;
 	ev->idx = (uint32_t)t->n_trace_events;
@@ -353,19 +534,31 @@ static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw
 	raw->ph = (uint8_t)(f.has_ph ? ph_of(&f.ph) : NS_PH_OTHER);
 	enum ns_cat cat = f.has_cat ? ns_cat_from_string(f.cat.p, f.cat.len) : NS_CAT_OTHER;
 	ev->cat = (uint8_t)cat;
-	if ((f.has_cat && intern_span(ps, &f.cat, &raw->cat_text)) ||
-	    (f.has_name && intern_span(ps, &f.name, &ev->name)) || thread_of(ps, &f, &ev->thread))
-		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
+	if (f.has_cat && intern_span(ps, &f.cat, &raw->cat_text))
+		return intern_failed(ps, f.cat.p, f.cat.len);
+	if (f.has_name && intern_span(ps, &f.name, &ev->name))
+		return intern_failed(ps, f.name.p, f.name.len);
+	if (thread_of(ps, &f, &ev->thread)) {
+		const struct span *long_one = f.has_pid && f.pid.len > f.tid.len ? &f.pid : &f.tid;
+		return intern_failed(ps, long_one->p, long_one->len);
+	}
 	if (f.has_ts) {
-		if (ns_parse_us_to_ns(f.ts.p, f.ts.len, &ev->ts_ns))
-			return fail_at(ps, f.ts.p, "expected a number of microseconds for \"ts\"");
+		rc = time_field(ps, &f.ts, "ts", &ev->ts_ns);
+		if (rc < 0)
+			return fail_at(ps, f.ts.p, "\"ts\" is not a finite number");
+		if (rc)
+			return rc;
 		if (memchr(f.ts.p, '.', f.ts.len)) {
 			ev->flags |= NS_EV_TS_FRACTION;
 			t->ts_has_fraction = true;
 		}
 	}
-	if (f.has_dur && ns_parse_us_to_ns(f.dur.p, f.dur.len, &ev->dur_ns))
-		return fail_at(ps, f.dur.p, "expected a number of microseconds for \"dur\"");
+	/* A non-finite "dur" counts as absent (0), as a missing one does. */
+	if (f.has_dur && (rc = time_field(ps, &f.dur, "dur", &ev->dur_ns)) != 0) {
+		if (rc > 0)
+			return rc;
+		ev->dur_ns = 0;
+	}
 	if (ev->dur_ns < 0)
 		ev->dur_ns = 0; /* Kineto writes negative durations as 0; so do we */
 	if (f.has_args) {
@@ -415,7 +608,7 @@ static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw
 			if (rc)
 				return rc;
 			if (thread_name.is_string && intern_span(ps, &thread_name, &t->threads[ev->thread].name))
-				return ns_error_set(ps->err, NS_ERR_NOMEM, "out of memory");
+				return intern_failed(ps, thread_name.p, thread_name.len);
 		}
 		break;
 	default:
@@ -438,6 +631,19 @@ static void note_truncation(struct parser *ps, uint64_t offset)
 		ps->t->truncated_at = (int64_t)offset;
 }
 
+/* At a NUL byte where JSON should continue: 1 if only NULs follow (the
+ * zero-filled tail a crash can leave on some file systems, which counts as
+ * the end of the file: truncation is noted at the first NUL), 0 if not (the
+ * scanner is then at the first other byte), -1 on a read error. */
+static int nul_tail(struct parser *ps)
+{
+	uint64_t at = ps->sc.base + ps->sc.pos;
+	int r = ns_scan_rest_is_nul(&ps->sc, ps->err);
+	if (r == 1)
+		note_truncation(ps, at);
+	return r;
+}
+
 /* Streams the array at the scanner position (which is at '['). */
 static int parse_events_array(struct parser *ps)
 {
@@ -453,7 +659,7 @@ static int parse_events_array(struct parser *ps)
 	for (;;) {
 		size_t start, end;
 		int rc = ns_scan_value(sc, &start, &end, ps->err);
-		if (rc == 1) {
+		if (rc == NS_SCAN_TRUNCATED) {
 			note_truncation(ps, sc->base + sc->pos);
 			return 0;
 		}
@@ -479,6 +685,12 @@ static int parse_events_array(struct parser *ps)
 			ns_scan_advance(sc, 1);
 			return 0;
 		}
+		if (c == 0) {
+			int r = nul_tail(ps);
+			if (r != 0)
+				return r > 0 ? 0 : ps->err->status;
+			return fail_at(ps, sc->buf + sc->pos, "NUL bytes inside the JSON text (before this point)");
+		}
 		if (c == -1) {
 			note_truncation(ps, sc->base + sc->pos);
 			return 0;
@@ -495,6 +707,14 @@ static int add_meta(struct parser *ps, ns_str key, const char *val, size_t len)
 	ns_str v;
 	if (len > NS_META_VALUE_MAX)
 		return 0;
+	for (size_t i = 0; i < t->n_meta; i++) {
+		if (t->meta[2 * i] == key) { /* a repeated key: the last value counts */
+			if (intern_text(ps, val, len, &v))
+				return -1;
+			t->meta[2 * i + 1] = v;
+			return 0;
+		}
+	}
 	if (t->n_meta == t->cap_meta) {
 		size_t cap = t->cap_meta ? t->cap_meta * 2 : 16;
 		ns_str *m = realloc(t->meta, cap * 2 * sizeof(*m));
@@ -503,8 +723,7 @@ static int add_meta(struct parser *ps, ns_str key, const char *val, size_t len)
 		t->meta = m;
 		t->cap_meta = cap;
 	}
-	v = ns_strtab_intern(&t->strings, val, len);
-	if (v == UINT32_MAX)
+	if (intern_text(ps, val, len, &v))
 		return -1;
 	t->meta[2 * t->n_meta] = key;
 	t->meta[2 * t->n_meta + 1] = v;
@@ -536,6 +755,14 @@ static int parse_top_object(struct parser *ps)
 		c = ns_scan_peek(sc, ps->err);
 		if (c == '}')
 			break;
+		if (c == 0) {
+			int r = nul_tail(ps);
+			if (r < 0)
+				return ps->err->status;
+			if (r > 0)
+				goto truncated;
+			return fail_at(ps, sc->buf + sc->pos, "NUL bytes inside the JSON text (before this point)");
+		}
 		if (c == -1)
 			goto truncated;
 		if (c == -2)
@@ -543,7 +770,7 @@ static int parse_top_object(struct parser *ps)
 		if (c != '"')
 			return fail_at(ps, sc->buf + sc->pos, "expected a quoted key in the top-level object");
 		int rc = ns_scan_value(sc, &start, &end, ps->err);
-		if (rc == 1)
+		if (rc == NS_SCAN_TRUNCATED)
 			goto truncated;
 		if (rc)
 			return rc;
@@ -553,7 +780,7 @@ static int parse_top_object(struct parser *ps)
 		ns_json_string_end(sc->buf, end, start, &esc);
 		key.escaped = esc;
 		if (intern_span(ps, &key, &key_id))
-			return ns_error_set(ps->err, NS_ERR_NOMEM, "out of memory");
+			return intern_failed(ps, key.p, key.len);
 		ns_scan_advance(sc, end - sc->pos);
 		c = ns_scan_peek(sc, ps->err);
 		if (c == -1)
@@ -563,6 +790,9 @@ static int parse_top_object(struct parser *ps)
 		ns_scan_advance(sc, 1);
 		const char *key_text = ns_strtab_get(&ps->t->strings, key_id);
 		if (strcmp(key_text, "traceEvents") == 0) {
+			if (saw_events)
+				return fail_at(ps, sc->buf + start,
+					       "\"traceEvents\" appears twice (a second array is not read)");
 			c = ns_scan_peek(sc, ps->err);
 			if (c == -1)
 				goto truncated;
@@ -576,13 +806,13 @@ static int parse_top_object(struct parser *ps)
 				return 0;
 		} else {
 			rc = ns_scan_value(sc, &start, &end, ps->err);
-			if (rc == 1)
+			if (rc == NS_SCAN_TRUNCATED)
 				goto truncated;
 			if (rc)
 				return rc;
 			const char *v = sc->buf + start;
 			size_t vlen = end - start;
-			if (!ns_json_skip_value(v, vlen, 0, 1))
+			if (vlen == 0 || ns_json_skip_value(v, vlen, 0, 1) != vlen)
 				return fail_at(ps, v, "invalid JSON value");
 			if (strcmp(key_text, "baseTimeNanoseconds") == 0) {
 				ps->t->has_base_time = ns_parse_int64(v, vlen, &ps->t->base_time_ns) == 0;
@@ -604,6 +834,14 @@ static int parse_top_object(struct parser *ps)
 		}
 		if (c == '}')
 			break;
+		if (c == 0) {
+			int r = nul_tail(ps);
+			if (r < 0)
+				return ps->err->status;
+			if (r > 0)
+				goto truncated;
+			return fail_at(ps, sc->buf + sc->pos, "NUL bytes inside the JSON text (before this point)");
+		}
 		if (c == -1)
 			goto truncated;
 		if (c == -2)
@@ -628,20 +866,41 @@ truncated:
 	return 0;
 }
 
-int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_opts *opts,
-		   struct ns_error *warn, struct ns_error *err)
+/* After the top-level value: only whitespace or NUL padding may follow.
+ * Reading to the end also makes a compressed source check its end (the
+ * gzip CRC; a missing trailer counts as truncation). Sets *extra_at to the
+ * offset of anything else (which is ignored). */
+static int check_end(struct parser *ps, int64_t *extra_at)
+{
+	struct ns_scan *sc = &ps->sc;
+	int c = ns_scan_peek(sc, ps->err);
+	if (c == 0) {
+		int r = ns_scan_rest_is_nul(sc, ps->err);
+		if (r < 0)
+			return ps->err->status;
+		if (r == 1)
+			c = -1;
+	}
+	if (c == -2)
+		return ps->err->status;
+	if (c == -1) {
+		if (ns_source_truncated(sc->src))
+			note_truncation(ps, sc->base + sc->pos);
+		return 0;
+	}
+	*extra_at = (int64_t)(sc->base + sc->pos);
+	return 0;
+}
+
+/* Parses the trace in src (owned: closed here) into t. */
+static int ingest_source(const char *path, struct ns_source *src, struct ns_trace *t,
+			 const struct ns_ingest_opts *opts, struct ns_error *warn, struct ns_error *err)
 {
 	struct parser ps = { .t = t, .opts = opts, .err = err };
-	struct ns_source *src = NULL;
 	int rc, c;
 
-	free(t->path);
-	t->path = strdup(path);
-	if (!t->path)
-		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	rc = ns_source_open(path, opts ? opts->max_decompressed : 0, opts ? opts->max_ratio : 0, &src, err);
-	if (rc)
-		return rc;
+	if (opts && opts->read_chunk)
+		ns_source_set_max_read(src, opts->read_chunk);
 	rc = ns_scan_init(&ps.sc, path, src, err);
 	if (rc)
 		goto out;
@@ -661,12 +920,18 @@ int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_
 		ns_scan_where(&ps.sc, ps.sc.pos, where, sizeof(where));
 		rc = ns_error_set(err, NS_ERR_INPUT, "%s: not a JSON trace (expected '{' or '[')", where);
 	}
+	int64_t extra_at = -1;
+	if (rc == 0 && t->truncated_at < 0)
+		rc = check_end(&ps, &extra_at);
+	if (rc == 0 && extra_at >= 0)
+		ns_error_set(warn, NS_OK, "%s: data after the end of the JSON text at byte %lld is ignored", path,
+			     (long long)extra_at);
 	if (rc == 0 && t->truncated_at >= 0) {
 		const char *why = ns_source_truncated(src) ? "the compressed stream is truncated" : "the file ends early";
 		if (opts && opts->strict) {
 			rc = ns_error_set(err, NS_ERR_INPUT,
-					  "%s: truncated at byte %lld (%s); %zu complete events read", path,
-					  (long long)t->truncated_at, why, t->n_events);
+					  "%s: truncated at byte %lld (%s); %llu complete events read", path,
+					  (long long)t->truncated_at, why, (unsigned long long)t->n_trace_events);
 		} else {
 			ns_error_set(warn, NS_OK,
 				     "%s: truncated at byte %lld (%s); using the %llu complete events before it",
@@ -678,5 +943,39 @@ out:
 	ns_scan_release(&ps.sc);
 	ns_source_close(src);
 	free(ps.scratch);
+	free(ps.fixed);
 	return rc;
+}
+
+int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_opts *opts,
+		   struct ns_error *warn, struct ns_error *err)
+{
+	struct ns_source *src = NULL;
+	int rc;
+
+	free(t->path);
+	t->path = strdup(path);
+	if (!t->path)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	rc = ns_source_open(path, opts ? opts->max_decompressed : 0, opts ? opts->max_ratio : 0, &src, err);
+	if (rc)
+		return rc;
+	return ingest_source(path, src, t, opts, warn, err);
+}
+
+int ns_ingest_mem(const void *bytes, size_t len, const char *name, struct ns_trace *t,
+		  const struct ns_ingest_opts *opts, struct ns_error *warn, struct ns_error *err)
+{
+	struct ns_source *src = NULL;
+	int rc;
+
+	free(t->path);
+	t->path = strdup(name);
+	if (!t->path)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	rc = ns_source_open_mem(bytes, len, name, opts ? opts->max_decompressed : 0,
+				opts ? opts->max_ratio : 0, &src, err);
+	if (rc)
+		return rc;
+	return ingest_source(name, src, t, opts, warn, err);
 }

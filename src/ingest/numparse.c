@@ -11,7 +11,7 @@ typedef unsigned __int128 u128;
 
 /* Splits a JSON number into sign, significant digits (as an integer) and a
  * decimal exponent; accepts a surrounding pair of quotes. */
-static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int *exp10)
+static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int *exp10, bool *sticky_out)
 {
 	size_t i = 0;
 	int sig = 0, exp_adj = 0;
@@ -65,13 +65,14 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 				e = e * 10 + (tok[i] - '0');
 		exp_adj += (int)(eneg ? -e : e);
 	}
-	if (i != len || sticky)
-		return -1; /* trailing garbage, or more precision than we can round exactly */
+	if (i != len)
+		return -1; /* trailing garbage */
 	*exp10 = exp_adj;
+	*sticky_out = sticky; /* non-zero digits were dropped beyond MAX_SIG_DIGITS */
 	return 0;
 }
 
-static int scale_to_int64(bool neg, u128 mant, int exp10, int64_t *out)
+static int scale_to_int64(bool neg, u128 mant, int exp10, bool sticky, int64_t *out)
 {
 	if (mant == 0) {
 		*out = 0;
@@ -91,8 +92,8 @@ static int scale_to_int64(bool neg, u128 mant, int exp10, int64_t *out)
 			for (int k = 0; k < -exp10; k++)
 				div *= 10;
 			u128 q = mant / div, r = mant % div;
-			/* round half to even */
-			if (r * 2 > div || (r * 2 == div && (q & 1)))
+			/* round half to even; dropped digits (sticky) break a tie upwards */
+			if (r * 2 > div || (r * 2 == div && ((q & 1) || sticky)))
 				q++;
 			mant = q;
 		}
@@ -105,20 +106,20 @@ static int scale_to_int64(bool neg, u128 mant, int exp10, int64_t *out)
 
 int ns_parse_us_to_ns(const char *tok, size_t len, int64_t *out_ns)
 {
-	bool neg;
+	bool neg, sticky;
 	u128 mant;
 	int exp10;
-	if (split_number(tok, len, &neg, &mant, &exp10) < 0)
+	if (split_number(tok, len, &neg, &mant, &exp10, &sticky) < 0)
 		return -1;
-	return scale_to_int64(neg, mant, exp10 + 3, out_ns);
+	return scale_to_int64(neg, mant, exp10 + 3, sticky, out_ns);
 }
 
 int ns_parse_int64(const char *tok, size_t len, int64_t *out)
 {
-	bool neg;
+	bool neg, sticky;
 	u128 mant;
 	int exp10;
-	if (split_number(tok, len, &neg, &mant, &exp10) < 0)
+	if (split_number(tok, len, &neg, &mant, &exp10, &sticky) < 0 || sticky)
 		return -1;
 	if (exp10 < 0) {
 		/* "12.0" is an integer; "12.5" is not */
@@ -132,5 +133,5 @@ int ns_parse_int64(const char *tok, size_t len, int64_t *out)
 		mant /= div;
 		exp10 = 0;
 	}
-	return scale_to_int64(neg, mant, exp10, out);
+	return scale_to_int64(neg, mant, exp10, false, out);
 }

@@ -12,7 +12,12 @@ int ns_scan_init(struct ns_scan *s, const char *path, struct ns_source *src, str
 	s->path = path;
 	s->src = src;
 	s->line = 1;
-	s->cap = 4 * READ_CHUNK;
+	/* small inputs get a small window (many tiny files; fuzzing); the
+	 * buffer still grows for a large value, or a highly compressed input */
+	s->chunk = READ_CHUNK;
+	while (s->chunk > 4096 && s->chunk / 2 > ns_source_size(src))
+		s->chunk /= 2;
+	s->cap = 4 * s->chunk;
 	s->buf = malloc(s->cap);
 	if (!s->buf)
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
@@ -41,8 +46,8 @@ static ssize_t refill(struct ns_scan *s, size_t *keep, struct ns_error *err)
 		if (keep)
 			*keep -= drop;
 	}
-	if (s->cap - s->len < READ_CHUNK) {
-		if (s->cap >= NS_SCAN_MAX_VALUE + READ_CHUNK) {
+	if (s->cap - s->len < s->chunk) {
+		if (s->cap >= NS_SCAN_MAX_VALUE + s->chunk) {
 			ns_error_set(err, NS_ERR_NOMEM, "%s: byte %llu: a single JSON value exceeds %llu bytes",
 				     s->path, (unsigned long long)(s->base + s->pos),
 				     (unsigned long long)NS_SCAN_MAX_VALUE);
@@ -122,10 +127,17 @@ static const unsigned char interesting[256] = {
 	['"'] = 1, ['\\'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
 };
 
+static bool is_delimiter(char c)
+{
+	return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* Finds the end of the value at buf[start]: an index past it, or 0 if the
  * buffer ends first. Only brackets and strings are tracked here; the event
- * parser validates the contents. *depth_err is set on excessive nesting. */
-static size_t value_extent(const char *p, size_t n, size_t start, bool *depth_err)
+ * parser validates the contents. *depth_err is set on excessive nesting. A
+ * scalar ends at a delimiter; one that starts with a delimiter is empty
+ * (*empty is set, the returned index is meaningless). */
+static size_t value_extent(const char *p, size_t n, size_t start, bool *depth_err, bool *empty)
 {
 	const unsigned char *u = (const unsigned char *)p;
 	size_t i = start;
@@ -138,7 +150,11 @@ static size_t value_extent(const char *p, size_t n, size_t start, bool *depth_er
 			bool esc;
 			return ns_json_string_end(p, n, i, &esc);
 		}
-		while (i < n && !strchr(",]} \t\r\n", p[i]))
+		if (is_delimiter(c)) {
+			*empty = true;
+			return 0;
+		}
+		while (i < n && !is_delimiter(p[i]))
 			i++;
 		return i < n ? i : 0;
 	}
@@ -176,11 +192,15 @@ int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error
 	if (c == -2)
 		return err->status;
 	if (c == -1)
-		return 1;
+		return NS_SCAN_TRUNCATED;
 	size_t begin = s->pos;
 	for (;;) {
-		bool depth_err = false;
-		size_t e = value_extent(s->buf, s->len, begin, &depth_err);
+		bool depth_err = false, empty = false;
+		size_t e = value_extent(s->buf, s->len, begin, &depth_err, &empty);
+		if (empty) {
+			*start = *end = begin;
+			return 0;
+		}
 		if (depth_err) {
 			char where[600];
 			ns_scan_where(s, begin, where, sizeof(where));
@@ -195,6 +215,21 @@ int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error
 		ssize_t got = refill(s, &begin, err);
 		if (got < 0)
 			return err->status;
+		if (got == 0)
+			return NS_SCAN_TRUNCATED;
+	}
+}
+
+int ns_scan_rest_is_nul(struct ns_scan *s, struct ns_error *err)
+{
+	for (;;) {
+		while (s->pos < s->len && s->buf[s->pos] == '\0')
+			s->pos++; /* (no newline to count) */
+		if (s->pos < s->len)
+			return 0;
+		ssize_t got = refill(s, NULL, err); /* drops what was passed: memory stays flat */
+		if (got < 0)
+			return -1;
 		if (got == 0)
 			return 1;
 	}
@@ -267,6 +302,8 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 			i = ns_json_skip_ws(p, n, i + 1);
 		}
 	}
+	if (c == '-' && n - i >= 9 && memcmp(p + i, "-Infinity", 9) == 0)
+		return i + 9;
 	if (c == '-' || (c >= '0' && c <= '9')) {
 		size_t s = i;
 		while (i < n && is_number_char(p[i]))
@@ -274,7 +311,7 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 		return i > s ? i : 0;
 	}
 	/* literals; NaN/Infinity are tolerated (Python's json writes them) */
-	static const char *const lits[] = { "true", "false", "null", "NaN", "Infinity", "-Infinity" };
+	static const char *const lits[] = { "true", "false", "null", "NaN", "Infinity" };
 	for (size_t k = 0; k < sizeof(lits) / sizeof(lits[0]); k++) {
 		size_t l = strlen(lits[k]);
 		if (n - i >= l && memcmp(p + i, lits[k], l) == 0)

@@ -23,6 +23,7 @@ struct ns_scan {
 	uint64_t base;        /* stream offset of buf[0] */
 	uint64_t line;        /* line number at buf[pos] (1-based) */
 	uint64_t line_start;  /* stream offset where that line starts */
+	size_t chunk;         /* the least free space a read is given */
 	bool eof;
 };
 
@@ -34,9 +35,16 @@ int ns_scan_peek(struct ns_scan *s, struct ns_error *err);
 /* Consumes one byte (after ns_scan_peek said it is there). */
 void ns_scan_advance(struct ns_scan *s, size_t n);
 /* Finds the complete JSON value starting at the next non-space byte and
- * makes it contiguous in s->buf at [*start, *end). Returns 0, 1 if the input
- * ended inside it (truncated), or an error status. */
+ * makes it contiguous in s->buf at [*start, *end). Returns 0,
+ * NS_SCAN_TRUNCATED if the input ended inside it (or before it), or an error
+ * status (> 0; a corrupt compressed stream is NS_ERR_INPUT, which is why
+ * truncation is not 1). */
+#define NS_SCAN_TRUNCATED (-1)
 int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error *err);
+/* Skips NUL bytes from the current position: 1 if they run to the end of
+ * the input, 0 if another byte follows (the position is then at it), -1 on
+ * a read error (err set). */
+int ns_scan_rest_is_nul(struct ns_scan *s, struct ns_error *err);
 /* Location of s->buf[i] for messages: "path:line:col". */
 void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n);
 

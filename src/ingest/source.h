@@ -16,9 +16,16 @@ struct ns_source;
 
 int ns_source_open(const char *path, uint64_t max_out, uint32_t max_ratio, struct ns_source **out,
 		   struct ns_error *err);
+/* The same over bytes in memory (not copied: they must outlive the source);
+ * name is used in messages. */
+int ns_source_open_mem(const void *bytes, size_t len, const char *name, uint64_t max_out,
+		       uint32_t max_ratio, struct ns_source **out, struct ns_error *err);
 /* Reads up to n decompressed bytes into buf. Returns the count, 0 at the
  * end, or -1 with err set (corrupt/truncated stream, limits, I/O). */
 ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error *err);
+/* Caps every read at n bytes (0: no cap), so tests and fuzzers can drive the
+ * scanner's refill logic with small inputs. */
+void ns_source_set_max_read(struct ns_source *s, size_t n);
 uint64_t ns_source_consumed(const struct ns_source *s); /* compressed bytes read so far */
 uint64_t ns_source_size(const struct ns_source *s);     /* file size */
 enum ns_compression ns_source_compression(const struct ns_source *s);

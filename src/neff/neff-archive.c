@@ -2,7 +2,6 @@
  * are kept in memory (they are small and the rest of the reader needs
  * them); every other member is listed with its size and offset and skipped,
  * so memory use does not grow with the model's weights. */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>

@@ -83,14 +83,15 @@ static void put_label(FILE *out, const char *label)
 	fprintf(out, "  %-20s", label);
 }
 
-static void put_field(FILE *out, const char *label, const char *value)
+/* missing is shown for a NULL or empty value. */
+static void put_field(FILE *out, const char *label, const char *value, const char *missing)
 {
 	put_label(out, label);
-	put_string(out, value && *value ? value : "(none)");
+	put_string(out, value && *value ? value : missing);
 	fputc('\n', out);
 }
 
-/* A double as an integer with digit groups when it is one, else %.3f. */
+/* A double as an integer with digit groups when it is one, else %.6g. */
 static const char *format_number(double v, char buf[32])
 {
 	if (v == floor(v) && fabs(v) < MAX_EXACT_DOUBLE) {
@@ -99,7 +100,7 @@ static const char *format_number(double v, char buf[32])
 		snprintf(buf, 32, "%.0f", v);
 		return buf;
 	}
-	snprintf(buf, 32, "%.3f", v);
+	snprintf(buf, 32, "%.6g", v);
 	return buf;
 }
 
@@ -113,19 +114,19 @@ static void write_header_text(const struct ns_neff *neff, FILE *out)
 	fputc('\n', out);
 	put_label(out, "file size");
 	fprintf(out, "%s bytes\n", group_digits(neff->file_size, a));
-	put_field(out, "name", h->name);
-	put_field(out, "uuid", h->uuid_str);
+	put_field(out, "name", h->name, "(empty)");
+	put_field(out, "uuid", h->uuid_str, "");
 	put_label(out, "hash");
 	fprintf(out, "%s (opaque, not verified)\n", h->hash_hex);
 	put_label(out, "NEFF version");
 	fprintf(out, "%llu.%llu\n", (unsigned long long)h->version_major,
 		(unsigned long long)h->version_minor);
-	put_field(out, "build version", h->build_version);
-	put_field(out, "compiler", neff->compiler_version);
+	put_field(out, "build version", h->build_version, "(empty)");
+	put_field(out, "compiler", neff->compiler_version, "(unknown)");
 	if (neff->kelp_version)
-		put_field(out, "kelp version", neff->kelp_version);
+		put_field(out, "kelp version", neff->kelp_version, "");
 	put_label(out, "target");
-	put_string(out, neff->kelf_target ? neff->kelf_target : "(none)");
+	put_string(out, neff->kelf_target ? neff->kelf_target : "(unknown)");
 	if (neff->kelf_version) {
 		fputs(" (kelf version ", out);
 		put_string(out, neff->kelf_version);

@@ -87,7 +87,8 @@ int neff_source_read(struct neff_source *src, void *buf, size_t n, struct ns_err
 					    (unsigned long long)(src->pos + got), strerror(errno));
 	} else {
 		got = n <= src->size - src->pos ? n : (size_t)(src->size - src->pos);
-		memcpy(buf, src->mem + src->pos, got);
+		if (got)
+			memcpy(buf, src->mem + src->pos, got);
 	}
 	if (got < n)
 		return ns_error_set(err, NS_ERR_IO,

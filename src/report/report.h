@@ -36,6 +36,7 @@ struct ns_report_opts {
 	int max_name_width;              /* 55 */
 	int max_shapes_width;            /* 80 */
 	int max_src_width;               /* 75 */
+	bool show_neff;                  /* --by-neff: a NEFF column (ns_avg.neff; docs/neuron.md) */
 };
 
 void ns_report_opts_init(struct ns_report_opts *o);
@@ -45,5 +46,16 @@ int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_
 
 /* Exact decimal microseconds from nanoseconds: 1234567 -> "1234.567". */
 void ns_format_us(char *buf, size_t n, int64_t ns);
+
+/* Shared with the diff writers (diff.c). */
+/* Whether a row's Self device time counts in the "Self <device> time total"
+ * footer (spec A6.6: CUDA/PrivateUse1/MTIA rows, user annotations excluded). */
+bool ns_avg_counts_for_device_total(const struct ns_avg *r);
+/* A JSON string literal, escaped. */
+void ns_json_string(FILE *out, const char *s);
+/* A CSV field, quoted when needed (RFC 4180). */
+void ns_csv_string(FILE *out, const char *s);
+/* "| text " with Markdown's special characters escaped. */
+void ns_md_cell(FILE *out, const char *s);
 
 #endif

@@ -202,7 +202,7 @@ static int cmp_rows(const void *pa, const void *pb)
 	return c ? c : (a < b ? -1 : a > b);
 }
 
-static bool row_counts_for_device_total(const struct ns_avg *r)
+bool ns_avg_counts_for_device_total(const struct ns_avg *r)
 {
 	/* spec A6.6: device rows of CUDA/PrivateUse1/MTIA, user annotations excluded */
 	return (r->device_type == NS_DEV_CUDA || r->device_type == NS_DEV_PRIVATEUSE1 ||
@@ -232,7 +232,7 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 		/* denominators over all rows, in first-seen order, naive += (spec A6.6) */
 		v->total_self_cpu += r->self_cpu_time_total;
 		v->total_self_cpu_ns += r->self_cpu_ns;
-		if (row_counts_for_device_total(r)) {
+		if (ns_avg_counts_for_device_total(r)) {
 			v->total_self_device += r->self_device_time_total;
 			v->total_self_device_ns += r->self_device_ns;
 		}
@@ -356,6 +356,19 @@ static void trim_path(const char *path, size_t w, char *out, size_t n)
 
 #define MAX_FRAMES 256
 
+/* --by-neff column: the widest hash (or "NEFF"), plus the 4 of PyTorch's
+ * name column. */
+static size_t neff_width(const struct view *v)
+{
+	size_t w = 8;
+	for (size_t i = 0; i < v->n; i++) {
+		ns_str h = v->agg->avgs[i].neff;
+		if (h && ns_strtab_len(v->strings, h) + 4 > w)
+			w = ns_strtab_len(v->strings, h) + 4;
+	}
+	return w < 63 ? w : 63;
+}
+
 static int write_text(FILE *out, struct view *v)
 {
 	const struct ns_report_opts *o = v->o;
@@ -372,7 +385,7 @@ static int write_text(FILE *out, struct view *v)
 		const struct ns_avg *r = &agg->avgs[i];
 		size_t w = text_width(ns_strtab_get(v->strings, r->key), ns_strtab_len(v->strings, r->key)) + 4;
 		name_w = w > name_w ? w : name_w;
-		const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "";
+		const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "[]";
 		w = text_width(shapes, strlen(shapes)) + 4;
 		shapes_w = w > shapes_w ? w : shapes_w;
 		if (r->stack) {
@@ -402,6 +415,8 @@ static int write_text(FILE *out, struct view *v)
 	snprintf(h_d_mem, sizeof(h_d_mem), "%s Mem", D);
 	snprintf(h_self_d_mem, sizeof(h_self_d_mem), "Self %s Mem", D);
 	add_col(&c, "Name", name_w, false);
+	if (o->show_neff)
+		add_col(&c, "NEFF", neff_width(v), false);
 	add_col(&c, "Self CPU %", COL_W, false);
 	add_col(&c, "Self CPU", COL_W, false);
 	add_col(&c, "CPU total %", COL_W, false);
@@ -456,6 +471,8 @@ static int write_text(FILE *out, struct view *v)
 		const struct ns_avg *r = &agg->avgs[v->order[k]];
 		char cells[24][64];
 		size_t nc = 1; /* cells[0], the name, is written straight to the line */
+		if (o->show_neff)
+			snprintf(cells[nc++], sizeof(cells[0]), "%s", r->neff ? ns_strtab_get(v->strings, r->neff) : "-");
 		const char *key = ns_strtab_get(v->strings, r->key);
 		size_t key_len = ns_strtab_len(v->strings, r->key);
 		int mw = o->max_name_width;
@@ -497,7 +514,7 @@ static int write_text(FILE *out, struct view *v)
 			if (cell(&l, cells[k2], c.widths[k2], c.left[k2]))
 				goto out;
 		if (v->has_shapes) {
-			const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "";
+			const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "[]";
 			char *cut = strndup(shapes, prefix_bytes(shapes, strlen(shapes), shapes_w));
 			int bad = !cut || cell(&l, cut, shapes_w, false);
 			free(cut);
@@ -559,7 +576,7 @@ out:
 
 /* ---- machine-readable forms: exact decimal microseconds ---- */
 
-static void json_string(FILE *out, const char *s)
+void ns_json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -573,7 +590,7 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void csv_string(FILE *out, const char *s)
+void ns_csv_string(FILE *out, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, out);
@@ -639,10 +656,10 @@ static void write_json(FILE *out, struct view *v)
 	ns_format_us(a, sizeof(a), v->total_self_cpu_ns);
 	ns_format_us(b, sizeof(b), v->total_self_device_ns);
 	fputs("{\"device\": ", out);
-	json_string(out, v->device);
+	ns_json_string(out, v->device);
 	if (v->agg->trace->path) {
 		fputs(", \"path\": ", out);
-		json_string(out, v->agg->trace->path);
+		ns_json_string(out, v->agg->trace->path);
 	}
 	if (v->agg->trace->rank != NS_NONE)
 		fprintf(out, ", \"rank\": %" PRId64, v->agg->trace->rank);
@@ -658,9 +675,13 @@ static void write_json(FILE *out, struct view *v)
 		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
 			fprintf(out, "%s\"%s\": ", c ? ", " : "", machine_columns[c]);
 			if (c < 4)
-				json_string(out, strs[c]);
+				ns_json_string(out, strs[c]);
 			else
 				fputs(vals[c], out);
+		}
+		if (v->o->show_neff) {
+			fputs(", \"neff\": ", out);
+			ns_json_string(out, ns_strtab_get(v->strings, v->agg->avgs[v->order[k]].neff));
 		}
 		fputc('}', out);
 	}
@@ -672,7 +693,7 @@ static void write_csv(FILE *out, struct view *v)
 	long printed = 0;
 	for (size_t c = 0; c < N_MACHINE_COLUMNS; c++)
 		fprintf(out, "%s%s", c ? "," : "", machine_columns[c]);
-	fputs("\r\n", out);
+	fputs(v->o->show_neff ? ",neff\r\n" : "\r\n", out);
 	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
 		if (!row_printed(v, k, &printed))
 			continue;
@@ -683,15 +704,19 @@ static void write_csv(FILE *out, struct view *v)
 			if (c)
 				fputc(',', out);
 			if (c < 4)
-				csv_string(out, strs[c]);
+				ns_csv_string(out, strs[c]);
 			else
 				fputs(vals[c], out);
+		}
+		if (v->o->show_neff) {
+			fputc(',', out);
+			ns_csv_string(out, ns_strtab_get(v->strings, v->agg->avgs[v->order[k]].neff));
 		}
 		fputs("\r\n", out);
 	}
 }
 
-static void md_cell(FILE *out, const char *s)
+void ns_md_cell(FILE *out, const char *s)
 {
 	fputs("| ", out);
 	for (; *s; s++) {
@@ -715,19 +740,19 @@ static void write_markdown(FILE *out, struct view *v)
 			continue;
 		const struct ns_avg *r = &v->agg->avgs[v->order[k]];
 		char calls[32], share[32];
-		md_cell(out, ns_strtab_get(v->strings, r->key));
+		ns_md_cell(out, ns_strtab_get(v->strings, r->key));
 		snprintf(calls, sizeof(calls), "%" PRId64, r->count);
-		md_cell(out, calls);
+		ns_md_cell(out, calls);
 		fmt_time(t1, sizeof(t1), r->self_cpu_time_total, v->o->time_unit);
-		md_cell(out, t1);
+		ns_md_cell(out, t1);
 		fmt_time(t2, sizeof(t2), r->cpu_time_total, v->o->time_unit);
-		md_cell(out, t2);
+		ns_md_cell(out, t2);
 		fmt_time(t3, sizeof(t3), r->self_device_time_total, v->o->time_unit);
-		md_cell(out, t3);
+		ns_md_cell(out, t3);
 		fmt_time(t3, sizeof(t3), r->device_time_total, v->o->time_unit);
-		md_cell(out, t3);
+		ns_md_cell(out, t3);
 		fmt_share(share, sizeof(share), r->self_device_time_total, v->total_self_device);
-		md_cell(out, share);
+		ns_md_cell(out, share);
 		fputs("|\n", out);
 	}
 	fmt_time(t1, sizeof(t1), v->total_self_cpu, v->o->time_unit);

@@ -113,7 +113,7 @@ static const char *const load_sql[LOAD__COUNT] = {
 			 " WHERE trace_id = ? ORDER BY id",
 	[LOAD_META] = "SELECT key, value_json FROM metadata WHERE trace_id = ? ORDER BY ord",
 	[LOAD_EVENTS] = "SELECT id, activity, kind, flags, name_id, thread_id, ts_ns, dur_ns, external_id,"
-			" correlation, ev_idx, bytes, mem_device_type, input_dims_id, stack_id FROM events"
+			" correlation, ev_idx, bytes, mem_device_type, input_dims_id, stack_id, neff FROM events"
 			" WHERE trace_id = ? AND kept ORDER BY id",
 };
 
@@ -156,6 +156,11 @@ static int local_string(const struct loader *l, sqlite3_stmt *st, int i, ns_str 
 	return 0;
 }
 
+static int load_oom(const struct loader *l, struct ns_error *err)
+{
+	return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+}
+
 static int step_error(const struct loader *l, int rc, struct ns_error *err)
 {
 	return ns_store_sqlite_error(err, l->db, rc, l->path, "cannot read the database");
@@ -170,7 +175,7 @@ static int load_strings(struct loader *l, struct ns_trace *t, struct ns_error *e
 		int64_t local = sqlite3_column_int64(st, 0), sid = sqlite3_column_int64(st, 1);
 		ns_str got;
 		if (intern_column(st, 2, t, &got) < 0)
-			return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+			return load_oom(l, err);
 		if ((int64_t)got != local || sid < 0 || (uint64_t)sid >= l->n_to_local)
 			return ns_error_set(err, NS_ERR_INPUT,
 					    "%s: damaged database: the strings of trace %lld are not numbered 0..n-1",
@@ -190,10 +195,10 @@ static int load_threads(struct loader *l, struct ns_trace *t, struct ns_error *e
 		int64_t tid = sqlite3_column_type(st, 2) == SQLITE_INTEGER ? sqlite3_column_int64(st, 2) : NS_NONE;
 		if (intern_column(st, 3, t, &pid_text) < 0 || intern_column(st, 4, t, &tid_text) < 0 ||
 		    (sqlite3_column_type(st, 5) != SQLITE_NULL && intern_column(st, 5, t, &name) < 0))
-			return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+			return load_oom(l, err);
 		int64_t index = ns_trace_thread(t, pid_text, pid, tid_text, tid);
 		if (index < 0)
-			return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+			return load_oom(l, err);
 		if (index != sqlite3_column_int64(st, 0))
 			return ns_error_set(err, NS_ERR_INPUT,
 					    "%s: damaged database: the threads of trace %lld are not numbered 0..n-1",
@@ -212,13 +217,13 @@ static int load_meta(struct loader *l, struct ns_trace *t, struct ns_error *err)
 			size_t cap = t->cap_meta ? t->cap_meta * 2 : 16;
 			ns_str *meta = realloc(t->meta, cap * 2 * sizeof(*meta));
 			if (!meta)
-				return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+				return load_oom(l, err);
 			t->meta = meta;
 			t->cap_meta = cap;
 		}
 		if (intern_column(st, 0, t, &t->meta[2 * t->n_meta]) < 0 ||
 		    intern_column(st, 1, t, &t->meta[2 * t->n_meta + 1]) < 0)
-			return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+			return load_oom(l, err);
 		t->n_meta++;
 	}
 	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);
@@ -239,6 +244,9 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 		if ((rc = local_string(l, st, 4, &ev.name, err)) || (rc = local_string(l, st, 13, &ev.input_dims, err)) ||
 		    (rc = local_string(l, st, 14, &ev.stack, err)))
 			return rc;
+		/* the model's own strings are loaded already: this finds the id */
+		if (sqlite3_column_type(st, 15) != SQLITE_NULL && intern_column(st, 15, t, &ev.neff) < 0)
+			return load_oom(l, err);
 		if (thread < 0 || (uint64_t)thread >= t->n_threads)
 			return ns_error_set(err, NS_ERR_INPUT,
 					    "%s: damaged database: event %u of trace %lld has no thread", l->path,
@@ -252,7 +260,7 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 		ev.bytes = bytes == NS_NONE ? 0 : bytes;
 		ev.mem_device_type = (int16_t)(mem_type == NS_NONE ? -1 : mem_type);
 		if (ns_trace_push(t, &ev) < 0)
-			return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+			return load_oom(l, err);
 	}
 	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);
 }
@@ -261,11 +269,11 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 static int load_trace(struct loader *l, struct ns_trace *t, struct ns_error *err)
 {
 	sqlite3_stmt *tr = l->stmt[LOAD_TRACES];
-	int rc = 0;
+	int rc;
 	l->trace_id = sqlite3_column_int64(tr, 0);
 	const char *path = (const char *)sqlite3_column_text(tr, 1);
 	if (!(t->path = strdup(path ? path : "")))
-		return ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", l->path);
+		return load_oom(l, err);
 	t->rank = column_opt(tr, 2);
 	t->world_size = column_opt(tr, 3);
 	t->base_time_ns = column_opt(tr, 4);
@@ -283,10 +291,9 @@ static int load_trace(struct loader *l, struct ns_trace *t, struct ns_error *err
 		sqlite3_reset(l->stmt[i]);
 		sqlite3_bind_int64(l->stmt[i], 1, l->trace_id);
 	}
-	if ((rc = load_strings(l, t, err)) || (rc = load_threads(l, t, err)) || (rc = load_meta(l, t, err)) ||
-	    (rc = load_events(l, t, err)))
+	if ((rc = load_strings(l, t, err)) || (rc = load_threads(l, t, err)) || (rc = load_meta(l, t, err)))
 		return rc;
-	return 0;
+	return load_events(l, t, err);
 }
 
 int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct ns_error *err)
@@ -316,7 +323,7 @@ int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct 
 		goto out;
 	}
 	if (!(l.to_local = calloc(l.n_to_local, sizeof(*l.to_local)))) {
-		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", db_path);
+		rc = load_oom(&l, err);
 		goto out;
 	}
 	while ((sqlite_rc = sqlite3_step(l.stmt[LOAD_TRACES])) == SQLITE_ROW) {
@@ -324,7 +331,7 @@ int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct 
 			size_t cap = cap_traces ? cap_traces * 2 : 4;
 			struct ns_trace *grown = realloc(traces, cap * sizeof(*traces));
 			if (!grown) {
-				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory loading %s", db_path);
+				rc = load_oom(&l, err);
 				goto out;
 			}
 			traces = grown;

@@ -36,40 +36,14 @@ struct result {
 /* What the authorizer refused first, for the error message. */
 struct refusal {
 	int action;
-	char detail[128];
+	char arg1[96], arg2[96];
 };
-
-static const char *action_name(int action)
-{
-	switch (action) {
-	case SQLITE_INSERT: return "INSERT";
-	case SQLITE_UPDATE: return "UPDATE";
-	case SQLITE_DELETE: return "DELETE";
-	case SQLITE_ATTACH: return "ATTACH";
-	case SQLITE_DETACH: return "DETACH";
-	case SQLITE_PRAGMA: return "PRAGMA";
-	case SQLITE_TRANSACTION: return "a transaction statement";
-	case SQLITE_SAVEPOINT: return "SAVEPOINT";
-	case SQLITE_ALTER_TABLE: return "ALTER TABLE";
-	case SQLITE_REINDEX: return "REINDEX";
-	case SQLITE_ANALYZE: return "ANALYZE";
-	case SQLITE_DROP_INDEX: case SQLITE_DROP_TABLE: case SQLITE_DROP_TRIGGER: case SQLITE_DROP_VIEW:
-	case SQLITE_DROP_TEMP_INDEX: case SQLITE_DROP_TEMP_TABLE: case SQLITE_DROP_TEMP_TRIGGER:
-	case SQLITE_DROP_TEMP_VIEW: case SQLITE_DROP_VTABLE:
-		return "DROP";
-	case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TABLE: case SQLITE_CREATE_TRIGGER: case SQLITE_CREATE_VIEW:
-	case SQLITE_CREATE_TEMP_INDEX: case SQLITE_CREATE_TEMP_TABLE: case SQLITE_CREATE_TEMP_TRIGGER:
-	case SQLITE_CREATE_TEMP_VIEW: case SQLITE_CREATE_VTABLE:
-		return "CREATE";
-	default: return "this statement";
-	}
-}
 
 static int authorize(void *ctx, int action, const char *arg1, const char *arg2, const char *db_name,
 		     const char *trigger)
 {
 	struct refusal *refusal = ctx;
-	(void)arg2, (void)db_name, (void)trigger;
+	(void)db_name, (void)trigger;
 	switch (action) {
 	case SQLITE_READ:
 	case SQLITE_SELECT:
@@ -79,32 +53,63 @@ static int authorize(void *ctx, int action, const char *arg1, const char *arg2, 
 	default:
 		if (!refusal->action) {
 			refusal->action = action;
-			snprintf(refusal->detail, sizeof(refusal->detail), "%s%s%s", action_name(action),
-				 arg1 && action != SQLITE_TRANSACTION ? " " : "",
-				 arg1 && action != SQLITE_TRANSACTION ? arg1 : "");
+			snprintf(refusal->arg1, sizeof(refusal->arg1), "%s", arg1 ? arg1 : "");
+			snprintf(refusal->arg2, sizeof(refusal->arg2), "%s", arg2 ? arg2 : "");
 		}
 		return SQLITE_DENY;
 	}
 }
 
-/* True if p holds nothing but white space, semicolons and comments. */
-static bool only_space_or_comments(const char *p)
+/* Skips white space, semicolons and SQL comments. */
+static const char *skip_space_and_comments(const char *p)
 {
 	for (;;) {
 		while (*p && (isspace((unsigned char)*p) || *p == ';'))
 			p++;
 		if (p[0] == '-' && p[1] == '-') {
-			p = strchr(p, '\n');
-			if (!p)
-				return true;
+			const char *eol = strchr(p, '\n');
+			p = eol ? eol : p + strlen(p);
 		} else if (p[0] == '/' && p[1] == '*') {
-			p = strstr(p + 2, "*/");
-			if (!p)
-				return true;
-			p += 2;
+			const char *end = strstr(p + 2, "*/");
+			p = end ? end + 2 : p + strlen(p);
 		} else {
-			return *p == '\0';
+			return p;
 		}
+	}
+}
+
+/* The statement's first two words, upper-cased ("DROP TABLE"). */
+static void leading_words(const char *sql, char *out, size_t size)
+{
+	const char *p = skip_space_and_comments(sql);
+	size_t n = 0;
+	for (int word = 0; word < 2 && isalpha((unsigned char)*p); word++) {
+		if (word && n + 1 < size)
+			out[n++] = ' ';
+		for (; isalpha((unsigned char)*p); p++)
+			if (n + 1 < size)
+				out[n++] = (char)toupper((unsigned char)*p);
+		while (isspace((unsigned char)*p))
+			p++;
+	}
+	out[n] = '\0';
+}
+
+/* Names what was refused in the user's terms. A schema change reaches the
+ * authorizer as a write to sqlite_master, so it is named by the statement's
+ * own first words instead. */
+static void describe_refusal(const struct refusal *r, const char *sql, char *out, size_t size)
+{
+	bool schema_table = strncmp(r->arg1, "sqlite_", 7) == 0 &&
+			    (strstr(r->arg1, "master") || strstr(r->arg1, "schema"));
+	switch (schema_table ? -1 : r->action) {
+	case SQLITE_INSERT: snprintf(out, size, "INSERT into %s", r->arg1); break;
+	case SQLITE_UPDATE: snprintf(out, size, "UPDATE of %s", r->arg1); break;
+	case SQLITE_DELETE: snprintf(out, size, "DELETE from %s", r->arg1); break;
+	case SQLITE_PRAGMA: snprintf(out, size, "PRAGMA %s", r->arg1); break;
+	case SQLITE_TRANSACTION: snprintf(out, size, "%s", r->arg1); break;
+	case SQLITE_ALTER_TABLE: snprintf(out, size, "ALTER TABLE %s", r->arg2); break;
+	default: leading_words(sql, out, size); break;
 	}
 }
 
@@ -215,37 +220,107 @@ static size_t utf8_sequence(const unsigned char *p, size_t n)
 	return len;
 }
 
-/* Display width: characters, counting each invalid byte as one. */
+/* In the table format a control character is shown escaped (\n, \r, \t,
+ * \xHH) so that every row stays on one line. Returns the escape's length
+ * (0 for a printable byte) and writes it to out. */
+static size_t escape_control(unsigned char ch, char out[5])
+{
+	if (ch >= 0x20 && ch != 0x7f)
+		return 0;
+	if (ch == '\n' || ch == '\r' || ch == '\t') {
+		out[0] = '\\';
+		out[1] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : 't';
+		return 2;
+	}
+	snprintf(out, 5, "\\x%02x", ch);
+	return 4;
+}
+
+/* Display width in the table: characters, an invalid byte counting as one
+ * and a control character as its escape. */
 static size_t display_width(const char *s, size_t len)
 {
 	size_t width = 0;
-	for (size_t i = 0; i < len; width++) {
+	char esc[5];
+	for (size_t i = 0; i < len;) {
 		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
+		size_t escape_len = n == 1 ? escape_control((unsigned char)s[i], esc) : 0;
+		width += escape_len ? escape_len : 1;
 		i += n ? n : 1;
 	}
 	return width;
 }
 
-static void print_padding(FILE *out, size_t n)
+/* One table line, built in memory so trailing blanks can be dropped. */
+struct line {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static void line_put(struct line *l, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		putc(' ', out);
+	if (l->oom || !n)
+		return;
+	if (l->len + n > l->cap) {
+		size_t cap = l->cap ? l->cap : 256;
+		while (cap < l->len + n)
+			cap *= 2;
+		char *buf = realloc(l->buf, cap);
+		if (!buf) {
+			l->oom = true;
+			return;
+		}
+		l->buf = buf;
+		l->cap = cap;
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
 }
 
-/* Prints one table line. texts/lens hold one entry per column. */
-static void print_table_line(FILE *out, int n_cols, const char *const *texts, const size_t *lens,
+static void line_put_text(struct line *l, const char *s, size_t len)
+{
+	char esc[5];
+	size_t start = 0;
+	for (size_t i = 0; i < len; i++) {
+		size_t escape_len = escape_control((unsigned char)s[i], esc);
+		if (!escape_len)
+			continue;
+		line_put(l, s + start, i - start);
+		line_put(l, esc, escape_len);
+		start = i + 1;
+	}
+	line_put(l, s + start, len - start);
+}
+
+static void line_pad(struct line *l, size_t n)
+{
+	static const char spaces[] = "                                ";
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		line_put(l, spaces, sizeof(spaces) - 1);
+	line_put(l, spaces, n);
+}
+
+/* Prints one table line (texts/lens: one entry per column), without
+ * trailing blanks. */
+static void print_table_line(FILE *out, struct line *l, int n_cols, const char *const *texts, const size_t *lens,
 			     const size_t *widths, const bool *numeric)
 {
+	l->len = 0;
 	for (int c = 0; c < n_cols; c++) {
 		size_t pad = widths[c] - display_width(texts[c], lens[c]);
 		if (c)
-			fputs("  ", out);
+			line_pad(l, 2);
 		if (numeric[c])
-			print_padding(out, pad);
-		fwrite(texts[c], 1, lens[c], out);
-		if (!numeric[c] && c + 1 < n_cols) /* no trailing spaces */
-			print_padding(out, pad);
+			line_pad(l, pad);
+		line_put_text(l, texts[c], lens[c]);
+		if (!numeric[c])
+			line_pad(l, pad);
 	}
+	while (l->len && l->buf[l->len - 1] == ' ')
+		l->len--;
+	if (l->len)
+		fwrite(l->buf, 1, l->len, out);
 	putc('\n', out);
 }
 
@@ -259,6 +334,7 @@ static int render_table(FILE *out, sqlite3_stmt *st, const struct result *r)
 	bool *numeric = calloc((size_t)n, sizeof(*numeric));
 	const char **texts = calloc((size_t)n, sizeof(*texts));
 	char *dashes = NULL;
+	struct line line = { 0 };
 	int rc = -1;
 	if (!widths || !lens || !numeric || !texts)
 		goto out;
@@ -288,27 +364,28 @@ static int render_table(FILE *out, sqlite3_stmt *st, const struct result *r)
 		texts[c] = sqlite3_column_name(st, c);
 		lens[c] = strlen(texts[c]);
 	}
-	print_table_line(out, n, texts, lens, widths, numeric);
+	print_table_line(out, &line, n, texts, lens, widths, numeric);
 	for (int c = 0; c < n; c++) {
 		texts[c] = dashes;
 		lens[c] = widths[c];
 	}
-	print_table_line(out, n, texts, lens, widths, numeric);
+	print_table_line(out, &line, n, texts, lens, widths, numeric);
 	for (size_t row = 0; row < n_rows; row++) {
 		for (int c = 0; c < n; c++) {
 			const struct cell *cell = &r->cells[row * (size_t)n + (size_t)c];
 			texts[c] = r->text + cell->off;
 			lens[c] = cell->len;
 		}
-		print_table_line(out, n, texts, lens, widths, numeric);
+		print_table_line(out, &line, n, texts, lens, widths, numeric);
 	}
-	rc = 0;
+	rc = line.oom ? -1 : 0;
 out:
 	free(widths);
 	free(lens);
 	free(numeric);
 	free(texts);
 	free(dashes);
+	free(line.buf);
 	return rc;
 }
 
@@ -409,15 +486,18 @@ static int render_json(FILE *out, sqlite3_stmt *st, const struct result *r)
 static int prepare_query(sqlite3 *db, const char *db_path, const char *sql, struct refusal *refusal,
 			 sqlite3_stmt **out, struct ns_error *err)
 {
-	const char *tail = sql;
+	const char *tail = sql, *statement;
 	sqlite3_stmt *st = NULL;
 	int rc;
 	*out = NULL;
 	do { /* skip empty statements such as a leading ";" */
-		rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
+		statement = tail;
+		rc = sqlite3_prepare_v2(db, statement, -1, &st, &tail);
 	} while (rc == SQLITE_OK && !st && tail && *tail);
-	if (rc == SQLITE_AUTH && refusal->action) {
-		ns_error_set(err, NS_ERR_USAGE, "%s: query refused: %s is not allowed", db_path, refusal->detail);
+	if (rc != SQLITE_OK && refusal->action) {
+		char what[128];
+		describe_refusal(refusal, statement, what, sizeof(what));
+		ns_error_set(err, NS_ERR_USAGE, "%s: query refused: %s is not allowed", db_path, what);
 		ns_error_hint(err, "`neuron-stats sql` runs one read-only SELECT; the database is never modified");
 		return NS_ERR_USAGE;
 	}
@@ -425,11 +505,10 @@ static int prepare_query(sqlite3 *db, const char *db_path, const char *sql, stru
 		return ns_error_set(err, NS_ERR_USAGE, "%s: SQL error: %s", db_path, sqlite3_errmsg(db));
 	if (!st)
 		return ns_error_set(err, NS_ERR_USAGE, "%s: the query is empty", db_path);
-	if (tail && !only_space_or_comments(tail)) {
+	if (tail && *skip_space_and_comments(tail)) {
 		sqlite3_finalize(st);
-		return ns_error_set(err, NS_ERR_USAGE,
-				    "%s: query refused: give one SQL statement, not several (found more after \"%.*s\")",
-				    db_path, (int)(tail - sql > 60 ? 60 : tail - sql), sql);
+		return ns_error_set(err, NS_ERR_USAGE, "%s: query refused: give one SQL statement, not several",
+				    db_path);
 	}
 	if (!sqlite3_stmt_readonly(st)) {
 		sqlite3_finalize(st);

@@ -13,7 +13,7 @@
 #include "common/trace.h"
 #include "ingest/ingest.h"
 
-#define NS_SCHEMA_VERSION 1
+#define NS_SCHEMA_VERSION 2 /* 2: events.neff */
 
 struct ns_store;
 

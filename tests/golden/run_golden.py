@@ -31,7 +31,7 @@ def read(path, default=None):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    binary, name = sys.argv[1], sys.argv[2]
+    binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]  # meson passes it relative to the build dir
     update = "--update" in sys.argv[3:]
     case = os.path.join(HERE, "cases", name)
     with tempfile.TemporaryDirectory() as tmp:

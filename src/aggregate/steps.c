@@ -1,0 +1,181 @@
+/* Per-step sums of the key_averages rows (steps.h states the attribution
+ * rules). */
+#include "aggregate/steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/i64map.h"
+
+#define NO_STEP (-1)            /* column of an event in no step */
+#define NOT_A_STEP INT64_MIN    /* number of an event that is no step annotation */
+#define STEP_PREFIX "ProfilerStep#"
+
+/* A CPU step annotation's interval and its column. */
+struct step_span {
+	int64_t start_ns, end_ns;
+	int64_t column;
+	int64_t max_end_ns; /* max end_ns of this span and every span before it */
+};
+
+/* The N of a `ProfilerStep#N` user annotation (CPU or device), in *number;
+ * false for any other event. An N that does not parse gives *number = -1. */
+static bool step_annotation(const struct ns_agg *agg, const struct ns_fevent *fe, int64_t *number)
+{
+	const struct ns_trace *t = agg->trace;
+	const char *name, *digits;
+	char *end;
+	if (!fe->is_user_annotation || fe->removed || fe->event < 0)
+		return false;
+	name = ns_strtab_get(&t->strings, t->events[fe->event].name);
+	if (strncmp(name, STEP_PREFIX, strlen(STEP_PREFIX)) != 0 || !name[strlen(STEP_PREFIX)])
+		return false;
+	digits = name + strlen(STEP_PREFIX);
+	long long n = strtoll(digits, &end, 10);
+	*number = *end == '\0' && digits[0] >= '0' && digits[0] <= '9' && n >= 0 ? (int64_t)n : -1;
+	return true;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The column of the step whose interval holds t, or NO_STEP. spans are in
+ * start order (fevents are sorted by start); they overlap only when several
+ * threads carry steps, hence the walk back bounded by max_end_ns. */
+static int64_t step_at(const struct step_span *spans, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* first span starting after t */
+		size_t mid = (lo + hi) / 2;
+		if (spans[mid].start_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k-- > 0 && spans[k].max_end_ns >= t;)
+		if (spans[k].end_ns >= t)
+			return spans[k].column;
+	return NO_STEP;
+}
+
+int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_error *err)
+{
+	size_t n_fe = agg->n_fevents, n_spans = 0, n_numbers = 0, n_cells;
+	int64_t *number_of_fe = malloc((n_fe + 1) * sizeof(*number_of_fe)); /* step N, or NOT_A_STEP */
+	int64_t *step_of_fe = malloc((n_fe + 1) * sizeof(*step_of_fe));     /* column, or NO_STEP */
+	struct step_span *spans = malloc((n_fe + 1) * sizeof(*spans));
+	struct ns_i64map column_of_number;
+	int64_t unparsed = 0;
+	int rc = NS_ERR_NOMEM;
+
+	memset(out, 0, sizeof(*out));
+	ns_i64map_init(&column_of_number);
+	out->n_rows = agg->n_avgs;
+	out->number = malloc((n_fe + 1) * sizeof(*out->number));
+	if (!number_of_fe || !step_of_fe || !spans || !out->number)
+		goto out;
+
+	/* the CPU annotations' numbers, distinct and ascending, give the columns */
+	for (size_t f = 0; f < n_fe; f++) {
+		int64_t n;
+		number_of_fe[f] = NOT_A_STEP;
+		if (!step_annotation(agg, &agg->fevents[f], &n))
+			continue;
+		if (n < 0)
+			n = --unparsed; /* a column of its own */
+		number_of_fe[f] = n;
+		if (agg->fevents[f].device_type == NS_DEV_CPU)
+			out->number[n_numbers++] = n;
+	}
+	out->n_steps = ns_step_numbers_unique(out->number, n_numbers);
+	for (size_t s = 0; s < out->n_steps; s++)
+		if (ns_i64map_set(&column_of_number, out->number[s], (int64_t)s))
+			goto out;
+	for (size_t f = 0; f < n_fe; f++) {
+		const struct ns_fevent *fe = &agg->fevents[f];
+		if (number_of_fe[f] == NOT_A_STEP || fe->device_type != NS_DEV_CPU)
+			continue;
+		struct step_span *sp = &spans[n_spans];
+		sp->start_ns = fe->start_ns;
+		sp->end_ns = fe->end_ns;
+		sp->column = ns_i64map_get(&column_of_number, number_of_fe[f], NO_STEP);
+		sp->max_end_ns = n_spans && spans[n_spans - 1].max_end_ns > fe->end_ns ? spans[n_spans - 1].max_end_ns
+										       : fe->end_ns;
+		n_spans++;
+	}
+
+	/* CPU events first, in index order: a parent always precedes its children */
+	for (size_t f = 0; f < n_fe; f++) {
+		const struct ns_fevent *fe = &agg->fevents[f];
+		int64_t *step = &step_of_fe[f];
+		*step = NO_STEP;
+		if (number_of_fe[f] != NOT_A_STEP) /* device ProfilerStep#N annotations too */
+			*step = ns_i64map_get(&column_of_number, number_of_fe[f], NO_STEP);
+		else if (fe->device_type != NS_DEV_CPU)
+			continue;
+		else if (fe->parent >= 0)
+			*step = step_of_fe[fe->parent];
+		if (*step == NO_STEP)
+			*step = step_at(spans, n_spans, fe->start_ns);
+	}
+	for (size_t f = 0; f < n_fe; f++) {
+		const struct ns_fevent *fe = &agg->fevents[f];
+		if (fe->device_type == NS_DEV_CPU || number_of_fe[f] != NOT_A_STEP)
+			continue;
+		step_of_fe[f] = fe->launched_by >= 0 ? step_of_fe[fe->launched_by] : NO_STEP;
+		if (step_of_fe[f] == NO_STEP)
+			step_of_fe[f] = step_at(spans, n_spans, fe->start_ns);
+	}
+
+	n_cells = out->n_rows * out->n_steps;
+	if (out->n_steps && n_cells / out->n_steps != out->n_rows)
+		goto out;
+	out->calls = calloc(n_cells + 1, sizeof(*out->calls));
+	out->self_cpu_ns = calloc(n_cells + 1, sizeof(*out->self_cpu_ns));
+	out->self_device_ns = calloc(n_cells + 1, sizeof(*out->self_device_ns));
+	if (!out->calls || !out->self_cpu_ns || !out->self_device_ns)
+		goto out;
+	for (size_t f = 0; f < n_fe; f++) {
+		const struct ns_fevent *fe = &agg->fevents[f];
+		if (fe->avg < 0 || step_of_fe[f] == NO_STEP)
+			continue;
+		size_t cell = (size_t)fe->avg * out->n_steps + (size_t)step_of_fe[f];
+		out->calls[cell]++;
+		out->self_cpu_ns[cell] += fe->self_cpu_ns;
+		out->self_device_ns[cell] += fe->self_device_ns;
+	}
+	rc = NS_OK;
+out:
+	if (rc) {
+		ns_error_set(err, rc, "%s: out of memory while splitting %zu rows into profiler steps",
+			     agg->trace && agg->trace->path ? agg->trace->path : "trace", agg->n_avgs);
+		ns_steps_release(out);
+	}
+	ns_i64map_release(&column_of_number);
+	free(number_of_fe);
+	free(step_of_fe);
+	free(spans);
+	return rc;
+}
+
+size_t ns_step_numbers_unique(int64_t *numbers, size_t n)
+{
+	size_t kept = 0;
+	qsort(numbers, n, sizeof(*numbers), cmp_i64);
+	for (size_t k = 0; k < n; k++)
+		if (kept == 0 || numbers[kept - 1] != numbers[k])
+			numbers[kept++] = numbers[k];
+	return kept;
+}
+
+void ns_steps_release(struct ns_steps *s)
+{
+	free(s->number);
+	free(s->calls);
+	free(s->self_cpu_ns);
+	free(s->self_device_ns);
+	memset(s, 0, sizeof(*s));
+}

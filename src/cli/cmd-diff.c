@@ -1,0 +1,203 @@
+/* neuron-stats diff BASE NEW: the regression diff of two runs (docs/diff.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate/steps.h"
+#include "cli/cli.h"
+#include "cli/load.h"
+#include "report/diff.h"
+
+static const char *opt_format, *opt_group_by, *opt_sort, *opt_threshold, *opt_alpha, *opt_fail_on;
+static long opt_row_limit = -1, opt_top = 10;
+static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
+
+static const struct ns_opt diff_opts[] = {
+	{ NS_OPT_STRING, 'f', "format", "FMT", "table (default), markdown, json or csv", &opt_format },
+	{ NS_OPT_STRING, 'g', "group-by", "WHAT", "match rows also by shape, overload or stack=N (as report)", &opt_group_by },
+	{ NS_OPT_FLAG, 0, "by-neff", NULL, "Neuron: match rows also by NEFF hash (as report --by-neff)", &opt_by_neff },
+	{ NS_OPT_STRING, 's', "sort", "KEY", "row order (see below); default: largest change of Self device", &opt_sort },
+	{ NS_OPT_STRING, 't', "threshold", "PCT", "smallest change that counts, in percent (default 5)", &opt_threshold },
+	{ NS_OPT_STRING, 0, "alpha", "A", "significance level of the Mann-Whitney U test (default 0.05)", &opt_alpha },
+	{ NS_OPT_STRING, 0, "fail-on", "WHAT", "exit 4 when a row is: regression, new, removed (comma-separated)", &opt_fail_on },
+	{ NS_OPT_INT, 'n', "row-limit", "N", "table, json, csv: print at most N rows (default -1: all)", &opt_row_limit },
+	{ NS_OPT_INT, 0, "top", "N", "markdown: at most N rows per section (default 10; -1: all)", &opt_top },
+	{ NS_OPT_FLAG, 0, "changed", NULL, "leave out unchanged rows", &opt_changed },
+	{ NS_OPT_FLAG, 0, "no-cache", NULL, "neither read nor write the cache database", &opt_no_cache },
+	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
+	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
+	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+};
+
+const struct ns_cmd_spec cmd_diff_spec = {
+	.name = "diff",
+	.usage = "neuron-stats diff BASE NEW [options]",
+	.summary = "Compare two runs (trace files, capture directories or databases) op by op.",
+	.details = "Rows match by the report's key; unmatched rows are new or removed. With several\n"
+		   "ProfilerStep#N steps on both sides a change counts when the per-step median moves\n"
+		   "by more than the threshold AND a two-sided Mann-Whitney U test of the per-step\n"
+		   "values gives p < alpha; with fewer steps, the threshold on totals alone (the output\n"
+		   "says which). The ranks of a capture directory are summed. Rule, JSON contract and\n"
+		   "exit codes: docs/diff.md.\n"
+		   "Sort keys: self_device (self_neuron, self_cuda), self_cpu, pct_self_device,\n"
+		   "pct_self_cpu, base_self_device, new_self_device, base_self_cpu, new_self_cpu,\n"
+		   "calls, verdict, name (A-Z).",
+	.opts = diff_opts,
+	.min_args = 2,
+	.max_args = 2,
+};
+
+/* One run: its traces, aggregated and split into steps. */
+struct run_side {
+	struct ns_run run;
+	struct ns_agg *aggs;
+	struct ns_steps *steps;
+	size_t n_done; /* aggs and steps filled so far */
+};
+
+static int load_side(const char *input, const struct ns_agg_opts *ao, struct run_side *side, struct ns_error *err)
+{
+	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict };
+	int rc = ns_run_load(input, &lo, &side->run, err);
+	if (rc)
+		return rc;
+	side->aggs = calloc(side->run.n + 1, sizeof(*side->aggs));
+	side->steps = calloc(side->run.n + 1, sizeof(*side->steps));
+	if (!side->aggs || !side->steps)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (; side->n_done < side->run.n; side->n_done++) {
+		size_t i = side->n_done;
+		rc = ns_aggregate(&side->run.traces[i], ao, &side->aggs[i], err);
+		if (rc)
+			return rc;
+		rc = ns_steps_compute(&side->aggs[i], &side->steps[i], err);
+		if (rc) {
+			ns_agg_release(&side->aggs[i]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void release_side(struct run_side *side)
+{
+	for (size_t i = 0; i < side->n_done; i++) {
+		ns_steps_release(&side->steps[i]);
+		ns_agg_release(&side->aggs[i]);
+	}
+	free(side->aggs);
+	free(side->steps);
+	ns_run_release(&side->run);
+}
+
+/* A non-negative decimal ("5", "2.5", "5%"), within [lo, hi]. */
+static int parse_number(const char *opt, const char *arg, double lo, double hi, bool percent, double *out,
+			struct ns_error *err)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (percent && *end == '%')
+		end++;
+	if (errno || end == arg || *end || !(v >= lo && v <= hi))
+		return ns_error_set(err, NS_ERR_USAGE, "--%s: expected a number from %g to %g, not '%s'", opt, lo, hi,
+				    arg);
+	*out = v;
+	return 0;
+}
+
+/* --fail-on WHAT: the verdict mask. */
+static int parse_fail_on(const char *spec, unsigned *mask, struct ns_error *err)
+{
+	static const struct {
+		const char *name;
+		enum ns_verdict verdict;
+	} words[] = { { "regression", NS_VERDICT_REGRESSED }, { "regressed", NS_VERDICT_REGRESSED },
+		      { "new", NS_VERDICT_NEW },		  { "removed", NS_VERDICT_REMOVED } };
+	char *copy = strdup(spec);
+	int rc = 0;
+	if (!copy)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	*mask = 0;
+	for (char *tok = strtok(copy, ","); tok && rc == 0; tok = strtok(NULL, ",")) {
+		size_t k = 0;
+		while (k < sizeof(words) / sizeof(words[0]) && strcmp(tok, words[k].name) != 0)
+			k++;
+		if (k == sizeof(words) / sizeof(words[0]))
+			rc = ns_error_set(err, NS_ERR_USAGE, "--fail-on: unknown verdict '%s' (regression, new, removed)", tok);
+		else
+			*mask |= 1u << words[k].verdict;
+	}
+	free(copy);
+	if (rc == 0 && *mask == 0)
+		rc = ns_error_set(err, NS_ERR_USAGE, "--fail-on: name at least one of regression, new, removed");
+	return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	char **pos;
+	int npos, rc;
+	struct ns_error err = { 0 };
+	struct ns_agg_opts ao = { .backend_override = -1 };
+	struct ns_diff_opts dopts = { .threshold_pct = 5, .alpha = 0.05 };
+	struct ns_diff_write_opts wo = { .row_limit = -1, .top_n = 10 };
+	const struct ns_diff_sort_key *sort = NULL;
+	enum ns_format fmt = NS_FMT_TABLE;
+	struct run_side sides[2];
+	struct ns_diff diff = { 0 };
+	unsigned fail_mask = 0;
+	size_t failing = 0;
+
+	memset(sides, 0, sizeof(sides));
+	rc = ns_opt_parse(&cmd_diff_spec, argc, argv, &pos, &npos);
+	if (rc)
+		return rc < 0 ? ns_cli_finish(NS_EXIT_OK) : rc;
+	ns_cli_quiet = opt_quiet;
+	if ((opt_format && ns_cli_parse_format(opt_format, &fmt, &err)) || ns_cli_parse_group_by(opt_group_by, &ao, &err) ||
+	    (opt_threshold && parse_number("threshold", opt_threshold, 0, 1e9, true, &dopts.threshold_pct, &err)) ||
+	    (opt_alpha && parse_number("alpha", opt_alpha, 1e-12, 1, false, &dopts.alpha, &err)) ||
+	    (opt_fail_on && parse_fail_on(opt_fail_on, &fail_mask, &err)))
+		goto fail;
+	if (opt_sort && !(sort = ns_diff_sort_key_find(opt_sort))) {
+		ns_error_set(&err, NS_ERR_USAGE, "--sort: unknown key '%s' (see neuron-stats diff --help)", opt_sort);
+		goto fail;
+	}
+	if (opt_by_neff)
+		ao.group_by |= NS_GROUP_NEFF;
+	dopts.group_by = ao.group_by;
+	dopts.stack_n = ao.stack_n;
+	wo.row_limit = opt_row_limit;
+	wo.top_n = opt_top;
+	wo.changed_only = opt_changed;
+	wo.gate = opt_fail_on;
+
+	if (load_side(pos[0], &ao, &sides[0], &err) || load_side(pos[1], &ao, &sides[1], &err))
+		goto fail;
+	struct ns_diff_input base = { pos[0], sides[0].aggs, sides[0].steps, sides[0].n_done, NULL };
+	struct ns_diff_input new_run = { pos[1], sides[1].aggs, sides[1].steps, sides[1].n_done, NULL };
+	if (ns_diff_compute(&base, &new_run, &dopts, sort, &diff, &err))
+		goto fail;
+	failing = fail_mask ? ns_diff_count(&diff, fail_mask) : 0;
+	wo.gate_tripped = failing > 0;
+	if (ns_diff_write(stdout, &diff, fmt, &wo, &err))
+		goto fail;
+	if (failing) {
+		char counts[128] = "";
+		for (int v = 0; v < NS_VERDICT__COUNT; v++)
+			if ((fail_mask & (1u << v)) && diff.n_verdict[v])
+				snprintf(counts + strlen(counts), sizeof(counts) - strlen(counts), "%s%zu %s",
+					 *counts ? ", " : "", diff.n_verdict[v], ns_verdict_name((enum ns_verdict)v));
+		ns_error_set(&err, NS_ERR_REGRESSION, "diff: %s (--fail-on %s)", counts, opt_fail_on);
+		goto fail;
+	}
+	rc = ns_cli_finish(NS_EXIT_OK);
+	goto out;
+fail:
+	rc = ns_cli_finish(ns_cli_fail(&err));
+out:
+	ns_diff_release(&diff);
+	release_side(&sides[0]);
+	release_side(&sides[1]);
+	return rc;
+}

@@ -1,0 +1,532 @@
+/* The Neuron half of loading a capture (docs/neuron.md): which exports a
+ * trace has beside it, running neuron-explorer when raw files need
+ * converting, and the exit-3 refusal when it is not installed. */
+#include "cli/neuron.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "aggregate/neuron.h"
+#include "cli/cli.h"
+#include "report/engines.h"
+#include "store/store.h"
+
+extern char **environ;
+
+/* Tried in this order on PATH (neuron-profile is the older name). */
+static const char *const tools[] = { "neuron-explorer", "neuron-profile" };
+
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	bool found = false;
+	char *copy = strdup(path ? path : "");
+	for (char *save = NULL, *dir = strtok_r(copy, ":", &save); copy && dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		char *full;
+		if (asprintf(&full, "%s/%s", *dir ? dir : ".", name) < 0)
+			break;
+		found = access(full, X_OK) == 0;
+		free(full);
+	}
+	free(copy);
+	return found;
+}
+
+static const char *find_tool(void)
+{
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (on_path(tools[i]))
+			return tools[i];
+	return NULL;
+}
+
+char *ns_cli_neuron_export_root(const char *db_out)
+{
+	char *root = NULL;
+	if (db_out)
+		return asprintf(&root, "%s.neuron", db_out) < 0 ? NULL : root;
+	char *db = ns_cache_path(NULL, 0);
+	char *slash = db ? strrchr(db, '/') : NULL;
+	if (slash && asprintf(&root, "%.*s/neuron", (int)(slash - db), db) < 0)
+		root = NULL;
+	free(db);
+	return root;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+}
+
+/* Scans dir (with the conversion cache) and returns its unit, or NULL. */
+static int scan_unit(const char *dir, const char *export_root, bool shallow, struct ns_capture **c,
+		     const struct ns_cap_unit **u, struct ns_error *err)
+{
+	struct ns_capture_opts co = { export_root, shallow };
+	ns_capture_free(*c);
+	*c = NULL;
+	*u = NULL;
+	int rc = ns_capture_scan(dir, &co, c, err);
+	if (rc == 0)
+		*u = ns_capture_find(*c, dir);
+	return rc;
+}
+
+/* Appends the command lines to the hint, as many as fit. */
+static void hint_commands(struct ns_error *err, const char *intro, const struct ns_ntff_cmd *cmds, size_t n)
+{
+	size_t len;
+	snprintf(err->hint, sizeof(err->hint), "%s", intro);
+	for (size_t i = 0; i < n; i++) {
+		char *line = ns_ntff_cmd_text(&cmds[i]);
+		len = strlen(err->hint);
+		if (!line || len + strlen(line) + 64 >= sizeof(err->hint)) {
+			snprintf(err->hint + len, sizeof(err->hint) - len, "\n  ... (%zu more: `neuron-stats ls` lists them)",
+				 n - i);
+			free(line);
+			return;
+		}
+		snprintf(err->hint + len, sizeof(err->hint) - len, "\n  %s", line);
+		free(line);
+	}
+}
+
+/* Runs one command; stdout goes to a temporary file when it is the export,
+ * and the export appears under its name only when the tool succeeded. */
+static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
+{
+	char *tmp = NULL, *argv[16] = { NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status, rc = 0;
+	if (asprintf(&tmp, "%s.tmp-%ld", c->output, (long)getpid()) < 0)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (int a = 0; a < 15 && c->argv[a]; a++)
+		argv[a] = strcmp(c->argv[a], c->output) == 0 ? tmp : c->argv[a];
+	posix_spawn_file_actions_init(&fa);
+	if (c->stdout_path)
+		posix_spawn_file_actions_addopen(&fa, 1, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int sp = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (sp != 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "cannot run %s: %s", argv[0], strerror(sp));
+	} else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char *line = ns_ntff_cmd_text(c);
+		rc = ns_error_set(err, NS_ERR_IO, "%s failed (%s %d): %s", argv[0],
+				  WIFEXITED(status) ? "exit status" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line ? line : "");
+		free(line);
+	} else if (rename(tmp, c->output) != 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "%s: %s did not write its export: %s", c->output, argv[0],
+				  strerror(errno));
+	}
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+static void make_dirs(const char *dir)
+{
+	char *copy = strdup(dir);
+	for (char *p = copy ? copy + 1 : NULL; p && *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(copy, 0700);
+		*p = '/';
+	}
+	if (copy)
+		mkdir(copy, 0700);
+	free(copy);
+}
+
+int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran, struct ns_error *err)
+{
+	const char *tool = find_tool();
+	struct ns_ntff_cmd *cmds = NULL;
+	size_t n = 0;
+	int rc;
+	*ran = false;
+	/* without the tool, the commands to give the user write into the capture */
+	if ((rc = ns_ntff_commands(u, tool ? tool : tools[0], tool && u->export_dir ? u->export_dir : u->dir, what,
+				   &cmds, &n, err)) || n == 0)
+		goto out;
+	if (!tool || !u->export_dir) {
+		rc = ns_error_set(err, NS_ERR_UNSUPPORTED,
+				  "%s: %s only in raw Neuron capture files (%s); their binary format is not publicly "
+				  "documented and is not decoded by this tool",
+				  u->dir,
+				  what & NS_CONV_SYSTEM ? "trace.json has no device events, and the system profile that has them is"
+							: "--engines needs the device profiles, which are",
+				  what & NS_CONV_SYSTEM ? "ntrace.pb, trace_info.pb" : "NTFF device traces");
+		hint_commands(err, tool ? "no cache folder for the exports (set NEURON_STATS_CACHE_DIR); convert them yourself:"
+				       : "install neuron-explorer (or neuron-profile) on PATH and run again, or "
+					 "convert on a machine with the Neuron tools and keep the exports in the capture:",
+			      cmds, n);
+		goto out;
+	}
+	make_dirs(u->export_dir);
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *line = ns_ntff_cmd_text(&cmds[i]);
+		if (!ns_cli_quiet)
+			fprintf(stderr, "neuron-stats: converting with %s: %s\n", tool, line ? line : "");
+		free(line);
+		rc = run_cmd(&cmds[i], err);
+	}
+	if (!rc && !ns_cli_quiet)
+		fprintf(stderr, "neuron-stats: Neuron exports cached in %s\n", u->export_dir);
+	*ran = rc == 0;
+out:
+	ns_ntff_cmds_free(cmds, n);
+	return rc;
+}
+
+void ns_cli_neuron_warn_notes(const char *path, const struct ns_notes *notes, int64_t truncated_at)
+{
+	struct ns_error w = { 0 };
+	if (truncated_at >= 0) {
+		ns_error_set(&w, NS_OK, "%s: truncated at byte %lld; using what came before it", path,
+			     (long long)truncated_at);
+		ns_cli_warn(&w);
+	}
+	if (notes->total) {
+		ns_error_set(&w, NS_OK, "%s: %llu value(s) ignored (first: %s); `neuron-stats ls %s` lists them", path,
+			     (unsigned long long)notes->total, notes->n ? notes->v[0] : "?", path);
+		ns_cli_warn(&w);
+	}
+}
+
+/* The §6 refusal of a raw file given on its own. */
+static int refuse_raw(const char *input, enum ns_cap_kind kind, struct ns_error *err)
+{
+	struct ns_capture *c = NULL;
+	const struct ns_cap_unit *u = NULL;
+	struct ns_ntff_cmd *cmds = NULL;
+	struct ns_error ignored;
+	size_t n = 0;
+	char *dir = dir_of(input);
+	ns_error_set(err, NS_ERR_UNSUPPORTED,
+		     "%s: raw Neuron capture file (%s); its binary format is not publicly documented and is not "
+		     "decoded by this tool",
+		     input, kind == NS_CAP_NTFF ? "NTFF device trace" : "runtime .pb");
+	if (dir && scan_unit(dir, NULL, true, &c, &u, &ignored) == 0 && u &&
+	    ns_ntff_commands(u, tools[0], u->dir, NS_CONV_SYSTEM | NS_CONV_DEVICE, &cmds, &n, &ignored) == 0 && n)
+		hint_commands(err, "convert it on a machine with the Neuron tools, then pass the capture folder "
+				   "(neuron-stats finds the exports there):",
+			      cmds, n);
+	else if (u && u->trace >= 0)
+		ns_error_hint(err, "its capture folder holds the trace and the exports: `neuron-stats report %s`", u->dir);
+	else
+		ns_error_hint(err, "convert it on a machine with the Neuron tools, then pass the export:\n"
+				   "  neuron-explorer view -n <model.neff> -s <file.ntff> --output-format summary-json > summary.json\n"
+				   "  neuron-explorer view -d <capture_dir> --output-format json");
+	ns_ntff_cmds_free(cmds, n);
+	ns_capture_free(c);
+	free(dir);
+	return NS_ERR_UNSUPPORTED;
+}
+
+int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
+{
+	struct ns_capture *c = NULL;
+	struct ns_capture_opts co = { 0 };
+	struct ns_cap_file f;
+	struct stat st;
+	bool trace = false, neuron = false;
+	char *dir = NULL;
+	int rc = 0;
+	*involved = false;
+	if (stat(input, &st) != 0)
+		return 0; /* loading reports it */
+	if (!S_ISDIR(st.st_mode)) {
+		if (!ns_capture_classify(input, &f))
+			return 0;
+		if (f.kind == NS_CAP_NTFF || f.kind == NS_CAP_PB)
+			return refuse_raw(input, f.kind, err);
+		if (f.kind == NS_CAP_SYSTEM_JSON || f.kind == NS_CAP_DEVICE_JSON || f.kind == NS_CAP_SUMMARY_JSON) {
+			ns_error_set(err, NS_ERR_INPUT, "%s: a Neuron %s, not a framework trace", input,
+				     ns_cap_kind_name(f.kind));
+			ns_error_hint(err, "pass the capture folder holding it and its trace.json; `neuron-stats ls %s` "
+					   "shows what the file holds", input);
+			return NS_ERR_INPUT;
+		}
+		if (f.kind != NS_CAP_TRACE)
+			return 0;
+		/* a trace file: its own folder is its unit */
+		if (!(dir = dir_of(input)))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		co.shallow = true;
+	}
+	if ((rc = ns_capture_scan(dir ? dir : input, &co, &c, err)))
+		goto out;
+	for (size_t u = 0; u < c->n_units; u++) {
+		const struct ns_cap_unit *un = &c->units[u];
+		trace |= un->trace >= 0;
+		for (size_t k = 0; k < un->n_files; k++) {
+			enum ns_cap_kind kind = un->files[k].kind;
+			neuron |= kind != NS_CAP_TRACE;
+			*involved |= kind == NS_CAP_SYSTEM_JSON || kind == NS_CAP_PB;
+		}
+	}
+	if (neuron && !trace && !dir) {
+		rc = ns_error_set(err, NS_ERR_INPUT, "%s: Neuron capture files but no framework trace (trace.json)",
+				  input);
+		ns_error_hint(err, "key_averages needs the PyTorch profiler's trace of the same run; `neuron-stats "
+				   "ls %s` lists what is there",
+			      input);
+	}
+out:
+	ns_capture_free(c);
+	free(dir);
+	return rc;
+}
+
+static bool has_device_events(const struct ns_trace *t)
+{
+	return t->has_cat[NS_CAT_KERNEL] || t->has_cat[NS_CAT_GPU_MEMCPY] || t->has_cat[NS_CAT_GPU_MEMSET];
+}
+
+static bool has_ntrace(const struct ns_cap_unit *u)
+{
+	for (size_t k = 0; k < u->n_files; k++)
+		if (u->files[k].kind == NS_CAP_PB && u->files[k].naming == NS_PB_NTRACE)
+			return true;
+	return false;
+}
+
+/* Hands the events from index first on to the sink, as ingest does. */
+static int feed(struct ns_trace *t, size_t first, ns_event_sink sink, void *sink_ctx, struct ns_error *err)
+{
+	for (size_t i = first; sink && i < t->n_events; i++) {
+		struct ns_raw_event raw;
+		memset(&raw, 0, sizeof(raw));
+		raw.ev = t->events[i];
+		raw.kept = true;
+		raw.ph = NS_PH_X;
+		raw.rf_id = raw.seq_nr = raw.fwd_tid = raw.device = raw.stream = NS_NONE;
+		int rc = sink(sink_ctx, t, &raw, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struct ns_load_opts *lo, ns_event_sink sink,
+			 void *sink_ctx, struct ns_error *err)
+{
+	size_t first = t->n_events;
+	struct ns_capture *c = NULL;
+	const struct ns_cap_unit *u = NULL;
+	struct ns_sysprof *sp = NULL;
+	struct ns_attach_stats st;
+	char *dir = NULL, *root = NULL;
+	bool ran;
+	int rc = 0;
+	if (has_device_events(t))
+		return 0; /* source (a): trace.json has them */
+	if (!(dir = dir_of(trace_path))) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	root = ns_cli_neuron_export_root(lo ? lo->db_out : NULL);
+	/* the unit is the trace's own folder */
+	if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
+		goto out;
+	if (u->system_json < 0 && has_ntrace(u)) {
+		if ((rc = ns_cli_neuron_convert(u, NS_CONV_SYSTEM, &ran, err)))
+			goto out;
+		if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
+			goto out;
+	}
+	if (u->system_json < 0)
+		goto out;
+	const char *path = u->files[u->system_json].path;
+	if ((rc = ns_sysprof_read(path, &sp, err)))
+		goto out;
+	ns_cli_neuron_warn_notes(path, &sp->notes, sp->truncated_at);
+	if ((rc = ns_sysprof_attach(sp, t, &st, err)) || (rc = feed(t, first, sink, sink_ctx, err)))
+		goto out;
+	if (st.unlinked || st.unpaired) {
+		struct ns_error w = { 0 };
+		ns_error_set(&w, NS_OK,
+			     "%s: %llu of %llu device intervals have no launching op, %llu start/stop halves unpaired",
+			     path, (unsigned long long)st.unlinked, (unsigned long long)st.intervals,
+			     (unsigned long long)st.unpaired);
+		ns_cli_warn(&w);
+	}
+out:
+	ns_sysprof_free(sp);
+	ns_capture_free(c);
+	free(dir);
+	free(root);
+	return rc;
+}
+
+static int add_source(struct ns_neuron_engines *e, const char *fmt, ...) NS_PRINTF(2, 3);
+static int add_source(struct ns_neuron_engines *e, const char *fmt, ...)
+{
+	char **v = realloc(e->sources, (e->n_sources + 1) * sizeof(*v));
+	va_list ap;
+	if (!v)
+		return -1;
+	e->sources = v;
+	va_start(ap, fmt);
+	int rc = vasprintf(&v[e->n_sources], fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -1;
+	e->n_sources++;
+	return 0;
+}
+
+static const char *const align_names[] = {
+	[NS_ALIGN_NONE] = "not placed (no clock sample and no device event of its core)",
+	[NS_ALIGN_SYNC] = "placed by the system profile's clock samples",
+	[NS_ALIGN_ANCHOR] = "placed at the first device event of its core and NEFF",
+};
+
+static const char *const src_names[] = {
+	[NS_ESRC_NONE] = "-", [NS_ESRC_ACTIVE_TIME] = "active_time",
+	[NS_ESRC_INSTRUCTION] = "instruction", [NS_ESRC_DMA] = "dma",
+};
+
+/* One "Source:" line for a placed profile. */
+static int describe(struct ns_neuron_engines *e, const struct ns_devprof_ref *r, enum ns_align a)
+{
+	char engines[256] = "";
+	size_t len = 0;
+	const char *base = strrchr(r->dp->path, '/');
+	for (int k = 0; k < NS_ENG__COUNT; k++)
+		if (r->dp->busy_src[k])
+			len += (size_t)snprintf(engines + len, sizeof(engines) - len, "%s%s from %s", len ? ", " : "",
+						ns_engine_name((enum ns_engine)k), src_names[r->dp->busy_src[k]]);
+	return add_source(e, "%s (NeuronCore %lld, NEFF %s): %s; %s; times in %s (%s)", base ? base + 1 : r->dp->path,
+			  (long long)(r->nc < 0 ? 0 : r->nc), *r->neff_hash ? r->neff_hash : "?", align_names[a],
+			  len ? engines : "no busy intervals", ns_time_unit_name(r->dp->unit), r->dp->unit_why);
+}
+
+int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_engines *out,
+			  struct ns_error *err)
+{
+	struct ns_capture *c = NULL;
+	const struct ns_cap_unit *u = NULL;
+	struct ns_sysprof *sp = NULL;
+	struct ns_devprof **dps = NULL;
+	struct ns_devprof_ref *refs = NULL;
+	size_t n = 0;
+	char *dir = NULL, *root = NULL;
+	enum ns_time_unit unit = ns_time_unit_parse(lo ? lo->device_time_unit : NULL);
+	bool ran, need = false;
+	int rc = 0;
+	memset(out, 0, sizeof(*out));
+	if (!(dir = dir_of(t->path))) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	root = ns_cli_neuron_export_root(lo ? lo->db_out : NULL);
+	if ((rc = scan_unit(dir, root, true, &c, &u, err)))
+		goto out;
+	for (size_t p = 0; u && p < u->n_pairs; p++)
+		need |= u->pairs[p].device_json < 0;
+	if (need && ((rc = ns_cli_neuron_convert(u, NS_CONV_DEVICE, &ran, err)) ||
+		     (rc = scan_unit(dir, root, true, &c, &u, err))))
+		goto out;
+	if (!u || !(dps = calloc(u->n_files + 1, sizeof(*dps))) || !(refs = calloc(u->n_files + 1, sizeof(*refs)))) {
+		rc = u ? ns_error_set(err, NS_ERR_NOMEM, "out of memory")
+		       : ns_error_set(err, NS_ERR_INPUT, "--engines: %s is not in a Neuron capture folder", t->path);
+		goto out;
+	}
+	/* every device export: its pair's core and NEFF, else what its name says */
+	for (size_t k = 0; k < u->n_files; k++) {
+		const struct ns_cap_file *f = &u->files[k];
+		if (f->kind != NS_CAP_DEVICE_JSON)
+			continue;
+		if ((rc = ns_devprof_read(f->path, unit, &dps[n], err)))
+			goto out;
+		ns_cli_neuron_warn_notes(f->path, &dps[n]->notes, dps[n]->truncated_at);
+		refs[n] = (struct ns_devprof_ref){ dps[n], f->nc, *f->hash ? f->hash : dps[n]->neff_hash };
+		for (size_t p = 0; p < u->n_pairs; p++)
+			if (u->pairs[p].device_json == (int64_t)k) {
+				refs[n].nc = u->files[u->pairs[p].ntff].nc;
+				refs[n].neff_hash = u->files[u->pairs[p].neff].hash;
+			}
+		n++;
+	}
+	if (n == 0) {
+		rc = ns_error_set(err, NS_ERR_INPUT, "--engines: no device profile in %s", u->dir);
+		ns_error_hint(err, "capture one with NEURON_RT_INSPECT_DEVICE_PROFILE=1 (or ProfileMode.DEVICE); "
+				   "`neuron-stats ls %s` lists what is there", u->dir);
+		goto out;
+	}
+	if (u->system_json >= 0 && (rc = ns_sysprof_read(u->files[u->system_json].path, &sp, err)))
+		goto out;
+	if ((rc = ns_engine_timeline_build(refs, n, sp, t, &out->tl, err)))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (describe(out, &refs[i], out->tl.align[i])) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+out:
+	for (size_t i = 0; i < n; i++)
+		ns_devprof_free(dps[i]);
+	free(dps);
+	free(refs);
+	ns_sysprof_free(sp);
+	ns_capture_free(c);
+	free(dir);
+	free(root);
+	if (rc)
+		ns_cli_neuron_engines_release(out);
+	return rc;
+}
+
+void ns_cli_neuron_engines_release(struct ns_neuron_engines *e)
+{
+	ns_engine_timeline_release(&e->tl);
+	for (size_t i = 0; i < e->n_sources; i++)
+		free(e->sources[i]);
+	free(e->sources);
+	memset(e, 0, sizeof(*e));
+}
+
+int ns_cli_neuron_report_opts(bool by_neff, bool engines_merged, const char *device_time_unit, struct ns_agg_opts *ao,
+			      struct ns_report_opts *ro, struct ns_error *err)
+{
+	if (device_time_unit && ns_time_unit_parse(device_time_unit) == NS_TU_AUTO)
+		return ns_error_set(err, NS_ERR_USAGE, "--device-time-unit: expected ns, us, ms or s, not '%s'",
+				    device_time_unit);
+	if (engines_merged)
+		return ns_error_set(err, NS_ERR_USAGE, "--engines works per trace: it cannot be used with --merge");
+	if (by_neff) {
+		ao->group_by |= NS_GROUP_NEFF;
+		ro->show_neff = true;
+	}
+	return 0;
+}
+
+int ns_cli_neuron_report_engines(const struct ns_trace *t, const struct ns_agg *agg, const struct ns_load_opts *lo,
+				 const struct ns_report_opts *ro, enum ns_format fmt, struct ns_error *err)
+{
+	struct ns_neuron_engines ne;
+	struct ns_engine_rows rows = { 0 };
+	int rc = ns_cli_neuron_engines(t, lo, &ne, err);
+	if (rc)
+		return rc;
+	if (!(rc = ns_agg_engines(agg, &ne.tl, &rows, err)))
+		rc = ns_report_engines(stdout, agg, &rows, ro, fmt, ne.sources, ne.n_sources, err);
+	ns_engine_rows_release(&rows);
+	ns_cli_neuron_engines_release(&ne);
+	return rc;
+}

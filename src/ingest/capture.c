@@ -1,0 +1,897 @@
+/* Neuron capture directories: discovery, classification and pairing
+ * (docs/neuron.md "Capture directories"; neuron-formats.md §2). */
+#include "ingest/capture.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ingest/source.h"
+#include "neff/neff.h"
+
+#define SNIFF_BYTES 65536
+#define MAX_DEPTH 16
+
+static const char *const kind_names[NS_CAP__COUNT] = {
+	[NS_CAP_TRACE] = "framework trace",
+	[NS_CAP_NEFF] = "NEFF",
+	[NS_CAP_NTFF] = "NTFF",
+	[NS_CAP_PB] = "runtime trace",
+	[NS_CAP_SYSTEM_JSON] = "system-profile export",
+	[NS_CAP_DEVICE_JSON] = "device-profile export",
+	[NS_CAP_SUMMARY_JSON] = "summary-json export",
+	[NS_CAP_PARQUET] = "Parquet export",
+	[NS_CAP_PERFETTO] = "Perfetto export",
+};
+
+const char *ns_cap_kind_name(enum ns_cap_kind k)
+{
+	return k < NS_CAP__COUNT ? kind_names[k] : "";
+}
+
+/* Top-level keys that identify a JSON export (§3.4); the first match wins,
+ * so Kineto's keys come first. */
+static const struct {
+	const char *key;
+	enum ns_cap_kind kind;
+} json_markers[] = {
+	{ "traceEvents", NS_CAP_TRACE },
+	{ "schemaVersion", NS_CAP_TRACE },
+	{ "system_profile_metadata", NS_CAP_SYSTEM_JSON },
+	{ "device_profile_list", NS_CAP_SYSTEM_JSON },
+	{ "trace_event", NS_CAP_SYSTEM_JSON },
+	{ "trace_events", NS_CAP_SYSTEM_JSON },
+	{ "data_version", NS_CAP_SYSTEM_JSON }, /* nrt_sys_trace_fetch_events */
+	{ "instruction", NS_CAP_DEVICE_JSON },
+	{ "active_time", NS_CAP_DEVICE_JSON },
+	{ "profile_info", NS_CAP_DEVICE_JSON },
+	{ "layer_summary", NS_CAP_DEVICE_JSON },
+	{ "dma", NS_CAP_DEVICE_JSON },
+	{ "neff_node", NS_CAP_DEVICE_JSON },
+	{ "summary", NS_CAP_DEVICE_JSON },
+};
+
+static const char *const pb_names[] = {
+	[NS_PB_NTRACE] = "ntrace.pb",
+	[NS_PB_TRACE_INFO] = "trace_info.pb",
+	[NS_PB_CPU_UTIL] = "cpu_util.pb",
+	[NS_PB_HOST_MEM] = "host_mem.pb",
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Parses decimal digits at *p (advancing it); -1 if there are none. */
+static int64_t digits(const char **p)
+{
+	int64_t v = 0;
+	const char *s = *p;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	for (; isdigit((unsigned char)*s); s++) /* saturates: hashes are u64 text, kept as text */
+		v = v < (INT64_MAX - 9) / 10 ? v * 10 + (*s - '0') : INT64_MAX;
+	*p = s;
+	return v;
+}
+
+/* Matches lit at *p (advancing it). */
+static bool eat(const char **p, const char *lit)
+{
+	size_t n = strlen(lit);
+	if (strncmp(*p, lit, n) != 0)
+		return false;
+	*p += n;
+	return true;
+}
+
+static void copy_text(char *out, size_t n, const char *s, size_t len)
+{
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, s, len);
+	out[len] = '\0';
+}
+
+size_t ns_neff_hash_normalize(const char *s, size_t len, char *out, size_t n)
+{
+	char name[512];
+	while (len && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && len <= 18) {
+		uint64_t v = 0;
+		size_t i = 2;
+		for (; i < len && isxdigit((unsigned char)s[i]); i++)
+			v = v * 16 + (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0' : (tolower((unsigned char)s[i]) - 'a' + 10));
+		if (i == len) {
+			snprintf(out, n, "%llu", (unsigned long long)v);
+			return strlen(out);
+		}
+	}
+	copy_text(name, sizeof(name), s, len);
+	if (len < sizeof(name) && ns_neff_hash_from_filename(name, out, n) > 0)
+		return strlen(out);
+	copy_text(out, n, s, len);
+	return strlen(out);
+}
+
+/* NTFF names of §2.2. */
+static void parse_ntff_name(const char *name, struct ns_cap_file *f)
+{
+	size_t len = strlen(name) - 5; /* without ".ntff" */
+	const char *p = name;
+	int64_t a, b, c;
+	copy_text(f->stem, sizeof(f->stem), name, len);
+	f->naming = NS_NTFF_OTHER;
+	if (eat(&p, "profile_nc_") && (a = digits(&p)) >= 0 && eat(&p, "_session_") &&
+	    (b = digits(&p)) >= 0 && strcmp(p, ".ntff") == 0) {
+		f->naming = NS_NTFF_SESSION;
+		f->nc = a;
+		f->session = b;
+		return;
+	}
+	p = name;
+	const char *hash = p;
+	if ((a = digits(&p)) >= 0) {
+		size_t hash_len = (size_t)(p - hash);
+		if (eat(&p, "_instid_") && (b = digits(&p)) >= 0 && eat(&p, "_vnc_") && (c = digits(&p)) >= 0 &&
+		    strcmp(p, ".ntff") == 0) {
+			f->naming = NS_NTFF_MODEL;
+			copy_text(f->hash, sizeof(f->hash), hash, hash_len);
+			f->instid = b;
+			f->nc = c;
+		}
+		return;
+	}
+	p = name;
+	if (eat(&p, "profile")) {
+		if (strcmp(p, ".ntff") == 0) {
+			f->naming = NS_NTFF_CLI;
+		} else if (eat(&p, "_rank_") && (a = digits(&p)) >= 0 && strcmp(p, ".ntff") == 0) {
+			f->naming = NS_NTFF_CLI;
+			f->cli_rank = a;
+		} else if (eat(&p, "_exec_") && (a = digits(&p)) >= 0 && strcmp(p, ".ntff") == 0) {
+			f->naming = NS_NTFF_CLI;
+			f->exec = a;
+		}
+		return;
+	}
+	p = name;
+	if (eat(&p, "model_") && digits(&p) >= 0 && eat(&p, "_pid_") && digits(&p) >= 0 && eat(&p, "_vnc_") &&
+	    (a = digits(&p)) >= 0 && (*p == '_' || *p == '.')) {
+		f->naming = NS_NTFF_CONTINUOUS;
+		f->nc = a;
+	}
+}
+
+/* Export names: "<ntff stem>__neff_<hash>[.summary].json" (what neuron-stats
+ * converts to), "..._nc_<N>_session_<S>.json", "..._nc_<N>_model_<hash>.json". */
+static void parse_export_name(const char *name, struct ns_cap_file *f)
+{
+	const char *sep = strstr(name, "__neff_");
+	if (sep) {
+		const char *h = sep + 7, *e = h;
+		while (isalnum((unsigned char)*e))
+			e++;
+		copy_text(f->stem, sizeof(f->stem), name, (size_t)(sep - name));
+		copy_text(f->hash, sizeof(f->hash), h, (size_t)(e - h));
+		return;
+	}
+	const char *nc = NULL;
+	for (const char *p = strstr(name, "_nc_"); p; p = strstr(p + 1, "_nc_"))
+		nc = p;
+	if (!nc)
+		return;
+	const char *p = nc + 4;
+	int64_t n = digits(&p), s;
+	if (n < 0)
+		return;
+	if (eat(&p, "_session_") && (s = digits(&p)) >= 0) {
+		f->nc = n;
+		f->session = s;
+	} else if (eat(&p, "_model_")) {
+		const char *h = p;
+		while (isalnum((unsigned char)*p))
+			p++;
+		f->nc = n;
+		copy_text(f->hash, sizeof(f->hash), h, (size_t)(p - h));
+	}
+}
+
+/* Reads up to SNIFF_BYTES (decompressed) of path into buf; returns the length. */
+static size_t sniff(const char *path, char *buf)
+{
+	struct ns_source *src = NULL;
+	struct ns_error err;
+	size_t len = 0;
+	if (ns_source_open(path, 0, 0, &src, &err) == 0) {
+		while (len < SNIFF_BYTES) {
+			ssize_t got = ns_source_read(src, buf + len, SNIFF_BYTES - len, &err);
+			if (got <= 0)
+				break;
+			len += (size_t)got;
+		}
+	}
+	ns_source_close(src);
+	buf[len] = '\0';
+	return len;
+}
+
+/* Skips the value at p[i] within the sniffed prefix (which may cut it). */
+static size_t skip_prefix_value(const char *p, size_t n, size_t i)
+{
+	int depth = 0;
+	for (; i < n; i++) {
+		char c = p[i];
+		if (c == '"') {
+			for (i++; i < n && p[i] != '"'; i++)
+				if (p[i] == '\\')
+					i++;
+			if (depth == 0)
+				return i + 1;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (--depth <= 0)
+				return depth < 0 ? i : i + 1;
+		} else if (depth == 0 && (c == ',' || c == '}')) {
+			return i;
+		}
+	}
+	return n;
+}
+
+static bool is_summary_id(const char *k, size_t len)
+{
+	if (len < 10 || (k[0] != 'n' && k[0] != 's') || k[1] != '_')
+		return false;
+	for (size_t i = 2; i < len; i++)
+		if (!isxdigit((unsigned char)k[i]))
+			return false;
+	return true;
+}
+
+/* The export kind from the top-level keys present in the first bytes. */
+static enum ns_cap_kind sniff_json(const char *path)
+{
+	char *buf = malloc(SNIFF_BYTES + 1);
+	enum ns_cap_kind kind = NS_CAP__COUNT;
+	size_t best = sizeof(json_markers) / sizeof(json_markers[0]);
+	if (!buf)
+		return kind;
+	size_t n = sniff(path, buf), i = 0;
+	while (i < n && isspace((unsigned char)buf[i]))
+		i++;
+	if (i >= n || buf[i] != '{')
+		goto out;
+	for (bool first = true; i < n; first = false) {
+		i++;
+		while (i < n && isspace((unsigned char)buf[i]))
+			i++;
+		if (i >= n || buf[i] != '"')
+			break;
+		size_t k = ++i;
+		while (i < n && buf[i] != '"')
+			i += buf[i] == '\\' ? 2 : 1;
+		if (i >= n)
+			break;
+		if (first && is_summary_id(buf + k, i - k)) {
+			kind = NS_CAP_SUMMARY_JSON;
+			goto out;
+		}
+		for (size_t m = 0; m < best; m++)
+			if (strlen(json_markers[m].key) == i - k && memcmp(json_markers[m].key, buf + k, i - k) == 0)
+				best = m;
+		i++;
+		while (i < n && (isspace((unsigned char)buf[i]) || buf[i] == ':'))
+			i++;
+		i = skip_prefix_value(buf, n, i);
+		while (i < n && isspace((unsigned char)buf[i]))
+			i++;
+		if (i >= n || buf[i] != ',')
+			break;
+	}
+	if (best < sizeof(json_markers) / sizeof(json_markers[0]))
+		kind = json_markers[best].kind;
+out:
+	free(buf);
+	return kind;
+}
+
+bool ns_capture_classify(const char *path, struct ns_cap_file *f)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	struct ns_neff_filename nf;
+	memset(f, 0, sizeof(*f));
+	f->nc = f->session = f->instid = f->cli_rank = f->exec = -1;
+	if (ends_with(name, ".neff")) {
+		f->kind = NS_CAP_NEFF;
+		if (ns_neff_parse_filename(name, &nf)) {
+			snprintf(f->hash, sizeof(f->hash), "%s", nf.hash);
+			f->nc = nf.vnc;
+		}
+	} else if (ends_with(name, ".ntff")) {
+		f->kind = NS_CAP_NTFF;
+		parse_ntff_name(name, f);
+	} else if (ends_with(name, ".pb")) {
+		f->kind = NS_CAP_PB;
+		f->naming = NS_PB_OTHER;
+		for (size_t i = 0; i < sizeof(pb_names) / sizeof(pb_names[0]); i++)
+			if (strcmp(name, pb_names[i]) == 0)
+				f->naming = (uint8_t)i;
+	} else if (ends_with(name, ".parquet")) {
+		f->kind = NS_CAP_PARQUET;
+	} else if (ends_with(name, ".pftrace")) {
+		f->kind = NS_CAP_PERFETTO;
+	} else if (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst")) {
+		f->kind = sniff_json(path);
+		if (f->kind == NS_CAP__COUNT)
+			return false;
+		if (f->kind == NS_CAP_DEVICE_JSON || f->kind == NS_CAP_SUMMARY_JSON)
+			parse_export_name(name, f);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* ---- walking ---- */
+
+struct file_list {
+	struct ns_cap_file *v;
+	size_t n, cap;
+};
+
+static int push_file(struct file_list *l, const struct ns_cap_file *f)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		struct ns_cap_file *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *f;
+	return 0;
+}
+
+static void set_name(struct ns_cap_file *f)
+{
+	const char *slash = strrchr(f->path, '/');
+	f->name = slash ? slash + 1 : f->path;
+}
+
+/* Adds the capture file at path (stat'ed as st) to l, if it is one. */
+static int add_if_capture(struct file_list *l, const char *path, const struct stat *st, bool converted)
+{
+	struct ns_cap_file f;
+	if (!ns_capture_classify(path, &f))
+		return 0;
+	if (converted && f.kind != NS_CAP_SYSTEM_JSON && f.kind != NS_CAP_DEVICE_JSON &&
+	    f.kind != NS_CAP_SUMMARY_JSON)
+		return 0;
+	f.size = (uint64_t)st->st_size;
+	f.converted = converted;
+	if (!(f.path = strdup(path)))
+		return -1;
+	set_name(&f);
+	if (push_file(l, &f)) {
+		free(f.path);
+		return -1;
+	}
+	return 0;
+}
+
+static int walk(const char *dir, int depth, int max_depth, struct file_list *l, struct ns_error *err)
+{
+	int rc = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	if (!d)
+		return ns_error_set(err, NS_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		char *child;
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			break;
+		}
+		if (stat(child, &st) == 0) {
+			if (S_ISDIR(st.st_mode) && depth < max_depth)
+				rc = walk(child, depth + 1, max_depth, l, err);
+			else if (S_ISREG(st.st_mode) && add_if_capture(l, child, &st, false))
+				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		}
+		free(child);
+		if (rc)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+static int cmp_files(const void *a, const void *b)
+{
+	const struct ns_cap_file *x = a, *y = b;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+}
+
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* "<instance>_pid_<pid>" (docs) or "<instance>-<pid>" (RE). */
+static bool parse_process_dir(const char *name, struct ns_cap_unit *u)
+{
+	const char *sep = strstr(name, "_pid_"), *num;
+	if (sep) {
+		num = sep + 5;
+	} else {
+		sep = strrchr(name, '-');
+		if (!sep)
+			return false;
+		num = sep + 1;
+	}
+	if (sep == name || !all_digits(num))
+		return false;
+	copy_text(u->instance, sizeof(u->instance), name, (size_t)(sep - name));
+	u->pid = strtoll(num, NULL, 10);
+	return true;
+}
+
+/* distributedInfo.rank near the top of a Kineto trace, or -1. */
+static int64_t sniff_rank(const char *path)
+{
+	char *buf = malloc(SNIFF_BYTES + 1);
+	int64_t rank = -1;
+	if (!buf)
+		return -1;
+	size_t n = sniff(path, buf);
+	const char *di = memmem(buf, n, "\"distributedInfo\"", 17);
+	if (di) {
+		const char *end = memchr(di, '}', n - (size_t)(di - buf));
+		const char *r = memmem(di, (size_t)((end ? end : buf + n) - di), "\"rank\"", 6);
+		if (r) {
+			r += 6;
+			while (*r == ' ' || *r == ':' || *r == '\t' || *r == '\n' || *r == '\r')
+				r++;
+			rank = digits(&r);
+		}
+	}
+	free(buf);
+	return rank;
+}
+
+static void describe_unit(struct ns_cap_unit *u)
+{
+	const char *name = base_of(u->dir);
+	u->pid = -1;
+	u->rank = -1;
+	if (all_digits(name) && strlen(name) >= 9) {
+		char *parent = dir_of(u->dir);
+		copy_text(u->session, sizeof(u->session), name, strlen(name));
+		if (parent)
+			parse_process_dir(base_of(parent), u);
+		free(parent);
+	} else {
+		parse_process_dir(name, u);
+	}
+}
+
+/* ---- pairing ---- */
+
+static int add_pair(struct ns_cap_unit *u, size_t neff, size_t ntff)
+{
+	struct ns_cap_pair *v = realloc(u->pairs, (u->n_pairs + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	u->pairs = v;
+	u->pairs[u->n_pairs++] = (struct ns_cap_pair){ neff, ntff, -1, -1 };
+	return 0;
+}
+
+static int add_gap(struct ns_cap_unit *u, enum ns_cap_gap_kind kind, int64_t file, int64_t pair)
+{
+	struct ns_cap_gap *v = realloc(u->gaps, (u->n_gaps + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	u->gaps = v;
+	u->gaps[u->n_gaps++] = (struct ns_cap_gap){ kind, file, pair };
+	return 0;
+}
+
+/* NEFF <-> NTFF (§2.3): model mode by the hash in both names (same vnc
+ * preferred); session and continuous mode with every NEFF of the NTFF's
+ * core (or every NEFF when the NEFF names carry no vnc); CLI and other
+ * names only when there is exactly one NEFF. */
+static int pair_ntff(struct ns_cap_unit *u, size_t t)
+{
+	const struct ns_cap_file *ntff = &u->files[t];
+	size_t n_neff = 0, only = 0;
+	int64_t best = -1;
+	for (size_t k = 0; k < u->n_files; k++)
+		if (u->files[k].kind == NS_CAP_NEFF) {
+			n_neff++;
+			only = k;
+		}
+	if (ntff->hash[0]) {
+		for (size_t k = 0; k < u->n_files; k++) {
+			const struct ns_cap_file *f = &u->files[k];
+			if (f->kind != NS_CAP_NEFF || strcmp(f->hash, ntff->hash) != 0)
+				continue;
+			if (best < 0 || (f->nc == ntff->nc && u->files[best].nc != ntff->nc))
+				best = (int64_t)k;
+		}
+		return best >= 0 ? add_pair(u, (size_t)best, t) : 0;
+	}
+	if (ntff->nc >= 0) {
+		bool any_nc = false;
+		for (size_t k = 0; k < u->n_files; k++)
+			any_nc |= u->files[k].kind == NS_CAP_NEFF && u->files[k].nc == ntff->nc;
+		for (size_t k = 0; k < u->n_files; k++) {
+			const struct ns_cap_file *f = &u->files[k];
+			if (f->kind == NS_CAP_NEFF && (any_nc ? f->nc == ntff->nc : f->nc < 0) && add_pair(u, k, t))
+				return -1;
+		}
+		return 0;
+	}
+	return n_neff == 1 ? add_pair(u, only, t) : 0;
+}
+
+static bool export_matches(const struct ns_cap_file *e, const struct ns_cap_file *neff,
+			   const struct ns_cap_file *ntff, int how)
+{
+	switch (how) {
+	case 0: /* names the NTFF (and the NEFF, when it names one) */
+		return e->stem[0] && strcmp(e->stem, ntff->stem) == 0 && (!e->hash[0] || strcmp(e->hash, neff->hash) == 0);
+	case 1: /* names the NEFF hash (and the core, when both say) */
+		return !e->stem[0] && e->hash[0] && strcmp(e->hash, neff->hash) == 0 &&
+		       (e->nc < 0 || ntff->nc < 0 || e->nc == ntff->nc);
+	default: /* names the session NTFF's core and session */
+		return !e->stem[0] && !e->hash[0] && e->session >= 0 && e->session == ntff->session && e->nc == ntff->nc;
+	}
+}
+
+static void pair_exports(struct ns_cap_unit *u, bool *claimed)
+{
+	for (int how = 0; how < 3; how++) {
+		for (size_t p = 0; p < u->n_pairs; p++) {
+			struct ns_cap_pair *pr = &u->pairs[p];
+			for (size_t k = 0; k < u->n_files; k++) {
+				const struct ns_cap_file *e = &u->files[k];
+				int64_t *slot = e->kind == NS_CAP_DEVICE_JSON ? &pr->device_json
+						: e->kind == NS_CAP_SUMMARY_JSON ? &pr->summary_json : NULL;
+				if (!slot || *slot >= 0 || !export_matches(e, &u->files[pr->neff], &u->files[pr->ntff], how))
+					continue;
+				*slot = (int64_t)k;
+				claimed[k] = true;
+			}
+		}
+	}
+	/* one pair and one export of a kind whose name says nothing (ntff.json,
+	 * summary.json, ...): they belong together */
+	if (u->n_pairs != 1)
+		return;
+	for (int kind = NS_CAP_DEVICE_JSON; kind <= NS_CAP_SUMMARY_JSON; kind++) {
+		int64_t *slot = kind == NS_CAP_DEVICE_JSON ? &u->pairs[0].device_json : &u->pairs[0].summary_json;
+		int64_t found = -1;
+		size_t count = 0;
+		for (size_t k = 0; k < u->n_files; k++)
+			if ((int)u->files[k].kind == kind && !claimed[k] && !u->files[k].stem[0] && !u->files[k].hash[0] &&
+			    u->files[k].session < 0) {
+				found = (int64_t)k;
+				count++;
+			}
+		if (*slot < 0 && count == 1) {
+			*slot = found;
+			claimed[found] = true;
+		}
+	}
+}
+
+static int find_gaps(struct ns_cap_unit *u, const bool *claimed)
+{
+	int64_t ntrace = -1, trace_info = -1;
+	bool neuron = false; /* raw files or exports that only make sense with a trace */
+	for (size_t k = 0; k < u->n_files; k++) {
+		const struct ns_cap_file *f = &u->files[k];
+		neuron |= f->kind == NS_CAP_NTFF || f->kind == NS_CAP_PB || f->kind == NS_CAP_SYSTEM_JSON ||
+			  f->kind == NS_CAP_DEVICE_JSON || f->kind == NS_CAP_SUMMARY_JSON ||
+			  (f->kind == NS_CAP_NEFF && !f->shared);
+		if (f->kind == NS_CAP_PB && f->naming == NS_PB_NTRACE)
+			ntrace = (int64_t)k;
+		if (f->kind == NS_CAP_PB && f->naming == NS_PB_TRACE_INFO)
+			trace_info = (int64_t)k;
+	}
+	if (neuron && u->trace < 0 && add_gap(u, NS_GAP_NO_TRACE, -1, -1))
+		return -1;
+	for (size_t k = 0; k < u->n_files; k++) {
+		const struct ns_cap_file *f = &u->files[k];
+		bool paired = false;
+		for (size_t p = 0; p < u->n_pairs; p++)
+			paired |= u->pairs[p].neff == k || u->pairs[p].ntff == k;
+		if (f->kind == NS_CAP_NTFF && !paired && add_gap(u, NS_GAP_NTFF_NO_NEFF, (int64_t)k, -1))
+			return -1;
+		if (f->kind == NS_CAP_NEFF && !f->shared && !paired && add_gap(u, NS_GAP_NEFF_NO_NTFF, (int64_t)k, -1))
+			return -1;
+		if ((f->kind == NS_CAP_DEVICE_JSON || f->kind == NS_CAP_SUMMARY_JSON) && !claimed[k] &&
+		    add_gap(u, NS_GAP_EXPORT_UNPAIRED, (int64_t)k, -1))
+			return -1;
+	}
+	for (size_t p = 0; p < u->n_pairs; p++)
+		if ((u->pairs[p].device_json < 0 && add_gap(u, NS_GAP_PAIR_NO_DEVICE, -1, (int64_t)p)) ||
+		    (u->pairs[p].summary_json < 0 && add_gap(u, NS_GAP_PAIR_NO_SUMMARY, -1, (int64_t)p)))
+			return -1;
+	if (ntrace >= 0 && u->system_json < 0 && add_gap(u, NS_GAP_PB_NO_EXPORT, ntrace, -1))
+		return -1;
+	if (ntrace >= 0 && trace_info < 0 && add_gap(u, NS_GAP_NO_TRACE_INFO, ntrace, -1))
+		return -1;
+	if (trace_info >= 0 && ntrace < 0 && add_gap(u, NS_GAP_NO_NTRACE, trace_info, -1))
+		return -1;
+	return 0;
+}
+
+/* Indexes, pairs and gaps of a unit whose files are all added. */
+static int finish_unit(struct ns_cap_unit *u)
+{
+	bool *claimed = NULL;
+	int rc = -1;
+	qsort(u->files, u->n_files, sizeof(*u->files), cmp_files);
+	for (size_t k = 0; k < u->n_files; k++)
+		set_name(&u->files[k]);
+	u->trace = u->system_json = -1;
+	for (size_t k = 0; k < u->n_files; k++) {
+		const struct ns_cap_file *f = &u->files[k];
+		if (f->kind == NS_CAP_TRACE && u->trace < 0)
+			u->trace = (int64_t)k;
+		/* an export in the capture wins over a converted one */
+		if (f->kind == NS_CAP_SYSTEM_JSON && (u->system_json < 0 || (u->files[u->system_json].converted && !f->converted)))
+			u->system_json = (int64_t)k;
+	}
+	if (u->trace >= 0)
+		u->rank = sniff_rank(u->files[u->trace].path);
+	for (size_t k = 0; k < u->n_files; k++)
+		if (u->files[k].kind == NS_CAP_NTFF && pair_ntff(u, k))
+			goto out;
+	if (!(claimed = calloc(u->n_files + 1, sizeof(*claimed))))
+		goto out;
+	pair_exports(u, claimed);
+	rc = find_gaps(u, claimed);
+out:
+	free(claimed);
+	return rc;
+}
+
+void ns_capture_key(const char *dir, char out[17])
+{
+	char *real = realpath(dir, NULL);
+	const char *s = real ? real : dir;
+	uint64_t h = 14695981039346656037ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, 17, "%016llx", (unsigned long long)h);
+	free(real);
+}
+
+/* Adds the exports converted earlier for u (from its cache folder). */
+static int add_converted(struct ns_cap_unit *u, const char *export_root, struct ns_error *err)
+{
+	char key[17];
+	struct file_list l = { u->files, u->n_files, u->n_files };
+	DIR *d;
+	int rc = 0;
+	ns_capture_key(u->dir, key);
+	if (asprintf(&u->export_dir, "%s/%s", export_root, key) < 0) {
+		u->export_dir = NULL;
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	}
+	if (!(d = opendir(u->export_dir)))
+		return 0;
+	for (struct dirent *de; (de = readdir(d)) != NULL && !rc;) {
+		struct stat st;
+		char *child;
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&child, "%s/%s", u->export_dir, de->d_name) < 0) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			break;
+		}
+		if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && add_if_capture(&l, child, &st, true))
+			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		free(child);
+	}
+	closedir(d);
+	u->files = l.v;
+	u->n_files = l.n;
+	return rc;
+}
+
+static int cmp_units(const void *a, const void *b)
+{
+	return strcmp(((const struct ns_cap_unit *)a)->dir, ((const struct ns_cap_unit *)b)->dir);
+}
+
+/* True if dir is path or below it. */
+static bool under(const char *dir, const char *path)
+{
+	size_t n = strlen(path);
+	return strncmp(dir, path, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
+/* Groups the files by folder into units; NEFFs of a neffs/ folder (vLLM)
+ * are copied into every unit below the neffs folder's parent. */
+static int group(struct ns_capture *c, struct file_list *l, const struct ns_capture_opts *o, struct ns_error *err)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct ns_cap_file *f = &l->v[i];
+		char *dir = dir_of(f->path);
+		size_t u;
+		if (!dir)
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		f->shared = f->kind == NS_CAP_NEFF && strcmp(base_of(dir), "neffs") == 0;
+		for (u = 0; u < c->n_units && strcmp(c->units[u].dir, dir) != 0; u++)
+			;
+		if (u == c->n_units) {
+			struct ns_cap_unit *v = realloc(c->units, (c->n_units + 1) * sizeof(*v));
+			if (!v) {
+				free(dir);
+				return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			}
+			c->units = v;
+			memset(&c->units[u], 0, sizeof(c->units[u]));
+			c->units[u].dir = dir;
+			c->n_units++;
+			describe_unit(&c->units[u]);
+		} else {
+			free(dir);
+		}
+		struct file_list ul = { c->units[u].files, c->units[u].n_files, c->units[u].n_files };
+		if (push_file(&ul, f))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		c->units[u].files = ul.v;
+		c->units[u].n_files = ul.n;
+		f->path = NULL; /* moved */
+	}
+	/* shared NEFFs join the units beside their folder */
+	for (size_t s = 0; s < c->n_units; s++) {
+		struct ns_cap_unit *src = &c->units[s];
+		if (strcmp(base_of(src->dir), "neffs") != 0)
+			continue;
+		char *parent = dir_of(src->dir);
+		if (!parent)
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		for (size_t u = 0; u < c->n_units; u++) {
+			struct ns_cap_unit *dst = &c->units[u];
+			if (u == s || !under(dst->dir, parent))
+				continue;
+			for (size_t k = 0; k < src->n_files; k++) {
+				struct ns_cap_file f = src->files[k];
+				struct file_list ul = { dst->files, dst->n_files, dst->n_files };
+				if (f.kind != NS_CAP_NEFF)
+					continue;
+				if (!(f.path = strdup(f.path)) || push_file(&ul, &f)) {
+					free(f.path);
+					free(parent);
+					return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+				}
+				dst->files = ul.v;
+				dst->n_files = ul.n;
+			}
+		}
+		free(parent);
+	}
+	for (size_t u = 0; u < c->n_units; u++) {
+		if (o && o->export_root && add_converted(&c->units[u], o->export_root, err))
+			return err->status;
+		if (finish_unit(&c->units[u]))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	}
+	if (c->n_units > 1) /* units is NULL when there are none (qsort's argument is nonnull) */
+		qsort(c->units, c->n_units, sizeof(*c->units), cmp_units);
+	return 0;
+}
+
+int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns_capture **out,
+		    struct ns_error *err)
+{
+	struct ns_capture *c = calloc(1, sizeof(*c));
+	struct file_list l = { 0 };
+	struct stat st;
+	int rc = 0;
+	*out = NULL;
+	if (!c || !(c->root = strdup(path))) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t n = strlen(c->root); n > 1 && c->root[n - 1] == '/';)
+		c->root[--n] = '\0';
+	if (stat(path, &st) != 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode))
+		rc = walk(c->root, 0, o && o->shallow ? 0 : MAX_DEPTH, &l, err);
+	else if (add_if_capture(&l, c->root, &st, false))
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	if (!rc)
+		rc = group(c, &l, o, err);
+out:
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].path);
+	free(l.v);
+	if (rc) {
+		ns_capture_free(c);
+		c = NULL;
+	}
+	*out = c;
+	return rc;
+}
+
+void ns_capture_free(struct ns_capture *c)
+{
+	if (!c)
+		return;
+	for (size_t u = 0; u < c->n_units; u++) {
+		struct ns_cap_unit *un = &c->units[u];
+		for (size_t k = 0; k < un->n_files; k++)
+			free(un->files[k].path);
+		free(un->files);
+		free(un->pairs);
+		free(un->gaps);
+		free(un->dir);
+		free(un->export_dir);
+	}
+	free(c->units);
+	free(c->root);
+	free(c);
+}
+
+const struct ns_cap_unit *ns_capture_find(const struct ns_capture *c, const char *dir)
+{
+	char *want = realpath(dir, NULL);
+	const struct ns_cap_unit *found = NULL;
+	for (size_t u = 0; c && want && u < c->n_units && !found; u++) {
+		char *real = realpath(c->units[u].dir, NULL);
+		if (real && strcmp(real, want) == 0)
+			found = &c->units[u];
+		free(real);
+	}
+	free(want);
+	return found;
+}

@@ -1,0 +1,169 @@
+/* Kineto trace ingest end to end: bytes (plain, gzip or zstd) -> ns_ingest_mem
+ * -> ns_aggregate -> every report format, and ns_trace_merge.
+ *
+ * Properties checked besides "no crash, no sanitizer report":
+ * - reading the input in small pieces (1..64 bytes per read, derived from the
+ *   input) gives the same result, message and byte offsets as reading it
+ *   whole (the scanner's refill logic);
+ * - every interned string is valid UTF-8 (invalid bytes become U+FFFD);
+ * - every report is valid UTF-8 and the JSON report parses as JSON;
+ * - the event sink sees every traceEvents element once, in file order. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "aggregate/aggregate.h"
+#include "fuzz.h"
+#include "ingest/ingest.h"
+#include "report/report.h"
+
+struct sink_state {
+	uint64_t count;
+	uint64_t last_offset;
+};
+
+static int sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+{
+	struct sink_state *st = ctx;
+	(void)err;
+	FUZZ_CHECK(st->count == 0 || raw->byte_offset > st->last_offset, "event offsets go back: %llu after %llu",
+		   (unsigned long long)raw->byte_offset, (unsigned long long)st->last_offset);
+	FUZZ_CHECK(raw->ev.idx == st->count, "idx %u, expected %llu", raw->ev.idx, (unsigned long long)st->count);
+	FUZZ_CHECK(raw->ev.thread < t->n_threads, "thread %u of %zu", raw->ev.thread, t->n_threads);
+	FUZZ_CHECK(raw->ev.dur_ns >= 0, "negative dur");
+	st->last_offset = raw->byte_offset;
+	st->count++;
+	return 0;
+}
+
+struct result {
+	int rc;
+	struct ns_error warn, err;
+	struct sink_state sink;
+};
+
+static void ingest(const uint8_t *data, size_t size, uint32_t chunk, struct ns_trace *t, struct result *r)
+{
+	struct ns_ingest_opts o = {
+		.max_decompressed = 64u << 20,
+		.max_ratio = UINT32_MAX,
+		.read_chunk = chunk,
+		.sink = sink,
+	};
+	memset(r, 0, sizeof(*r));
+	o.sink_ctx = &r->sink;
+	ns_trace_init(t);
+	r->rc = ns_ingest_mem(data, size, "fuzz.json", t, &o, &r->warn, &r->err);
+}
+
+static void check_strings(const struct ns_trace *t)
+{
+	for (uint32_t id = 0; id < t->strings.count; id++) {
+		const char *s = ns_strtab_get(&t->strings, id);
+		size_t n = ns_strtab_len(&t->strings, id);
+		FUZZ_CHECK(fuzz_utf8_valid(s, n), "string %u is not UTF-8", id);
+		FUZZ_CHECK(strlen(s) == n, "string %u holds a NUL", id);
+	}
+}
+
+static void report_all(struct ns_agg *agg, uint64_t h)
+{
+	struct ns_report_opts ro;
+	ns_report_opts_init(&ro);
+	ro.row_limit = -1;
+	ro.top_level_only = h & 1;
+	if (ns_n_sort_keys && (h & 2))
+		ro.sort = &ns_sort_keys[(h >> 8) % ns_n_sort_keys];
+	static const char *const units[] = { NULL, "s", "ms", "us" };
+	ro.time_unit = units[(h >> 4) & 3];
+	for (int fmt = NS_FMT_TABLE; fmt <= NS_FMT_MARKDOWN; fmt++) {
+		char *buf = NULL;
+		size_t len = 0;
+		struct ns_error err = { 0 };
+		FILE *out = open_memstream(&buf, &len);
+		FUZZ_CHECK(out != NULL, "open_memstream");
+		int rc = ns_report_write(out, agg, &ro, (enum ns_format)fmt, &err);
+		fclose(out);
+		if (rc == 0) {
+			FUZZ_CHECK(fuzz_utf8_valid(buf, len), "format %d output is not UTF-8", fmt);
+			if (fmt == NS_FMT_JSON) {
+				cJSON *doc = cJSON_ParseWithLength(buf, len);
+				FUZZ_CHECK(doc != NULL, "the JSON report does not parse: %.200s", buf);
+				cJSON_Delete(doc);
+			}
+		}
+		free(buf);
+	}
+}
+
+static void aggregate_and_report(struct ns_trace *t, uint64_t h)
+{
+	struct ns_agg_opts variants[2] = {
+		{ .backend_override = -1 },
+		{ .group_by = NS_GROUP_SHAPE | NS_GROUP_OVERLOAD, .split_overloads = true, .stack_n = 3,
+		  .backend_override = -1 },
+	};
+	for (int v = 0; v < 2; v++) {
+		struct ns_agg agg;
+		struct ns_error err = { 0 };
+		if (ns_aggregate(t, &variants[v], &agg, &err) == 0) {
+			report_all(&agg, h >> (v * 16));
+			ns_agg_release(&agg);
+		}
+	}
+}
+
+static bool same_event(const struct ns_event *a, const struct ns_event *b)
+{
+	return a->ts_ns == b->ts_ns && a->dur_ns == b->dur_ns && a->external_id == b->external_id &&
+	       a->correlation == b->correlation && a->ev_idx == b->ev_idx && a->bytes == b->bytes &&
+	       a->idx == b->idx && a->name == b->name && a->input_dims == b->input_dims &&
+	       a->thread == b->thread && a->stack == b->stack && a->mem_device_type == b->mem_device_type &&
+	       a->cat == b->cat && a->kind == b->kind && a->flags == b->flags;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint64_t h = fuzz_hash(data, size);
+	struct ns_trace t, t2;
+	struct result r1, r2;
+
+	ingest(data, size, 0, &t, &r1);
+	/* pieces of 1..64 bytes; larger for large inputs, since a value cut
+	 * across reads is rescanned from its start after each one */
+	ingest(data, size, (uint32_t)(1 + h % 64 + size / 256), &t2, &r2);
+	/* Limits and corrupt compressed streams are noticed after a number of
+	 * bytes that depends on the reads; everything else must not. */
+	bool comparable = r1.rc != NS_ERR_NOMEM && r2.rc != NS_ERR_NOMEM && !strstr(r1.err.msg, ": corrupt ") &&
+			  !strstr(r2.err.msg, ": corrupt ");
+	if (comparable) {
+		FUZZ_CHECK(r1.rc == r2.rc, "rc %d whole, %d in pieces (%s | %s)", r1.rc, r2.rc, r1.err.msg, r2.err.msg);
+		FUZZ_CHECK(strcmp(r1.err.msg, r2.err.msg) == 0, "'%s' whole, '%s' in pieces", r1.err.msg, r2.err.msg);
+		FUZZ_CHECK(strcmp(r1.warn.msg, r2.warn.msg) == 0, "'%s' whole, '%s' in pieces", r1.warn.msg,
+			   r2.warn.msg);
+		FUZZ_CHECK(t.n_events == t2.n_events && t.n_trace_events == t2.n_trace_events &&
+				   t.truncated_at == t2.truncated_at,
+			   "events %zu/%llu cut %lld whole, %zu/%llu cut %lld in pieces", t.n_events,
+			   (unsigned long long)t.n_trace_events, (long long)t.truncated_at, t2.n_events,
+			   (unsigned long long)t2.n_trace_events, (long long)t2.truncated_at);
+		for (size_t i = 0; i < t.n_events; i++)
+			FUZZ_CHECK(same_event(&t.events[i], &t2.events[i]), "event %zu differs", i);
+	}
+	ns_trace_release(&t2);
+
+	if (r1.rc == 0) {
+		FUZZ_CHECK(r1.sink.count == t.n_trace_events, "sink saw %llu of %llu events",
+			   (unsigned long long)r1.sink.count, (unsigned long long)t.n_trace_events);
+		FUZZ_CHECK(t.n_events <= t.n_trace_events, "kept more than read");
+		FUZZ_CHECK(t.truncated_at < 0 || r1.warn.msg[0] != 0, "truncation without warning");
+		check_strings(&t);
+		aggregate_and_report(&t, h);
+		if (t.n_events < 4096) {
+			struct ns_trace two[2] = { t, t }, merged;
+			if (ns_trace_merge(two, 2, &merged) == 0)
+				aggregate_and_report(&merged, h >> 3);
+			ns_trace_release(&merged);
+		}
+	}
+	ns_trace_release(&t);
+	return 0;
+}

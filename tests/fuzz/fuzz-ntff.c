@@ -1,0 +1,106 @@
+/* Neuron profile exports (src/ntff): the legacy device-profile JSON, the
+ * summary-json, the system-profile JSON (then attached to a trace and
+ * aggregated, as `report` does) and raw .ntff/.pb identification. Their
+ * readers take paths, so the input is written to a private temp file. The
+ * first byte picks the reader; the rest is the file. */
+#include <string.h>
+
+#include "aggregate/aggregate.h"
+#include "fuzz.h"
+#include "ntff/ntff.h"
+
+static void devprof(const char *path)
+{
+	struct ns_devprof *dp = NULL;
+	struct ns_error err = { 0 };
+	if (ns_devprof_read(path, NS_TU_AUTO, &dp, &err)) {
+		FUZZ_CHECK(err.msg[0] != '\0', "an error without a message");
+		return;
+	}
+	for (int e = 0; e < NS_ENG__COUNT; e++)
+		for (size_t i = 0; i < dp->n_busy[e]; i++) {
+			FUZZ_CHECK(dp->busy[e][i].start <= dp->busy[e][i].end, "an interval ends before it starts");
+			if (i)
+				FUZZ_CHECK(dp->busy[e][i - 1].end <= dp->busy[e][i].start, "merged intervals overlap");
+		}
+	struct ns_trace t;
+	struct ns_engine_timeline tl;
+	struct ns_devprof_ref ref = { dp, 0, dp->neff_hash };
+	ns_trace_init(&t);
+	if (ns_engine_timeline_build(&ref, 1, NULL, &t, &tl, &err) == 0) {
+		(void)ns_engine_busy_in(&tl, 0, NS_ENG_PE, INT64_MIN / 4, INT64_MAX / 4);
+		ns_engine_timeline_release(&tl);
+	}
+	ns_trace_release(&t);
+	ns_devprof_free(dp);
+}
+
+static void summary(const char *path)
+{
+	struct ns_summary *s = NULL;
+	struct ns_error err = { 0 };
+	if (ns_summary_read(path, &s, &err)) {
+		FUZZ_CHECK(err.msg[0] != '\0', "an error without a message");
+		return;
+	}
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const struct ns_summary_node *n = &s->nodes[i];
+		for (size_t k = 0; k < n->n_kv; k++) {
+			int64_t ns;
+			double pct;
+			(void)ns_summary_time_ns(n, n->kv[k].key, &ns);
+			(void)ns_summary_percent(s, n, n->kv[k].key, &pct);
+		}
+	}
+	ns_summary_free(s);
+}
+
+static void sysprof(const char *path)
+{
+	struct ns_sysprof *sp = NULL;
+	struct ns_error err = { 0 };
+	if (ns_sysprof_read(path, &sp, &err)) {
+		FUZZ_CHECK(err.msg[0] != '\0', "an error without a message");
+		return;
+	}
+	struct ns_trace t;
+	struct ns_attach_stats st = { 0 };
+	ns_trace_init(&t);
+	if (ns_sysprof_attach(sp, &t, &st, &err) == 0) {
+		struct ns_agg agg;
+		struct ns_agg_opts ao = { .backend_override = -1 };
+		if (ns_aggregate(&t, &ao, &agg, &err) == 0)
+			ns_agg_release(&agg);
+	}
+	ns_trace_release(&t);
+	ns_sysprof_free(sp);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	uint8_t which = data[0];
+	const char *path;
+	switch (which % 5) {
+	case 0:
+		devprof(fuzz_write_file("device.json", data + 1, size - 1));
+		break;
+	case 1:
+		summary(fuzz_write_file("summary.json", data + 1, size - 1));
+		break;
+	case 2:
+	case 3:
+		sysprof(fuzz_write_file("system.json", data + 1, size - 1));
+		break;
+	default: {
+		struct ns_raw_info info;
+		struct ns_error err = { 0 };
+		path = fuzz_write_file(which & 8 ? "profile_nc_0_session_1.ntff" : "ntrace.pb", data + 1, size - 1);
+		if (ns_ntff_identify(path, &info, &err) == 0)
+			FUZZ_CHECK(info.head_len <= sizeof(info.head) && info.size == size - 1, "bad raw info");
+		break;
+	}
+	}
+	return 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""One oracle comparison, for meson (tests/oracle/meson.build).
+
+    run_one.py NEURON_STATS TRACE [OPTIONS...]
+
+runs
+
+    NEURON_STATS TRACE --row-limit -1 --no-cache [OPTIONS...]
+    python3 tests/oracle/key_averages.py TRACE --row-limit -1 [OPTIONS...]
+
+and passes when both exit 0 and print the same bytes. TRACE may start with
+@CORPUS@ (the real-trace corpus: $NS_CORPUS, else ../shared/corpus beside
+the checkout) or be relative to the source root. A missing trace is a skip
+(exit 77). For a batch run over many traces and options, see compare.py.
+"""
+import difflib
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+CORPUS = os.path.normpath(os.environ.get("NS_CORPUS", os.path.join(SRC, "..", "shared", "corpus")))
+ORACLE = os.path.join(HERE, "key_averages.py")
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    binary, trace, opts = sys.argv[1], sys.argv[2], sys.argv[3:]
+    trace = trace.replace("@CORPUS@", CORPUS)
+    if not os.path.isabs(trace):
+        trace = os.path.join(SRC, trace)
+    if not os.path.exists(trace):
+        print("skip: %s not found" % trace)
+        return 77
+    # the oracle's sort keys are PyTorch attribute names; map our aliases
+    oracle_opts = ["self_device_time_total" if o in ("self_neuron", "self_device") else o for o in opts]
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
+        c = subprocess.run([binary, trace, "--row-limit", "-1", "--no-cache"] + opts, capture_output=True, env=env)
+    o = subprocess.run([sys.executable, ORACLE, trace, "--row-limit", "-1"] + oracle_opts, capture_output=True)
+    if o.returncode != 0:
+        print("oracle failed (exit %d): %s" % (o.returncode, o.stderr.decode(errors="replace")))
+        return 1
+    if c.returncode != 0:
+        print("neuron-stats failed (exit %d): %s" % (c.returncode, c.stderr.decode(errors="replace")))
+        return 1
+    if c.stdout == o.stdout:
+        print("ok: %s %s (%d lines)" % (trace, " ".join(opts), c.stdout.count(b"\n")))
+        return 0
+    diff = difflib.unified_diff(o.stdout.decode(errors="replace").splitlines(),
+                                c.stdout.decode(errors="replace").splitlines(),
+                                "oracle", "neuron-stats", lineterm="", n=0)
+    print("\n".join(list(diff)[:60]))
+    print("FAIL: neuron-stats and the oracle disagree on %s %s" % (trace, " ".join(opts)))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

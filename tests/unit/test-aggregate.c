@@ -1,0 +1,936 @@
+/* Aggregate (src/aggregate/aggregate.c): PyTorch's FunctionEvent tree and
+ * key_averages over small hand-built traces (spec A2-A5, B2, B7). Every
+ * trace is era C (baseTimeNanoseconds, 3-decimal µs) with the
+ * "PyTorch Profiler (0)" span at ts 0, so start_us == ts, unless a test
+ * says otherwise. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregate/aggregate.h"
+#include "common/trace.h"
+#include "ingest/ingest.h"
+
+/* one complete event; pid 1 (host) or 0 (device) */
+#define X(cat, name, tid, ts, dur, args)                                                                   \
+	"{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name "\", \"pid\": 1, \"tid\": " #tid ", \"ts\": " #ts \
+	", \"dur\": " #dur ", \"args\": {" args "}},\n"
+#define K(cat, name, tid, ts, dur, args)                                                                   \
+	"{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name "\", \"pid\": 0, \"tid\": " #tid ", \"ts\": " #ts \
+	", \"dur\": " #dur ", \"args\": {" args "}},\n"
+#define MEM(tid, ts, bytes, devtype)                                                                        \
+	"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": " #tid \
+	", \"ts\": " #ts ", \"args\": {\"Bytes\": " #bytes ", \"Device Type\": " #devtype ", \"Device Id\": 0}},\n"
+#define OOM(tid, ts, bytes)                                                                                 \
+	"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[OutOfMemory]\", \"pid\": 1, \"tid\": " #tid \
+	", \"ts\": " #ts ", \"args\": {\"Bytes\": " #bytes ", \"Device Type\": 1, \"Device Id\": 0}},\n"
+#define FLOW(ph, id, pid, tid, ts)                                                                          \
+	"{\"ph\": \"" ph "\", \"id\": " #id ", \"pid\": " #pid ", \"tid\": " #tid ", \"ts\": " #ts                \
+	", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"},\n"
+
+static char tmpdir[256];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ns-test-agg-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(tree, .init = setup, .fini = teardown);
+TestSuite(dedup, .init = setup, .fini = teardown);
+TestSuite(link, .init = setup, .fini = teardown);
+TestSuite(events, .init = setup, .fini = teardown);
+TestSuite(memory, .init = setup, .fini = teardown);
+TestSuite(rows, .init = setup, .fini = teardown);
+
+struct fx {
+	struct ns_trace t;
+	struct ns_agg a;
+};
+
+static int n_files;
+
+static void build_text(struct fx *f, const char *text, const struct ns_agg_opts *opts)
+{
+	char path[512];
+	struct ns_error warn = { 0 }, err = { 0 };
+	snprintf(path, sizeof(path), "%s/t%d.json", tmpdir, n_files++);
+	FILE *fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	ns_trace_init(&f->t);
+	cr_assert_eq(ns_ingest_file(path, &f->t, NULL, &warn, &err), 0, "ingest: %s\n%s", err.msg, text);
+	cr_assert_eq(ns_aggregate(&f->t, opts, &f->a, &err), 0, "aggregate: %s", err.msg);
+}
+
+/* era C: the span at 0 and a base time */
+static void build(struct fx *f, const char *events, const struct ns_agg_opts *opts)
+{
+	size_t n = strlen(events) + 1024;
+	char *text = malloc(n);
+	snprintf(text, n,
+		 "{\"schemaVersion\": 1, \"baseTimeNanoseconds\": 1700000000000000000, \"traceEvents\": [\n%s"
+		 "{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\", "
+		 "\"tid\": \"PyTorch Profiler\", \"ts\": 0.000, \"dur\": 100000.000, \"args\": {\"Op count\": 0}}\n]}\n",
+		 events);
+	build_text(f, text, opts);
+	free(text);
+}
+
+static void release(struct fx *f)
+{
+	ns_agg_release(&f->a);
+	ns_trace_release(&f->t);
+}
+
+static const char *S(const struct fx *f, ns_str id)
+{
+	return ns_strtab_get(&f->t.strings, id);
+}
+
+/* the n-th (in (start, -end) order) non-removed FunctionEvent with this name */
+static int64_t fe(const struct fx *f, const char *name, int nth)
+{
+	for (size_t i = 0; i < f->a.n_fevents; i++)
+		if (!f->a.fevents[i].removed && strcmp(S(f, f->a.fevents[i].name), name) == 0 && nth-- == 0)
+			return (int64_t)i;
+	return -1;
+}
+
+static const struct ns_fevent *FE(const struct fx *f, const char *name, int nth)
+{
+	int64_t i = fe(f, name, nth);
+	cr_assert_geq(i, 0, "no FunctionEvent %s #%d", name, nth);
+	return &f->a.fevents[i];
+}
+
+/* the key_averages row with this name and device type (NULL if none) */
+static const struct ns_avg *row_dev(const struct fx *f, const char *name, int dev)
+{
+	for (size_t i = 0; i < f->a.n_avgs; i++)
+		if (strcmp(S(f, f->a.avgs[i].key), name) == 0 && (dev < 0 || f->a.avgs[i].device_type == dev))
+			return &f->a.avgs[i];
+	return NULL;
+}
+
+static const struct ns_avg *ROW(const struct fx *f, const char *name)
+{
+	const struct ns_avg *r = row_dev(f, name, -1);
+	cr_assert_not_null(r, "no row %s", name);
+	return r;
+}
+
+static int64_t parent_of(const struct fx *f, const char *name)
+{
+	return FE(f, name, 0)->parent;
+}
+
+/* ---- A3 _populate_cpu_children boundary rules ---- */
+
+Test(tree, start_at_parent_end_is_not_a_child)
+{
+	struct fx f;
+	build(&f, X("cpu_op", "P", 1, 0.000, 10.000, "") X("cpu_op", "C", 1, 10.000, 2.000, ""), NULL);
+	cr_assert_eq(parent_of(&f, "C"), -1);
+	cr_assert_eq(ROW(&f, "P")->self_cpu_time_total, 10.0);
+	cr_assert_eq(ROW(&f, "C")->self_cpu_time_total, 2.0);
+	release(&f);
+}
+
+Test(tree, end_at_parent_end_is_a_child)
+{
+	struct fx f;
+	build(&f, X("cpu_op", "P", 1, 0.000, 10.000, "") X("cpu_op", "C", 1, 5.000, 5.000, ""), NULL);
+	cr_assert_eq(parent_of(&f, "C"), fe(&f, "P", 0));
+	cr_assert_eq(ROW(&f, "P")->self_cpu_time_total, 5.0);
+	cr_assert_eq(ROW(&f, "P")->cpu_time_total, 10.0);
+	cr_assert_eq(FE(&f, "C", 0)->depth, 1);
+	release(&f);
+}
+
+Test(tree, identical_intervals_first_in_order_is_the_parent)
+{
+	struct fx f;
+	build(&f, X("cpu_op", "A", 1, 0.000, 10.000, "") X("cpu_op", "B", 1, 0.000, 10.000, ""), NULL);
+	cr_assert_eq(parent_of(&f, "B"), fe(&f, "A", 0));
+	cr_assert_eq(ROW(&f, "A")->self_cpu_time_total, 0.0);
+	cr_assert_eq(f.a.avgs[0].key, FE(&f, "A", 0)->name, "A is seen first");
+	release(&f);
+	build(&f, X("cpu_op", "B", 1, 0.000, 10.000, "") X("cpu_op", "A", 1, 0.000, 10.000, ""), NULL);
+	cr_assert_eq(parent_of(&f, "A"), fe(&f, "B", 0));
+	release(&f);
+}
+
+Test(tree, partial_overlap_is_no_relation_and_pops_the_stack)
+{
+	struct fx f;
+	/* C overlaps P partly: no relation, and P leaves the stack, so D (inside
+	 * both P and C) becomes C's child, not P's */
+	build(&f,
+	      X("cpu_op", "P", 1, 0.000, 10.000, "") X("cpu_op", "C", 1, 5.000, 10.000, "")
+		      X("cpu_op", "D", 1, 6.000, 2.000, ""),
+	      NULL);
+	cr_assert_eq(parent_of(&f, "C"), -1);
+	cr_assert_eq(parent_of(&f, "D"), fe(&f, "C", 0));
+	cr_assert_eq(ROW(&f, "P")->self_cpu_time_total, 10.0);
+	cr_assert_eq(ROW(&f, "C")->self_cpu_time_total, 8.0);
+	release(&f);
+}
+
+Test(tree, threads_are_separate)
+{
+	struct fx f;
+	build(&f, X("cpu_op", "P", 1, 0.000, 10.000, "") X("cpu_op", "C", 2, 2.000, 2.000, ""), NULL);
+	cr_assert_eq(parent_of(&f, "C"), -1);
+	cr_assert_eq(ROW(&f, "P")->self_cpu_time_total, 10.0);
+	release(&f);
+}
+
+Test(tree, device_events_have_no_parent)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "P", 1, 0.000, 10.000, "\"External id\": 1")
+		      K("kernel", "k", 1, 2.000, 1.000, "\"External id\": 1, \"correlation\": 5"),
+	      NULL);
+	cr_assert_eq(parent_of(&f, "k"), -1);
+	cr_assert_eq(FE(&f, "k", 0)->device_type, NS_DEV_CUDA);
+	cr_assert_eq(ROW(&f, "P")->self_device_time_total, 1.0);
+	cr_assert_eq(ROW(&f, "k")->cpu_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "k")->self_cpu_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "k")->self_device_time_total, 1.0);
+	release(&f);
+}
+
+/* ---- A3 _remove_dup_nodes ---- */
+
+Test(dedup, same_name_only_child_is_merged)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "aten::mul", 1, 0.000, 100.000, "") X("cpu_op", "aten::mul", 1, 10.000, 50.000, "")
+		      X("cpu_op", "aten::empty", 1, 20.000, 10.000, ""),
+	      NULL);
+	const struct ns_avg *mul = ROW(&f, "aten::mul");
+	cr_assert_eq(mul->count, 1);
+	cr_assert_eq(mul->cpu_time_total, 100.0);
+	cr_assert_eq(mul->self_cpu_time_total, 90.0, "the inner call's self time folds into the outer");
+	cr_assert_eq(parent_of(&f, "aten::empty"), fe(&f, "aten::mul", 0));
+	cr_assert_eq(FE(&f, "aten::mul", 0)->start_us, 0.0);
+	cr_assert_eq(fe(&f, "aten::mul", 1), -1, "the inner call is removed");
+	release(&f);
+}
+
+Test(dedup, chain_of_three_collapses_to_one)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "a::x", 1, 0.000, 100.000, "") X("cpu_op", "a::x", 1, 10.000, 80.000, "")
+		      X("cpu_op", "a::x", 1, 20.000, 60.000, "") X("cpu_op", "a::y", 1, 30.000, 10.000, ""),
+	      NULL);
+	cr_assert_eq(ROW(&f, "a::x")->count, 1);
+	cr_assert_eq(ROW(&f, "a::x")->self_cpu_time_total, 90.0);
+	cr_assert_eq(parent_of(&f, "a::y"), fe(&f, "a::x", 0));
+	release(&f);
+}
+
+Test(dedup, parent_with_two_children_is_not_merged)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "aten::mul", 1, 0.000, 100.000, "") X("cpu_op", "aten::mul", 1, 10.000, 10.000, "")
+		      X("cpu_op", "aten::add", 1, 30.000, 10.000, ""),
+	      NULL);
+	cr_assert_eq(ROW(&f, "aten::mul")->count, 2);
+	cr_assert_eq(ROW(&f, "aten::mul")->self_cpu_time_total, 80.0 + 10.0);
+	release(&f);
+}
+
+Test(dedup, merged_child_replaces_the_parents_kernels)
+{
+	/* outer (External id 1) owns kernel k_outer (3 µs), inner (2) owns
+	 * k_inner (5 µs): after the merge the op row shows only 5 µs */
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "aten::mul", 1, 0.000, 100.000, "\"External id\": 1")
+		      X("cpu_op", "aten::mul", 1, 10.000, 50.000, "\"External id\": 2")
+			      K("kernel", "k_outer", 7, 200.000, 3.000, "\"External id\": 1")
+				      K("kernel", "k_inner", 7, 210.000, 5.000, "\"External id\": 2"),
+	      NULL);
+	const struct ns_avg *mul = ROW(&f, "aten::mul");
+	cr_assert_eq(mul->count, 1);
+	cr_assert_eq(mul->device_time_total, 5.0);
+	cr_assert_eq(mul->self_device_time_total, 5.0);
+	cr_assert_eq(ROW(&f, "k_outer")->self_device_time_total, 3.0);
+	cr_assert_eq(ROW(&f, "k_inner")->self_device_time_total, 5.0);
+	release(&f);
+}
+
+Test(dedup, user_annotation_and_op_of_one_name_also_merge)
+{
+	/* _remove_dup_nodes compares names only */
+	struct fx f;
+	build(&f,
+	      X("user_annotation", "step", 1, 0.000, 100.000, "") X("cpu_op", "step", 1, 10.000, 50.000, ""), NULL);
+	cr_assert_eq(f.a.n_avgs, 1);
+	cr_assert_eq(ROW(&f, "step")->count, 1);
+	cr_assert(ROW(&f, "step")->is_user_annotation);
+	cr_assert_eq(ROW(&f, "step")->self_cpu_time_total, 100.0);
+	release(&f);
+}
+
+/* ---- A2 step 6 / B7: linking and re-threading ---- */
+
+Test(link, runtime_moves_to_its_ops_thread)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "aten::add", 1, 0.000, 100.000, "\"External id\": 5")
+		      X("cuda_runtime", "cudaLaunchKernel", 2, 10.000, 10.000, "\"External id\": 5, \"correlation\": 9")
+			      K("kernel", "k", 7, 30.000, 2.000, "\"External id\": 5, \"correlation\": 9"),
+	      NULL);
+	cr_assert_eq(FE(&f, "cudaLaunchKernel", 0)->thread, FE(&f, "aten::add", 0)->thread);
+	cr_assert_eq(parent_of(&f, "cudaLaunchKernel"), fe(&f, "aten::add", 0));
+	cr_assert_eq(ROW(&f, "aten::add")->self_cpu_time_total, 90.0);
+	cr_assert_eq(ROW(&f, "aten::add")->self_device_time_total, 2.0);
+	release(&f);
+}
+
+Test(link, unlinked_host_activity_goes_to_the_main_thread)
+{
+	/* the main thread is tid == pid (1); runtime calls with no op and CUPTI
+	 * overhead land there and nest under the op that spans them */
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "aten::add", 1, 0.000, 100.000, "\"External id\": 5")
+		      X("cuda_runtime", "cudaDeviceSynchronize", 2, 40.000, 10.000, "\"correlation\": 99")
+	      "{\"ph\": \"X\", \"cat\": \"overhead\", \"name\": \"Activity Buffer Request\", \"pid\": -1, \"tid\": 0, "
+	      "\"ts\": 60.000, \"dur\": 5.000},\n",
+	      NULL);
+	cr_assert_eq(FE(&f, "cudaDeviceSynchronize", 0)->thread, FE(&f, "aten::add", 0)->thread);
+	cr_assert_eq(FE(&f, "Activity Buffer Request", 0)->thread, FE(&f, "aten::add", 0)->thread);
+	cr_assert_eq(parent_of(&f, "Activity Buffer Request"), fe(&f, "aten::add", 0));
+	cr_assert_eq(ROW(&f, "aten::add")->self_cpu_time_total, 85.0);
+	release(&f);
+}
+
+Test(link, external_id_wins_over_correlation_in_era_c)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "A", 1, 0.000, 50.000, "\"External id\": 1")
+		      X("cpu_op", "B", 1, 100.000, 50.000, "\"External id\": 2")
+			      X("cuda_runtime", "cudaLaunchKernel", 1, 110.000, 5.000,
+				"\"External id\": 2, \"correlation\": 9")
+				      K("kernel", "k", 7, 200.000, 4.000, "\"External id\": 1, \"correlation\": 9"),
+	      NULL);
+	cr_assert_eq(ROW(&f, "A")->self_device_time_total, 4.0);
+	cr_assert_eq(ROW(&f, "B")->device_time_total, 0.0);
+	release(&f);
+}
+
+Test(link, correlation_when_there_is_no_external_id)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "A", 1, 0.000, 50.000, "\"External id\": 1")
+		      X("cpu_op", "B", 1, 100.000, 50.000, "\"External id\": 2")
+			      X("cuda_runtime", "cudaLaunchKernel", 1, 110.000, 5.000,
+				"\"External id\": 2, \"correlation\": 9")
+				      K("kernel", "k", 7, 200.000, 4.000, "\"correlation\": 9"),
+	      NULL);
+	cr_assert_eq(ROW(&f, "A")->device_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "B")->self_device_time_total, 4.0);
+	release(&f);
+}
+
+Test(link, correlation_to_a_runtime_without_external_id_uses_the_enclosing_op)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "A", 1, 0.000, 50.000, "\"External id\": 1")
+		      X("cpu_op", "B", 1, 100.000, 50.000, "\"External id\": 2")
+			      X("cuda_runtime", "cudaLaunchKernel", 1, 110.000, 5.000, "\"correlation\": 9")
+				      K("kernel", "k", 7, 200.000, 4.000, "\"correlation\": 9"),
+	      NULL);
+	cr_assert_eq(ROW(&f, "B")->self_device_time_total, 4.0);
+	release(&f);
+}
+
+Test(link, ac2g_flow_when_there_is_neither)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "A", 1, 0.000, 50.000, "\"External id\": 1")
+		      X("cpu_op", "B", 1, 100.000, 50.000, "\"External id\": 2")
+			      X("cuda_runtime", "cudaLaunchKernel", 1, 110.000, 5.000, "\"External id\": 2")
+				      FLOW("s", 33, 1, 1, 110.000)
+					      K("kernel", "k", 7, 200.000, 4.000, "\"device\": 0") FLOW("f", 33, 0, 7, 200.000),
+	      NULL);
+	cr_assert_eq(ROW(&f, "A")->device_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "B")->self_device_time_total, 4.0);
+	release(&f);
+}
+
+Test(link, correlation_wins_over_the_flow)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "A", 1, 0.000, 50.000, "\"External id\": 1")
+		      X("cuda_runtime", "cudaLaunchKernel", 1, 10.000, 5.000, "\"External id\": 1, \"correlation\": 8")
+			      X("cpu_op", "B", 1, 100.000, 50.000, "\"External id\": 2")
+				      X("cuda_runtime", "cudaLaunchKernel", 1, 110.000, 5.000, "\"External id\": 2")
+					      FLOW("s", 33, 1, 1, 110.000)
+						      K("kernel", "k", 7, 200.000, 4.000, "\"correlation\": 8")
+							      FLOW("f", 33, 0, 7, 200.000),
+	      NULL);
+	cr_assert_eq(ROW(&f, "A")->self_device_time_total, 4.0);
+	cr_assert_eq(ROW(&f, "B")->device_time_total, 0.0);
+	release(&f);
+}
+
+Test(link, external_id_of_a_filtered_op_attaches_to_nothing)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "P", 1, 0.000, 50.000, "\"External id\": 1")
+		      X("cpu_op", "aten::is_leaf", 1, 10.000, 5.000, "\"External id\": 3")
+			      X("cpu_op", "B", 1, 100.000, 50.000, "\"External id\": 2")
+				      X("cuda_runtime", "cudaLaunchKernel", 1, 110.000, 5.000,
+					"\"External id\": 2, \"correlation\": 9")
+					      K("kernel", "k", 7, 200.000, 4.000, "\"External id\": 3, \"correlation\": 9"),
+	      NULL);
+	cr_assert_eq(ROW(&f, "P")->device_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "B")->device_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "k")->self_device_time_total, 4.0, "the kernel is still a row");
+	cr_assert_null(row_dev(&f, "aten::is_leaf", -1));
+	release(&f);
+}
+
+Test(link, era_a_ignores_external_id_and_uses_the_enclosing_op)
+{
+	/* integer µs, no baseTimeNanoseconds: External id is the event's own
+	 * correlation id, which here happens to be the External id of another op */
+	const char *text =
+		"{\"schemaVersion\": 1, \"traceEvents\": [\n"
+		X("cpu_op", "aten::add", 1, 1000, 100, "\"External id\": 5")
+		X("cuda_runtime", "cudaLaunchKernel", 1, 1010, 10, "\"External id\": 77, \"correlation\": 77")
+		K("kernel", "k", 7, 1200, 10, "\"External id\": 77, \"correlation\": 77")
+		X("cpu_op", "aten::mul", 1, 2000, 100, "\"External id\": 77")
+		"{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\", "
+		"\"tid\": \"PyTorch Profiler\", \"ts\": 1000, \"dur\": 5000}\n]}\n";
+	struct fx f;
+	build_text(&f, text, NULL);
+	cr_assert_eq(ROW(&f, "aten::add")->self_device_time_total, 10.0);
+	cr_assert_eq(ROW(&f, "aten::mul")->device_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "aten::add")->self_cpu_time_total, 90.0);
+	cr_assert_eq(FE(&f, "aten::add", 0)->start_us, 0.0);
+	cr_assert_eq(FE(&f, "aten::mul", 0)->start_us, 1000.0);
+	release(&f);
+}
+
+Test(link, user_annotations_never_receive_kernels)
+{
+	struct fx f;
+	build(&f,
+	      X("user_annotation", "my_scope", 1, 0.000, 100.000, "\"External id\": 1")
+		      X("cuda_runtime", "cudaLaunchKernel", 1, 10.000, 5.000, "\"External id\": 1, \"correlation\": 9")
+			      K("kernel", "k", 7, 200.000, 4.000, "\"External id\": 1, \"correlation\": 9"),
+	      NULL);
+	cr_assert_eq(ROW(&f, "my_scope")->device_time_total, 0.0);
+	release(&f);
+}
+
+Test(link, kernels_are_summed_in_start_order)
+{
+	/* result.events() is sorted by start (spec A2 steps 6 and 8), so an op's
+	 * kernel list is in start order even when the file lists the kernels out
+	 * of order; the naive double sum depends on that order */
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "op", 1, 0.000, 100.000, "\"External id\": 1")
+		      K("kernel", "k3", 9, 59.222, 3.453, "\"External id\": 1")
+			      K("kernel", "k1", 7, 5.159, 4.918, "\"External id\": 1")
+				      K("kernel", "k2", 8, 9.182, 4.449, "\"External id\": 1"),
+	      NULL);
+	double d1 = 10077 / 1000.0 - 5159 / 1000.0, d2 = 13631 / 1000.0 - 9182 / 1000.0,
+	       d3 = 62675 / 1000.0 - 59222 / 1000.0;
+	double want = 0.0;
+	want += d1;
+	want += d2;
+	want += d3;
+	double file_order = ((0.0 + d3) + d1) + d2;
+	cr_assert_neq(want, file_order, "test bug: the orders must give different doubles");
+	cr_assert_eq(ROW(&f, "op")->device_time_total, want, "got %.17g, want %.17g (file order gives %.17g)",
+		     ROW(&f, "op")->device_time_total, want, file_order);
+	release(&f);
+}
+
+/* ---- A2 steps 1-3: which events, names, times ---- */
+
+Test(events, filtered_names_fold_into_the_parent)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "P", 1, 0.000, 100.000, "") X("cpu_op", "aten::is_leaf", 1, 10.000, 20.000, "")
+		      X("cpu_op", "Q", 1, 12.000, 5.000, "")
+			      X("cpu_op", "profiler::_record_function_enter_new", 1, 40.000, 5.000, "")
+				      X("cpu_op", "profiler::_record_function_enter", 1, 50.000, 1.000, "")
+					      X("cpu_op", "profiler::_record_function_exit", 1, 52.000, 1.000, "")
+						      X("cpu_op", "aten::output_nr", 1, 54.000, 1.000, "")
+							      X("cpu_op", "aten::_version", 1, 56.000, 1.000, ""),
+	      NULL);
+	cr_assert_eq(f.a.n_avgs, 2, "only P and Q are rows");
+	cr_assert_eq(parent_of(&f, "Q"), fe(&f, "P", 0), "Q is re-parented past the filtered op");
+	cr_assert_eq(ROW(&f, "P")->self_cpu_time_total, 95.0);
+	release(&f);
+}
+
+Test(events, unfinished_ops_are_dropped)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "U", 1, 0.000, 100.000, "\"finished\": false") X("cpu_op", "C", 1, 10.000, 10.000, ""),
+	      NULL);
+	cr_assert_null(row_dev(&f, "U", -1));
+	cr_assert_eq(parent_of(&f, "C"), -1);
+	cr_assert_eq(f.a.n_avgs, 1);
+	release(&f);
+}
+
+Test(events, profiler_step_is_renamed_and_split_by_device)
+{
+	struct fx f;
+	build(&f,
+	      X("user_annotation", "ProfilerStep#12", 1, 0.000, 100.000, "\"External id\": 1")
+		      X("cpu_op", "aten::add", 1, 10.000, 20.000, "\"External id\": 2")
+			      K("kernel", "k", 7, 40.000, 4.000, "\"External id\": 2")
+				      K("gpu_user_annotation", "ProfilerStep#12", 7, 39.999, 4.002, "\"External id\": 1")
+					      X("user_annotation", "ProfilerStep#13", 1, 100.000, 50.000, "\"External id\": 3"),
+	      NULL);
+	const struct ns_avg *cpu = row_dev(&f, "ProfilerStep*", NS_DEV_CPU);
+	const struct ns_avg *gpu = row_dev(&f, "ProfilerStep*", NS_DEV_CUDA);
+	cr_assert_not_null(cpu);
+	cr_assert_not_null(gpu);
+	cr_assert_eq(cpu->count, 2);
+	cr_assert(cpu->is_user_annotation && gpu->is_user_annotation);
+	cr_assert_eq(cpu->device_time_total, 4.0);
+	cr_assert_eq(gpu->self_device_time_total, 4.0, "un-widened: 4.002 - 2 ns");
+	cr_assert_eq(f.a.n_avgs, 4);
+	cr_assert_str_eq(S(&f, f.a.avgs[0].key), "ProfilerStep*");
+	cr_assert_null(row_dev(&f, "ProfilerStep#12", -1));
+	release(&f);
+}
+
+Test(events, gpu_annotation_unwidening_era_c)
+{
+	struct fx f;
+	build(&f,
+	      K("kernel", "k", 7, 10.000, 4.000, "") K("gpu_user_annotation", "ann", 7, 9.999, 4.002, "")
+		      K("gpu_user_annotation", "lonely", 7, 50.000, 3.000, "")
+			      K("gpu_user_annotation", "other_stream", 8, 9.999, 4.002, ""),
+	      NULL);
+	const struct ns_fevent *ann = FE(&f, "ann", 0);
+	cr_assert_eq(ann->start_ns, 10000);
+	cr_assert_eq(ann->end_ns, 14000);
+	cr_assert_eq(ROW(&f, "ann")->self_device_time_total, 4.0);
+	cr_assert_eq(FE(&f, "lonely", 0)->start_ns, 50000, "no device work starts at ts+1ns: kept as written");
+	cr_assert_eq(FE(&f, "lonely", 0)->end_ns, 53000);
+	cr_assert_eq(FE(&f, "other_stream", 0)->start_ns, 9999, "a kernel on another stream does not count");
+	release(&f);
+}
+
+Test(events, gpu_annotation_unwidening_era_a)
+{
+	const char *text =
+		"{\"traceEvents\": [\n"
+		X("cpu_op", "op", 1, 1000, 100, "")
+		K("kernel", "k", 7, 1010, 4, "")
+		K("gpu_user_Annotation", "ann", 7, 1009, 5, "")
+		"{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\", "
+		"\"tid\": \"PyTorch Profiler\", \"ts\": 1000, \"dur\": 5000}\n]}\n";
+	struct fx f;
+	build_text(&f, text, NULL);
+	cr_assert_eq(FE(&f, "ann", 0)->start_us, 10.0);
+	cr_assert_eq(FE(&f, "ann", 0)->end_us, 14.0);
+	cr_assert_eq(ROW(&f, "ann")->self_device_time_total, 4.0);
+	release(&f);
+}
+
+Test(events, mangled_names_are_demangled)
+{
+	struct fx f;
+	build(&f,
+	      K("kernel", "_Z3fooi", 7, 1.000, 1.000, "") K("kernel", "_ZN2at6native6launchEPKci", 7, 3.000, 1.000, "")
+		      K("kernel", "_Zgarbage", 7, 5.000, 1.000, "") K("kernel", "_Z", 7, 7.000, 1.000, "")
+			      X("cuda_runtime", "cudaLaunchKernel", 1, 0.000, 1.000, ""),
+	      NULL);
+	cr_assert_not_null(row_dev(&f, "foo(int)", -1));
+	cr_assert_not_null(row_dev(&f, "at::native::launch(char const*, int)", -1));
+	cr_assert_not_null(row_dev(&f, "_Zgarbage", -1), "not a valid mangling: kept");
+	cr_assert_not_null(row_dev(&f, "_Z", -1));
+	release(&f);
+}
+
+Test(events, times_are_relative_to_the_span_as_doubles)
+{
+	struct fx f;
+	build(&f, X("cpu_op", "a", 1, 1020.500, 30.250, "") X("cpu_op", "b", 1, 0.001, 0.001, ""), NULL);
+	cr_assert_eq(FE(&f, "a", 0)->start_us, 1020500 / 1000.0);
+	cr_assert_eq(FE(&f, "a", 0)->end_us, 1050750 / 1000.0);
+	cr_assert_eq(ROW(&f, "a")->cpu_time_total, 1050750 / 1000.0 - 1020500 / 1000.0);
+	cr_assert_eq(FE(&f, "a", 0)->cpu_ns, 30250);
+	cr_assert_eq(FE(&f, "b", 0)->start_us, 0.001);
+	release(&f);
+}
+
+Test(events, no_span_means_the_first_cpu_event_is_t0)
+{
+	const char *text = "{\"baseTimeNanoseconds\": 1, \"traceEvents\": [\n"
+			   X("cpu_op", "b", 1, 1010.500, 1.000, "")
+			   K("kernel", "k", 7, 900.000, 1.000, "")
+			   X("cpu_op", "a", 1, 1000.000, 1.000, "")
+			   X("cpu_op", "c", 1, 1020.000, 1.000, "")
+			   "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"m\"}}]}";
+	struct fx f;
+	build_text(&f, text, NULL);
+	cr_assert_eq(FE(&f, "a", 0)->start_us, 0.0);
+	cr_assert_eq(FE(&f, "b", 0)->start_us, 10.5);
+	cr_assert_eq(FE(&f, "k", 0)->start_us, -100.0);
+	release(&f);
+}
+
+Test(events, event_order_is_start_then_longest_first)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "late", 1, 50.000, 1.000, "") X("cpu_op", "short", 2, 10.000, 1.000, "")
+		      X("cpu_op", "long", 3, 10.000, 5.000, "") X("cpu_op", "same1", 4, 20.000, 1.000, "")
+			      X("cpu_op", "same2", 5, 20.000, 1.000, ""),
+	      NULL);
+	const char *want[] = { "long", "short", "same1", "same2", "late" };
+	cr_assert_eq(f.a.n_avgs, 5);
+	for (int i = 0; i < 5; i++)
+		cr_assert_str_eq(S(&f, f.a.avgs[i].key), want[i], "row %d", i);
+	release(&f);
+}
+
+/* ---- A2 step 7: memory ---- */
+
+Test(memory, inclusive_bounds_and_unused_records)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "op", 1, 10.000, 10.000, "") MEM(1, 10.000, 100, 0) MEM(1, 20.000, 1000, 1)
+		      MEM(1, 9.999, 7, 0) MEM(1, 20.001, 9, 0),
+	      NULL);
+	const struct ns_avg *op = ROW(&f, "op");
+	cr_assert_eq(op->cpu_mem, 100);
+	cr_assert_eq(op->device_mem, 1000);
+	cr_assert_eq(op->self_cpu_mem, 100);
+	cr_assert_eq(op->self_device_mem, 1000);
+	const struct ns_avg *m = ROW(&f, "[memory]");
+	cr_assert_eq(m->count, 2);
+	cr_assert_eq(m->cpu_mem, 16);
+	cr_assert_eq(m->self_cpu_mem, 16);
+	cr_assert_eq(m->device_type, NS_DEV_CPU);
+	cr_assert_eq(m->cpu_time_total, 0.0);
+	cr_assert(f.a.profile_memory);
+	/* the unused records are zero-length rows at their own time */
+	cr_assert_eq(FE(&f, "[memory]", 0)->start_ns, 9999);
+	cr_assert_eq(FE(&f, "[memory]", 1)->start_ns, 20001);
+	cr_assert_str_eq(S(&f, f.a.avgs[0].key), "[memory]", "first seen: the record at 9.999");
+	release(&f);
+}
+
+Test(memory, nested_ops_each_count_a_record_and_self_subtracts)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "parent", 1, 0.000, 100.000, "") X("cpu_op", "child", 1, 10.000, 10.000, "")
+		      MEM(1, 15.000, 64, 0) MEM(1, 30.000, -4096, 1),
+	      NULL);
+	cr_assert_eq(ROW(&f, "parent")->cpu_mem, 64);
+	cr_assert_eq(ROW(&f, "parent")->self_cpu_mem, 0);
+	cr_assert_eq(ROW(&f, "parent")->device_mem, -4096);
+	cr_assert_eq(ROW(&f, "parent")->self_device_mem, -4096);
+	cr_assert_eq(ROW(&f, "child")->cpu_mem, 64);
+	cr_assert_eq(ROW(&f, "child")->self_cpu_mem, 64);
+	cr_assert_null(row_dev(&f, "[memory]", -1));
+	release(&f);
+}
+
+Test(memory, any_thread_any_cpu_event)
+{
+	/* the thread is not checked; runtime calls and annotations count too */
+	struct fx f;
+	build(&f,
+	      X("user_annotation", "scope", 1, 0.000, 100.000, "")
+		      X("cuda_runtime", "cudaMalloc", 1, 40.000, 20.000, "") X("cpu_op", "other", 2, 45.000, 1.000, "")
+			      MEM(3, 45.500, 2048, 0)
+				      K("kernel", "k", 7, 44.000, 3.000, ""),
+	      NULL);
+	cr_assert_eq(ROW(&f, "scope")->cpu_mem, 2048);
+	cr_assert_eq(ROW(&f, "cudaMalloc")->cpu_mem, 2048);
+	cr_assert_eq(ROW(&f, "cudaMalloc")->self_cpu_mem, 2048);
+	cr_assert_eq(ROW(&f, "scope")->self_cpu_mem, 0);
+	cr_assert_eq(ROW(&f, "other")->cpu_mem, 2048);
+	cr_assert_eq(ROW(&f, "k")->cpu_mem, 0, "device events get no memory");
+	cr_assert_null(row_dev(&f, "[memory]", -1));
+	release(&f);
+}
+
+Test(memory, device_types)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "op", 1, 0.000, 100.000, "") MEM(1, 1.000, 1, 0) MEM(1, 2.000, 2, 2) MEM(1, 3.000, 4, 5)
+		      MEM(1, 4.000, 8, 1) MEM(1, 5.000, 16, 6) MEM(1, 6.000, 32, 20) MEM(1, 7.000, 64, 12)
+			      MEM(1, 8.000, 128, 13),
+	      NULL);
+	cr_assert_eq(ROW(&f, "op")->cpu_mem, 1 + 2 + 4);
+	cr_assert_eq(ROW(&f, "op")->device_mem, 8 + 16 + 32 + 64, "CUDA, HIP, PrivateUse1, XPU");
+	release(&f);
+}
+
+Test(memory, out_of_memory_is_always_a_row)
+{
+	struct fx f;
+	build(&f, X("cpu_op", "op", 1, 0.000, 100.000, "") OOM(1, 50.000, 1073741824), NULL);
+	cr_assert_eq(ROW(&f, "op")->device_mem, 0, "OOM records are not assigned");
+	const struct ns_avg *oom = ROW(&f, "[OutOfMemory]");
+	cr_assert_eq(oom->count, 1);
+	cr_assert_eq(oom->device_mem, 1073741824);
+	cr_assert_eq(parent_of(&f, "[OutOfMemory]"), fe(&f, "op", 0), "a zero-length CPU event inside op");
+	cr_assert_eq(ROW(&f, "op")->self_device_mem, -1073741824);
+	release(&f);
+}
+
+/* ---- A4/A5 rows ---- */
+
+Test(rows, worked_example_part_d)
+{
+	/* spec D2: every averaged number of the worked example */
+	const char *ev =
+		X("user_annotation", "ProfilerStep#1", 4242, 1010.000, 200.000, "\"External id\": 1")
+		X("cpu_op", "aten::add", 4242, 1020.500, 30.250, "\"External id\": 2")
+		X("cpu_op", "aten::empty", 4242, 1022.000, 3.125, "\"External id\": 3")
+		"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 4242, "
+		"\"ts\": 1023.000, \"args\": {\"Bytes\": 4096, \"Device Type\": 1}},\n"
+		X("cpu_op", "aten::add", 4242, 1100.000, 20.000, "\"External id\": 4")
+		"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 4242, "
+		"\"ts\": 1150.000, \"args\": {\"Bytes\": -4096, \"Device Type\": 1}},\n"
+		X("cuda_runtime", "cudaLaunchKernel", 4242, 1030.000, 12.400, "\"External id\": 2, \"correlation\": 101")
+		K("kernel", "kern", 7, 1045.000, 4.321, "\"External id\": 2, \"correlation\": 101")
+		X("cuda_runtime", "cudaLaunchKernel", 4242, 1105.000, 8.000, "\"External id\": 4, \"correlation\": 102")
+		K("kernel", "kern", 7, 1115.000, 4.679, "\"External id\": 4, \"correlation\": 102")
+		K("gpu_user_annotation", "ProfilerStep#1", 7, 1044.999, 74.681, "\"External id\": 1");
+	char *text = malloc(strlen(ev) + 512);
+	sprintf(text,
+		"{\"baseTimeNanoseconds\": 1730000000000000000, \"traceEvents\": [\n%s"
+		"{\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": 1000.000, \"dur\": 300.000, \"pid\": \"Spans\", "
+		"\"tid\": \"PyTorch Profiler\", \"name\": \"PyTorch Profiler (0)\"}]}",
+		ev);
+	struct fx f;
+	build_text(&f, text, NULL);
+	free(text);
+	cr_assert_eq(f.a.backend, NS_BACKEND_CUDA);
+	cr_assert_eq(f.a.n_avgs, 6);
+	const struct ns_avg *ps = row_dev(&f, "ProfilerStep*", NS_DEV_CPU);
+	cr_assert_eq(ps->self_cpu_time_total, 200.0 - 30.25 - 20.0);
+	cr_assert_eq(ps->cpu_time_total, 200.0);
+	cr_assert_eq(ps->device_time_total, 9.0);
+	cr_assert_eq(ps->self_device_time_total, 0.0);
+	cr_assert_eq(ps->device_mem, 0);
+	cr_assert_eq(ps->self_device_mem, -4096);
+	const struct ns_avg *add = ROW(&f, "aten::add");
+	cr_assert_eq(add->count, 2);
+	cr_assert_eq(add->cpu_time_total, 50.25);
+	cr_assert_eq(add->device_time_total, 9.0);
+	cr_assert_eq(add->self_device_time_total, 9.0);
+	cr_assert_eq(add->device_mem, 4096);
+	cr_assert_eq(add->self_device_mem, 0);
+	/* as Python: self = total - sum(children) per event, then += per row */
+	double add1 = (50750 / 1000.0 - 20500 / 1000.0) - ((25125 / 1000.0 - 22000 / 1000.0) + (42400 / 1000.0 - 30000 / 1000.0));
+	double add2 = (120000 / 1000.0 - 100000 / 1000.0) - (113000 / 1000.0 - 105000 / 1000.0);
+	cr_assert_eq(add->self_cpu_time_total, (0.0 + add1) + add2);
+	cr_assert_float_eq(add->self_cpu_time_total, 26.725, 1e-9);
+	const struct ns_avg *empty = ROW(&f, "aten::empty");
+	cr_assert_eq(empty->self_device_mem, 4096);
+	cr_assert_eq(ROW(&f, "cudaLaunchKernel")->count, 2);
+	cr_assert_float_eq(ROW(&f, "cudaLaunchKernel")->cpu_time_total, 20.4, 1e-9);
+	const struct ns_avg *gps = row_dev(&f, "ProfilerStep*", NS_DEV_CUDA);
+	cr_assert_float_eq(gps->self_device_time_total, 74.679, 1e-9);
+	cr_assert_eq(ROW(&f, "kern")->count, 2);
+	/* first-seen order (D2) */
+	const char *order[] = { "ProfilerStep*", "aten::add", "aten::empty", "cudaLaunchKernel", "ProfilerStep*", "kern" };
+	for (int i = 0; i < 6; i++)
+		cr_assert_str_eq(S(&f, f.a.avgs[i].key), order[i]);
+	cr_assert_eq(f.a.avgs[0].device_type, NS_DEV_CPU);
+	cr_assert_eq(f.a.avgs[4].device_type, NS_DEV_CUDA);
+	release(&f);
+}
+
+Test(rows, op_and_annotation_of_one_name_are_two_rows)
+{
+	struct fx f;
+	build(&f, X("cpu_op", "foo", 1, 0.000, 10.000, "") X("user_annotation", "foo", 1, 20.000, 10.000, ""), NULL);
+	cr_assert_eq(f.a.n_avgs, 2);
+	cr_assert(!f.a.avgs[0].is_user_annotation);
+	cr_assert(f.a.avgs[1].is_user_annotation);
+	release(&f);
+}
+
+Test(rows, group_by_input_shape)
+{
+	struct fx f;
+	struct ns_agg_opts o = { .group_by = NS_GROUP_SHAPE, .backend_override = -1 };
+	build(&f,
+	      X("cpu_op", "aten::add", 1, 0.000, 1.000, "\"Input Dims\": [[1024], [1024], []]")
+		      X("cpu_op", "aten::add", 1, 2.000, 1.000, "\"Input Dims\": [[8], [8], []]")
+			      X("cpu_op", "aten::add", 1, 4.000, 1.000, "\"Input Dims\": [[1024],[1024],[]]")
+				      X("cpu_op", "aten::cat", 1, 6.000, 1.000, "\"Input Dims\": [[[64, 32], [64, 32]], []]")
+					      X("cpu_op", "aten::zero", 1, 8.000, 1.000, ""),
+	      &o);
+	cr_assert_eq(f.a.n_avgs, 4);
+	cr_assert_str_eq(S(&f, f.a.avgs[0].input_shapes), "[[1024], [1024], []]");
+	cr_assert_eq(f.a.avgs[0].count, 2);
+	cr_assert_str_eq(S(&f, f.a.avgs[1].input_shapes), "[[8], [8], []]");
+	cr_assert_eq(f.a.avgs[1].count, 1);
+	cr_assert_str_eq(S(&f, f.a.avgs[2].input_shapes), "[[], []]", "a TensorList input is []");
+	cr_assert_str_eq(S(&f, f.a.avgs[3].input_shapes), "[]", "no Input Dims is str([])");
+	release(&f);
+	/* without the option the shapes are not part of the key */
+	build(&f,
+	      X("cpu_op", "aten::add", 1, 0.000, 1.000, "\"Input Dims\": [[1024], [1024], []]")
+		      X("cpu_op", "aten::add", 1, 2.000, 1.000, "\"Input Dims\": [[8], [8], []]"),
+	      NULL);
+	cr_assert_eq(f.a.n_avgs, 1);
+	cr_assert_eq(f.a.avgs[0].input_shapes, 0);
+	release(&f);
+}
+
+Test(rows, group_by_overload)
+{
+	struct fx f;
+	struct ns_agg_opts o = { .group_by = NS_GROUP_OVERLOAD, .split_overloads = true, .backend_override = -1 };
+	build(&f,
+	      X("cpu_op", "aten::add.Tensor", 1, 0.000, 1.000, "") X("cpu_op", "aten::add.out", 1, 2.000, 1.000, "")
+		      X("cpu_op", "aten::add.Tensor", 1, 4.000, 1.000, ""),
+	      &o);
+	cr_assert_eq(f.a.n_avgs, 2);
+	cr_assert_str_eq(S(&f, f.a.avgs[0].key), "aten::add");
+	cr_assert_str_eq(S(&f, f.a.avgs[0].overload), "Tensor");
+	cr_assert_eq(f.a.avgs[0].count, 2);
+	cr_assert_str_eq(S(&f, f.a.avgs[1].overload), "out");
+	release(&f);
+}
+
+Test(rows, first_event_fixes_the_top_level_parent)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "outer", 1, 0.000, 10.000, "") X("cpu_op", "x", 1, 2.000, 1.000, "")
+		      X("cpu_op", "x", 1, 20.000, 1.000, ""),
+	      NULL);
+	const struct ns_avg *x = ROW(&f, "x");
+	cr_assert_eq(x->count, 2);
+	cr_assert_geq(f.a.fevents[x->first].parent, 0, "the first x has a parent, so the row is not top level");
+	release(&f);
+}
+
+Test(rows, backends_and_device_types)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "op", 1, 0.000, 10.000, "\"External id\": 1")
+		      X("privateuse1_runtime", "nrta_execute_schedule", 1, 1.000, 1.000,
+			"\"External id\": 1, \"correlation\": 5")
+			      K("kernel", "neuron_graph::mul", 1, 3.000, 2.000, "\"External id\": 1, \"correlation\": 5"),
+	      NULL);
+	cr_assert_eq(f.a.backend, NS_BACKEND_PRIVATEUSE1);
+	cr_assert_str_eq(ns_backend_label(f.a.backend), "NEURON");
+	cr_assert_eq(ROW(&f, "neuron_graph::mul")->device_type, NS_DEV_PRIVATEUSE1);
+	cr_assert_eq(ROW(&f, "op")->self_device_time_total, 2.0);
+	release(&f);
+
+	build(&f, X("cpu_op", "op", 1, 0.000, 10.000, "") X("mtia_runtime", "rt", 1, 1.000, 1.000, "")
+			  K("mtia_ccp_events", "mk", 1, 3.000, 2.000, ""),
+	      NULL);
+	cr_assert_eq(f.a.backend, NS_BACKEND_MTIA);
+	cr_assert_eq(ROW(&f, "mk")->device_type, NS_DEV_MTIA);
+	cr_assert_eq(ROW(&f, "mk")->self_device_time_total, 2.0);
+	release(&f);
+
+	/* CPU only: no use_device, so no device time at all */
+	build(&f, X("cpu_op", "op", 1, 0.000, 10.000, "") K("gpu_user_annotation", "ann", 7, 1.000, 2.000, ""), NULL);
+	cr_assert_eq(f.a.backend, NS_BACKEND_NONE);
+	cr_assert_eq(ROW(&f, "ann")->self_device_time_total, 0.0);
+	release(&f);
+
+	struct ns_agg_opts o = { .backend_override = NS_BACKEND_PRIVATEUSE1 };
+	build(&f, X("cpu_op", "op", 1, 0.000, 10.000, "") K("kernel", "k", 7, 1.000, 2.000, ""), &o);
+	cr_assert_eq(f.a.backend, NS_BACKEND_PRIVATEUSE1);
+	cr_assert_eq(ROW(&f, "k")->device_type, NS_DEV_PRIVATEUSE1);
+	release(&f);
+}
+
+Test(rows, exact_ns_twins)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "p", 1, 0.001, 10.002, "\"External id\": 1") X("cpu_op", "c", 1, 1.000, 2.500, "")
+		      K("kernel", "k", 7, 5.000, 0.333, "\"External id\": 1"),
+	      NULL);
+	const struct ns_avg *p = ROW(&f, "p");
+	cr_assert_eq(p->cpu_ns, 10002);
+	cr_assert_eq(p->self_cpu_ns, 7502);
+	cr_assert_eq(p->device_ns, 333);
+	cr_assert_eq(p->self_device_ns, 333);
+	release(&f);
+}
+
+Test(rows, merged_ranks_are_aligned_on_base_time)
+{
+	struct ns_trace in[2], out;
+	struct ns_error warn = { 0 }, err = { 0 };
+	const char *texts[2] = {
+		"{\"baseTimeNanoseconds\": 1000000000, \"distributedInfo\": {\"rank\": 0}, \"traceEvents\": ["
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 1.000, \"dur\": 2.000}]}",
+		"{\"baseTimeNanoseconds\": 1000005000, \"distributedInfo\": {\"rank\": 1}, \"traceEvents\": ["
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 1.000, \"dur\": 3.000}]}",
+	};
+	for (int k = 0; k < 2; k++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/rank%d.json", tmpdir, k);
+		FILE *fp = fopen(path, "w");
+		fputs(texts[k], fp);
+		fclose(fp);
+		ns_trace_init(&in[k]);
+		cr_assert_eq(ns_ingest_file(path, &in[k], NULL, &warn, &err), 0, "%s", err.msg);
+	}
+	cr_assert_eq(ns_trace_merge(in, 2, &out), 0);
+	cr_assert_eq(out.n_events, 2);
+	cr_assert_eq(out.events[0].ts_ns, 1000);
+	cr_assert_eq(out.events[1].ts_ns, 6000, "rank 1 starts 5 µs later");
+	cr_assert_neq(out.events[0].thread, out.events[1].thread, "same pid/tid in two files are two threads");
+	struct ns_agg a;
+	cr_assert_eq(ns_aggregate(&out, NULL, &a, &err), 0);
+	cr_assert_eq(a.n_avgs, 1);
+	cr_assert_eq(a.avgs[0].count, 2);
+	cr_assert_eq(a.avgs[0].cpu_time_total, 5.0);
+	ns_agg_release(&a);
+	ns_trace_release(&out);
+	ns_trace_release(&in[0]);
+	ns_trace_release(&in[1]);
+}

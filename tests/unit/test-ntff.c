@@ -1,0 +1,430 @@
+/* Unit tests of the Neuron side (docs/neuron.md): names and pairing of
+ * capture files, hash normalization, the export readers (units, fractions,
+ * damage), correlation of system-profile intervals into kernel events and
+ * their attribution by aggregate.c, engine timelines and --by-neff keys. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aggregate/aggregate.h"
+#include "aggregate/neuron.h"
+#include "ingest/capture.h"
+#include "ntff/ntff.h"
+
+static char tmpdir[256];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ns-test-ntff-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* Writes text to tmpdir/name and returns the path (static buffer per call site). */
+static const char *put(const char *name, const char *text)
+{
+	static char paths[8][512];
+	static int next;
+	char *path = paths[next++ % 8];
+	snprintf(path, 512, "%s/%s", tmpdir, name);
+	for (char *slash = path + strlen(tmpdir) + 1; (slash = strchr(slash, '/')) != NULL; slash++) {
+		*slash = '\0';
+		mkdir(path, 0700);
+		*slash = '/';
+	}
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+TestSuite(ntff, .init = setup, .fini = teardown);
+
+Test(ntff, time_units_and_engine_labels)
+{
+	cr_assert_eq(ns_time_unit_parse("us"), NS_TU_US);
+	cr_assert_eq(ns_time_unit_parse("sec"), NS_TU_AUTO);
+	cr_assert_eq(ns_time_unit_parse(NULL), NS_TU_AUTO);
+	cr_assert_str_eq(ns_time_unit_name(NS_TU_MS), "ms");
+	static const struct {
+		const char *label;
+		enum ns_engine e;
+	} cases[] = {
+		{ "tensor", NS_ENG_PE },      { "TensorMatrix", NS_ENG_PE }, { "pe", NS_ENG_PE },
+		{ "Activation", NS_ENG_ACT }, { "scalar", NS_ENG_ACT },     { "vector", NS_ENG_DVE },
+		{ "DVE", NS_ENG_DVE },        { "gpsimd", NS_ENG_POOL },     { "Pool", NS_ENG_POOL },
+		{ "sync", NS_ENG_SP },        { "sp", NS_ENG_SP },           { "dma", NS_ENG_DMA },
+		{ "qSyncIO0", NS_ENG_DMA },   { "penguin", NS_ENG__COUNT },  { "q", NS_ENG__COUNT },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_assert_eq(ns_engine_from_label(cases[i].label, strlen(cases[i].label)), cases[i].e, "%s",
+			     cases[i].label);
+}
+
+Test(ntff, neff_hash_normalize)
+{
+	char out[65];
+	cr_assert_eq(ns_neff_hash_normalize("0x00000000000000ff", 18, out, sizeof(out)), 3);
+	cr_assert_str_eq(out, "255");
+	ns_neff_hash_normalize("0xe2e7829a38afdd66", 18, out, sizeof(out));
+	cr_assert_str_eq(out, "16350180571079499110");
+	ns_neff_hash_normalize(" 395760075800974 ", 17, out, sizeof(out));
+	cr_assert_str_eq(out, "395760075800974");
+	const char *path = "/cache/neff_395760075800974_vnc_2.neff";
+	ns_neff_hash_normalize(path, strlen(path), out, sizeof(out));
+	cr_assert_str_eq(out, "395760075800974");
+	ns_neff_hash_normalize("graph_ab12.neff", 15, out, sizeof(out));
+	cr_assert_str_eq(out, "ab12");
+	ns_neff_hash_normalize("0xnothex", 8, out, sizeof(out));
+	cr_assert_str_eq(out, "0xnothex");
+	cr_assert_eq(ns_neff_hash_normalize("  ", 2, out, sizeof(out)), 0);
+}
+
+Test(ntff, classify_names)
+{
+	struct ns_cap_file f;
+	cr_assert(ns_capture_classify(put("profile_nc_3_session_7.ntff", "x"), &f));
+	cr_assert_eq(f.kind, NS_CAP_NTFF);
+	cr_assert_eq(f.naming, NS_NTFF_SESSION);
+	cr_assert_eq(f.nc, 3);
+	cr_assert_eq(f.session, 7);
+	cr_assert_str_eq(f.stem, "profile_nc_3_session_7");
+	cr_assert(ns_capture_classify(put("14382885777943380728_instid_0_vnc_10.ntff", "x"), &f));
+	cr_assert_eq(f.naming, NS_NTFF_MODEL);
+	cr_assert_str_eq(f.hash, "14382885777943380728"); /* above INT64_MAX: kept as text */
+	cr_assert_eq(f.nc, 10);
+	cr_assert(ns_capture_classify(put("profile_rank_4.ntff", "x"), &f));
+	cr_assert_eq(f.naming, NS_NTFF_CLI);
+	cr_assert_eq(f.cli_rank, 4);
+	cr_assert(ns_capture_classify(put("model_1_pid_9_vnc_2_inst_0_20260101_000000.ntff", "x"), &f));
+	cr_assert_eq(f.naming, NS_NTFF_CONTINUOUS);
+	cr_assert_eq(f.nc, 2);
+	cr_assert(ns_capture_classify(put("neff_42_vnc_1.neff", "x"), &f));
+	cr_assert_eq(f.kind, NS_CAP_NEFF);
+	cr_assert_str_eq(f.hash, "42");
+	cr_assert_eq(f.nc, 1);
+	cr_assert(ns_capture_classify(put("trace_info.pb", "x"), &f));
+	cr_assert_eq(f.naming, NS_PB_TRACE_INFO);
+	/* JSON by content */
+	cr_assert(ns_capture_classify(put("a.json", "{\"system_profile_metadata\": []}"), &f));
+	cr_assert_eq(f.kind, NS_CAP_SYSTEM_JSON);
+	cr_assert(ns_capture_classify(put("b.json", "{\"events\": [], \"data_version\": 2}"), &f));
+	cr_assert_eq(f.kind, NS_CAP_SYSTEM_JSON);
+	cr_assert(ns_capture_classify(put("c__neff_77.json", "{\"summary\": [{}], \"instruction\": []}"), &f));
+	cr_assert_eq(f.kind, NS_CAP_DEVICE_JSON);
+	cr_assert_str_eq(f.stem, "c");
+	cr_assert_str_eq(f.hash, "77");
+	cr_assert(ns_capture_classify(put("x_nc_2_session_5.json", "{\"n_0123456789abcdef\": {\"total_time\": 1}}"), &f));
+	cr_assert_eq(f.kind, NS_CAP_SUMMARY_JSON);
+	cr_assert_eq(f.nc, 2);
+	cr_assert_eq(f.session, 5);
+	cr_assert(ns_capture_classify(put("t.json", "{\"schemaVersion\": 1, \"traceEvents\": []}"), &f));
+	cr_assert_eq(f.kind, NS_CAP_TRACE);
+	cr_assert_not(ns_capture_classify(put("truth.json", "{\"capture\": 1}"), &f));
+	cr_assert_not(ns_capture_classify(put("notes.txt", "x"), &f));
+}
+
+Test(ntff, pairing_and_gaps)
+{
+	struct ns_capture *c = NULL;
+	struct ns_error err = { 0 };
+	put("run/i-0abc_pid_7/1776672348756756905/neff_5_vnc_0.neff", "n");
+	put("run/i-0abc_pid_7/1776672348756756905/neff_6_vnc_0.neff", "n");
+	put("run/i-0abc_pid_7/1776672348756756905/profile_nc_0_session_1.ntff", "t");
+	put("run/i-0abc_pid_7/1776672348756756905/profile_nc_1_session_1.ntff", "t");
+	put("run/i-0abc_pid_7/1776672348756756905/ntrace.pb", "p");
+	put("run/i-0abc_pid_7/1776672348756756905/profile_nc_0_session_1__neff_5.json", "{\"instruction\": []}");
+	char root[512];
+	snprintf(root, sizeof(root), "%s/run", tmpdir);
+	cr_assert_eq(ns_capture_scan(root, NULL, &c, &err), 0, "%s", err.msg);
+	cr_assert_eq(c->n_units, 1);
+	const struct ns_cap_unit *u = &c->units[0];
+	cr_assert_str_eq(u->instance, "i-0abc");
+	cr_assert_eq(u->pid, 7);
+	cr_assert_str_eq(u->session, "1776672348756756905");
+	cr_assert_eq(u->n_pairs, 2); /* both NEFFs of core 0 with the core-0 session NTFF */
+	cr_assert_eq(u->pairs[0].device_json >= 0, true);
+	cr_assert_eq(u->pairs[1].device_json, -1);
+	int kinds[16] = { 0 };
+	for (size_t g = 0; g < u->n_gaps; g++)
+		kinds[u->gaps[g].kind]++;
+	cr_assert_eq(kinds[NS_GAP_NO_TRACE], 1);
+	cr_assert_eq(kinds[NS_GAP_NTFF_NO_NEFF], 1); /* profile_nc_1 */
+	cr_assert_eq(kinds[NS_GAP_PAIR_NO_DEVICE], 1);
+	cr_assert_eq(kinds[NS_GAP_PAIR_NO_SUMMARY], 2);
+	cr_assert_eq(kinds[NS_GAP_PB_NO_EXPORT], 1);
+	cr_assert_eq(kinds[NS_GAP_NO_TRACE_INFO], 1);
+
+	struct ns_ntff_cmd *cmds = NULL;
+	size_t n = 0;
+	cr_assert_eq(ns_ntff_commands(u, "neuron-explorer", "/out", NS_CONV_SYSTEM | NS_CONV_DEVICE, &cmds, &n, &err), 0);
+	cr_assert_eq(n, 4); /* system, the missing device JSON, two summaries */
+	char *line = ns_ntff_cmd_text(&cmds[0]);
+	cr_assert(strstr(line, "neuron-explorer view -d ") == line);
+	cr_assert(strstr(line, "--output-format json --ignore-device-profile --output-file /out/system_profile.json"));
+	free(line);
+	line = ns_ntff_cmd_text(&cmds[n - 1]);
+	cr_assert(strstr(line, "--output-format summary-json > /out/profile_nc_0_session_1__neff_6.summary.json"), "%s", line);
+	free(line);
+	ns_ntff_cmds_free(cmds, n);
+	ns_capture_free(c);
+}
+
+Test(ntff, device_profile_units_and_origin)
+{
+	struct ns_devprof *dp = NULL;
+	struct ns_error err = { 0 };
+	/* spans 2000 file units for a total_time of 2 ms: microseconds */
+	const char *p = put("d.json", "{\"summary\": [{\"total_time\": 0.002}],"
+				      " \"metadata\": [{\"first_hw_timestamp\": 1000000000000}],"
+				      " \"active_time\": [{\"engine\": \"tensor\", \"start_ts\": 0, \"end_ts\": 1500},"
+				      "                  {\"engine\": \"tensor\", \"start_ts\": 1000, \"end_ts\": 2000}],"
+				      " \"dma\": [{\"timestamp\": 100, \"duration\": 50}], \"new_thing\": 1}");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0, "%s", err.msg);
+	cr_assert_eq(dp->unit, NS_TU_US);
+	cr_assert_eq(dp->origin_ns, 1000000000000);
+	cr_assert_eq(dp->n_busy[NS_ENG_PE], 1); /* merged */
+	cr_assert_eq(dp->busy[NS_ENG_PE][0].start, 1000000000000);
+	cr_assert_eq(dp->busy[NS_ENG_PE][0].end, 1000002000000);
+	cr_assert_eq(dp->busy_src[NS_ENG_PE], NS_ESRC_ACTIVE_TIME);
+	cr_assert_eq(dp->busy_src[NS_ENG_DMA], NS_ESRC_DMA);
+	cr_assert_eq(dp->n_unknown_keys, 1);
+	cr_assert_str_eq(dp->unknown_keys[0], "new_thing");
+	ns_devprof_free(dp);
+	/* --device-time-unit wins over detection */
+	cr_assert_eq(ns_devprof_read(p, NS_TU_NS, &dp, &err), 0);
+	cr_assert_eq(dp->unit, NS_TU_NS);
+	cr_assert_eq(dp->busy[NS_ENG_PE][0].end - dp->busy[NS_ENG_PE][0].start, 2000);
+	ns_devprof_free(dp);
+}
+
+Test(ntff, device_profile_damage)
+{
+	struct ns_devprof *dp = NULL;
+	struct ns_error err = { 0 };
+	const char *p = put("bad.json", "{\"instruction\": [{\"duration\": 1}, 5, {\"timestamp\": \"7\", \"duration\": \"3\", "
+					 "\"label\": \"Vector\"}], \"summary\": 3}");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0, "%s", err.msg);
+	cr_assert_eq(dp->notes.total, 3); /* no timestamp, not an object, summary not an array */
+	cr_assert_eq(dp->n_busy[NS_ENG_DVE], 1); /* numbers in strings are coerced */
+	cr_assert(strstr(dp->notes.v[0], "bad.json: byte 17: instruction: no timestamp"), "%s", dp->notes.v[0]);
+	ns_devprof_free(dp);
+	p = put("cut.json", "{\"instruction\": [{\"timestamp\": 1, \"duration\": 2}, {\"timest");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0);
+	cr_assert_eq(dp->truncated_at, 50); /* where the cut element starts */
+	cr_assert_eq(dp->count[NS_DP_INSTRUCTION], 1);
+	ns_devprof_free(dp);
+	p = put("syntax.json", "{\"instruction\": [1 2]}");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), NS_ERR_INPUT);
+	cr_assert(strstr(err.msg, "syntax.json: byte 19: expected ',' or ']' in an array"), "%s", err.msg);
+	p = put("list.json", "[1]");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0); /* an array at the top: nothing to read */
+	ns_devprof_free(dp);
+}
+
+Test(ntff, summary_fraction_and_percent)
+{
+	struct ns_summary *s = NULL;
+	struct ns_error err = { 0 };
+	int64_t ns;
+	double pct;
+	const char *p = put("s.json", "{\"n_00112233445566778899\": {\"total_time\": 0.5, \"dma_active_time_percent\": 0.25,"
+				      " \"x_percent\": 1.0, \"throttle_active_nc4_time_ns\": 42}}");
+	cr_assert_eq(ns_summary_read(p, &s, &err), 0, "%s", err.msg);
+	cr_assert(s->percent_is_fraction);
+	cr_assert(ns_summary_time_ns(&s->nodes[0], "total_time", &ns));
+	cr_assert_eq(ns, 500000000);
+	cr_assert(ns_summary_time_ns(&s->nodes[0], "throttle_active_nc4_time_ns", &ns));
+	cr_assert_eq(ns, 42);
+	cr_assert(ns_summary_percent(s, &s->nodes[0], "dma_active_time_percent", &pct));
+	cr_assert_float_eq(pct, 25.0, 1e-9);
+	ns_summary_free(s);
+	p = put("p.json", "{\"n_aabbccddeeff00112233\": {\"tensor_engine_active_time_percent\": 40.5}}");
+	cr_assert_eq(ns_summary_read(p, &s, &err), 0);
+	cr_assert_not(s->percent_is_fraction);
+	cr_assert(ns_summary_percent(s, &s->nodes[0], "tensor_engine_active_time_percent", &pct));
+	cr_assert_float_eq(pct, 40.5, 1e-9);
+	ns_summary_free(s);
+}
+
+Test(ntff, system_profile_units_and_kept_events)
+{
+	struct ns_sysprof *sp = NULL;
+	struct ns_error err = { 0 };
+	/* microsecond epoch timestamps (1.7e15): detected from the magnitude */
+	const char *p = put("sys.json", "{\"trace_event\": [{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000000.5,"
+					" \"duration\": 2, \"nc_idx\": \"1\", \"flow_id\": [\"12\", \"13\"]},"
+					" {\"name\": \"nrt_tensor_free\", \"timestamp\": 1767225600000001},"
+					" {\"name\": \"aten::add\", \"type\": 99999, \"timestamp\": 1767225600000000, \"duration\": 5,"
+					"  \"args\": {\"External id\": 9}}], \"later\": {}}");
+	cr_assert_eq(ns_sysprof_read(p, &sp, &err), 0, "%s", err.msg);
+	cr_assert_eq(sp->unit, NS_TU_US);
+	cr_assert_eq(sp->n_events, 3);
+	cr_assert_eq(sp->n_ev, 2); /* the tensor free is not kept */
+	cr_assert_eq(sp->ev[0].ts, 1767225600000000500);
+	cr_assert_eq(sp->ev[0].dur, 2000);
+	cr_assert_eq(sp->ev[0].nc, 1);
+	cr_assert_eq(sp->ev[0].n_flows, 2);
+	cr_assert_eq(sp->flows[sp->ev[0].flows_off + 1], 13);
+	cr_assert_eq(sp->ev[1].source, NS_SYS_FRAMEWORK);
+	cr_assert_eq(sp->ev[1].external_id, 9);
+	cr_assert_eq(sp->n_unknown_keys, 1);
+	ns_sysprof_free(sp);
+}
+
+/* A two-op trace (era C) with runtime calls but no device events. */
+static void make_trace(struct ns_trace *t)
+{
+	ns_trace_init(t);
+	t->has_base_time = true;
+	t->base_time_ns = 1767225600000000000;
+	t->ts_has_fraction = true;
+	ns_str pid = ns_strtab_intern(&t->strings, "1", 1), tid = ns_strtab_intern(&t->strings, "1", 1);
+	uint32_t th = (uint32_t)ns_trace_thread(t, pid, 1, tid, 1);
+	const struct {
+		const char *name;
+		enum ns_cat cat;
+		int64_t ts, dur, ext, corr;
+	} evs[] = {
+		{ "aten::mul", NS_CAT_CPU_OP, 1000, 10000, 1, NS_NONE },
+		{ "nrta_execute_schedule", NS_CAT_PRIVATEUSE1_RUNTIME, 2000, 3000, 1, 501 },
+		{ "aten::add", NS_CAT_CPU_OP, 20000, 10000, 2, NS_NONE },
+		{ "nrta_execute_schedule", NS_CAT_PRIVATEUSE1_RUNTIME, 21000, 3000, 2, 502 },
+	};
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		struct ns_event ev = { .ts_ns = evs[i].ts, .dur_ns = evs[i].dur, .external_id = evs[i].ext,
+				       .correlation = evs[i].corr, .ev_idx = NS_NONE, .idx = (uint32_t)i, .thread = th,
+				       .mem_device_type = -1, .cat = (uint8_t)evs[i].cat };
+		ev.name = ns_strtab_intern(&t->strings, evs[i].name, strlen(evs[i].name));
+		cr_assert_eq(ns_trace_push(t, &ev), 0);
+		t->has_cat[evs[i].cat] = true;
+	}
+	t->n_trace_events = 4;
+}
+
+static const struct ns_avg *row(const struct ns_agg *a, const char *name, const char *neff)
+{
+	for (size_t r = 0; r < a->n_avgs; r++)
+		if (strcmp(ns_strtab_get(&a->trace->strings, a->avgs[r].key), name) == 0 &&
+		    (!neff || strcmp(ns_strtab_get(&a->trace->strings, a->avgs[r].neff), neff) == 0))
+			return &a->avgs[r];
+	return NULL;
+}
+
+Test(ntff, correlation_attributes_device_intervals)
+{
+	struct ns_trace t;
+	struct ns_sysprof *sp = NULL;
+	struct ns_attach_stats st;
+	struct ns_agg agg;
+	struct ns_error err = { 0 };
+	make_trace(&t);
+	/* op 1: start/stop halves linked by exec_id to a runtime event, by flow
+	 * to a framework event with the External id; the stop is seen 5 us
+	 * late by the host, the device clock says 4000 ns.
+	 * op 2: a complete event whose flow reaches a framework event without
+	 * ids, matched to trace.json's runtime call by name and time. */
+	const char *p = put("sys.json",
+		"{\"trace_event\": ["
+		"{\"name\": \"aten::mul\", \"type\": 99999, \"timestamp\": 1767225600000001000, \"duration\": 10000,"
+		" \"flow_id\": [\"1\"], \"args\": {\"External id\": 1}},"
+		"{\"name\": \"nrta_execute_schedule\", \"timestamp\": 1767225600000002100, \"exec_id\": 7, \"flow_id\": [\"1\"]},"
+		"{\"name\": \"nc_exec_running\", \"phase\": \"start\", \"tracking_id\": 3, \"exec_id\": 7, \"nc_idx\": 0,"
+		" \"timestamp\": 1767225600000006000, \"neff_hash\": \"0x10\", \"model_name\": \"g::mul\","
+		" \"data\": {\"sync_info\": {\"nc_timestamp_ns\": 500, \"cpu_timestamp_ns\": 1767225600000006000}}},"
+		"{\"name\": \"nc_exec_running\", \"phase\": \"stop\", \"tracking_id\": 3, \"exec_id\": 7,"
+		" \"timestamp\": 1767225600000015000, \"data\": {\"sync_info\": {\"nc_timestamp_ns\": 4500}}},"
+		"{\"name\": \"nrta_execute_schedule\", \"type\": 99999, \"timestamp\": 1767225600000021000, \"flow_id\": [\"2\"]},"
+		"{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000025000, \"duration\": 2500, \"nc_idx\": 1,"
+		" \"flow_id\": [\"2\"], \"neff_hash\": \"17\"},"
+		"{\"name\": \"nc_exec_running\", \"phase\": \"stop\", \"tracking_id\": 99, \"timestamp\": 1767225600000030000}"
+		"]}");
+	cr_assert_eq(ns_sysprof_read(p, &sp, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_sysprof_attach(sp, &t, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(st.intervals, 2);
+	cr_assert_eq(st.by_ids, 1);
+	cr_assert_eq(st.by_time, 1);
+	cr_assert_eq(st.unlinked, 0);
+	cr_assert_eq(st.unpaired, 1);
+	cr_assert_eq(t.n_events, 6);
+	cr_assert_eq(t.events[4].cat, NS_CAT_KERNEL);
+	cr_assert_eq(t.events[4].ts_ns, 6000);
+	cr_assert_eq(t.events[4].dur_ns, 4000);
+	cr_assert_eq(t.events[4].idx, 4);
+	cr_assert_str_eq(ns_strtab_get(&t.strings, t.events[4].name), "g::mul");
+	cr_assert_str_eq(ns_strtab_get(&t.strings, t.events[4].neff), "16");
+	cr_assert_eq(t.events[5].correlation, 502);
+	cr_assert_str_eq(ns_strtab_get(&t.strings, t.events[5].name), "neff_17");
+	cr_assert_eq(ns_event_core(&t, &t.events[5]), 1);
+
+	struct ns_agg_opts ao = { .group_by = NS_GROUP_NEFF, .backend_override = -1 };
+	cr_assert_eq(ns_aggregate(&t, &ao, &agg, &err), 0, "%s", err.msg);
+	cr_assert_eq(agg.backend, NS_BACKEND_PRIVATEUSE1);
+	const struct ns_avg *mul = row(&agg, "aten::mul", "16"), *add = row(&agg, "aten::add", "17");
+	cr_assert_not_null(mul);
+	cr_assert_not_null(add);
+	cr_assert_eq(mul->self_device_ns, 4000);
+	cr_assert_eq(add->self_device_ns, 2500);
+	cr_assert_not_null(row(&agg, "nrta_execute_schedule", "")); /* no device work of its own */
+
+	/* engines: a profile of core 0 anchored at its first device event */
+	struct ns_devprof *dp = NULL;
+	p = put("dev.json", "{\"summary\": [{\"total_time\": 0.000004}], \"active_time\": ["
+			    "{\"engine\": \"tensor\", \"start_ts\": 0, \"end_ts\": 1000},"
+			    "{\"engine\": \"vector\", \"start_ts\": 3000, \"end_ts\": 9000}]}");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0);
+	struct ns_devprof_ref ref = { dp, 0, "16" };
+	struct ns_engine_timeline tl;
+	struct ns_engine_rows rows;
+	cr_assert_eq(ns_engine_timeline_build(&ref, 1, NULL, &t, &tl, &err), 0);
+	cr_assert_eq(tl.align[0], NS_ALIGN_ANCHOR);
+	cr_assert_eq(ns_agg_engines(&agg, &tl, &rows, &err), 0);
+	size_t r = (size_t)(mul - agg.avgs);
+	cr_assert_eq(rows.ns[r][NS_ENG_PE], 1000);
+	cr_assert_eq(rows.ns[r][NS_ENG_DVE], 1000); /* clipped to the op's 4000 ns interval */
+	cr_assert_eq(rows.ns[add - agg.avgs][NS_ENG_PE], 0); /* core 1: no profile */
+	ns_engine_rows_release(&rows);
+	ns_engine_timeline_release(&tl);
+	ns_devprof_free(dp);
+	ns_agg_release(&agg);
+	ns_sysprof_free(sp);
+	ns_trace_release(&t);
+}
+
+Test(ntff, neff_keys_mixed)
+{
+	struct ns_trace t;
+	struct ns_agg agg;
+	struct ns_error err = { 0 };
+	make_trace(&t);
+	/* two kernels of different NEFFs launched by the same op */
+	ns_str pid = ns_strtab_intern(&t.strings, "0", 1), tid = ns_strtab_intern(&t.strings, "s", 1);
+	uint32_t th = (uint32_t)ns_trace_thread(&t, pid, 0, tid, NS_NONE);
+	for (int k = 0; k < 2; k++) {
+		struct ns_event ev = { .ts_ns = 5000 + k * 1000, .dur_ns = 500, .external_id = 1, .correlation = 501,
+				       .ev_idx = NS_NONE, .idx = (uint32_t)(4 + k), .thread = th, .mem_device_type = -1,
+				       .cat = NS_CAT_KERNEL };
+		ev.name = ns_strtab_intern(&t.strings, "k", 1);
+		ev.neff = ns_strtab_intern(&t.strings, k ? "2" : "1", 1);
+		cr_assert_eq(ns_trace_push(&t, &ev), 0);
+	}
+	t.has_cat[NS_CAT_KERNEL] = true;
+	struct ns_agg_opts ao = { .group_by = NS_GROUP_NEFF, .backend_override = -1 };
+	cr_assert_eq(ns_aggregate(&t, &ao, &agg, &err), 0);
+	cr_assert_not_null(row(&agg, "aten::mul", "mixed"));
+	cr_assert_not_null(row(&agg, "k", "1"));
+	cr_assert_not_null(row(&agg, "k", "2"));
+	cr_assert_not_null(row(&agg, "aten::add", ""));
+	ns_agg_release(&agg);
+	ns_trace_release(&t);
+}

@@ -1,0 +1,1011 @@
+/* Ingest: the streaming scanner (src/ingest/scan.c), the byte sources
+ * (source.c: plain, gzip, zstd) and the Kineto event parser (kineto.c),
+ * driven through ns_ingest_file on small inline traces written to a
+ * temporary directory (spec Part B). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "common/trace.h"
+#include "ingest/ingest.h"
+#include "ingest/scan.h"
+
+static char tmpdir[256];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ns-test-scan-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(scan, .init = setup, .fini = teardown);
+TestSuite(kineto, .init = setup, .fini = teardown);
+TestSuite(errors, .init = setup, .fini = teardown);
+TestSuite(compressed, .init = setup, .fini = teardown);
+
+/* ---- helpers ---- */
+
+static char *path_for(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+	char *p = buf[k++ & 3];
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static const char *write_bytes(const char *name, const void *data, size_t len)
+{
+	const char *p = path_for(name);
+	FILE *f = fopen(p, "wb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(data, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+	return p;
+}
+
+static const char *write_text(const char *name, const char *text)
+{
+	return write_bytes(name, text, strlen(text));
+}
+
+/* gzip with zlib (gzip header, so the magic 1f 8b is there) */
+static size_t gzip_bytes(const char *in, size_t n, unsigned char **out)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	cr_assert_eq(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	size_t cap = deflateBound(&z, (uLong)n) + 64;
+	*out = malloc(cap);
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (uInt)n;
+	z.next_out = *out;
+	z.avail_out = (uInt)cap;
+	cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	size_t len = cap - z.avail_out;
+	deflateEnd(&z);
+	return len;
+}
+
+static size_t zstd_bytes(const char *in, size_t n, unsigned char **out)
+{
+	size_t cap = ZSTD_compressBound(n);
+	*out = malloc(cap);
+	size_t len = ZSTD_compress(*out, cap, in, n, 3);
+	cr_assert(!ZSTD_isError(len));
+	return len;
+}
+
+struct loaded {
+	struct ns_trace t;
+	struct ns_error warn, err;
+	int rc;
+};
+
+static void load(struct loaded *l, const char *path, bool strict)
+{
+	struct ns_ingest_opts o = { .strict = strict };
+	memset(l, 0, sizeof(*l));
+	ns_trace_init(&l->t);
+	l->rc = ns_ingest_file(path, &l->t, &o, &l->warn, &l->err);
+}
+
+static void load_ok(struct loaded *l, const char *path)
+{
+	load(l, path, false);
+	cr_assert_eq(l->rc, 0, "ingest of %s failed: %s", path, l->err.msg);
+}
+
+static const char *S(const struct ns_trace *t, ns_str id)
+{
+	return ns_strtab_get(&t->strings, id);
+}
+
+static const struct ns_event *find_event(const struct ns_trace *t, const char *name, int nth)
+{
+	for (size_t i = 0; i < t->n_events; i++)
+		if (strcmp(S(t, t->events[i].name), name) == 0 && nth-- == 0)
+			return &t->events[i];
+	cr_assert_fail("no event named %s", name);
+	return NULL;
+}
+
+/* "path:LINE:COL: " for the first occurrence of `needle` in `text` */
+static void where(char *out, size_t n, const char *path, const char *text, const char *needle)
+{
+	const char *hit = strstr(text, needle);
+	cr_assert_not_null(hit, "test bug: '%s' not in the text", needle);
+	int line = 1;
+	const char *line_start = text;
+	for (const char *p = text; p < hit; p++)
+		if (*p == '\n') {
+			line++;
+			line_start = p + 1;
+		}
+	snprintf(out, n, "%s:%d:%d", path, line, (int)(hit - line_start) + 1);
+}
+
+/* The worked example's shape (spec D1), trimmed: era C. */
+static const char ERA_C[] =
+	"{\n"
+	"  \"schemaVersion\": 1,\n"
+	"  \"deviceProperties\": [ { \"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\" } ],\n"
+	"  \"cuda_runtime_version\": 12040, \"profile_memory\": 1,\n"
+	"  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8, \"pg_count\": 1},\n"
+	"  \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": 1730000000000000000,\n"
+	"  \"traceEvents\": [\n"
+	"  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 4242, \"tid\": 4242,\n"
+	"   \"ts\": 1010.000, \"dur\": 200.000, \"args\": {\"External id\": 1, \"Record function id\": 0, \"Ev Idx\": 0}},\n"
+	"  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 4242, \"tid\": 4242, \"ts\": 1020.500, \"dur\": 30.250,\n"
+	"   \"args\": {\"External id\": 2, \"Input Dims\": [[1024], [1024], []], \"Input type\": [\"float\", \"float\", \"Scalar\"],\n"
+	"            \"Sequence number\": 7, \"Fwd thread id\": 0, \"Ev Idx\": 1}},\n"
+	"  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 4242, \"tid\": 4242, \"ts\": 1023.000,\n"
+	"   \"args\": {\"Total Reserved\": 2097152, \"Total Allocated\": 4096, \"Bytes\": -4096, \"Addr\": 139872634142720,\n"
+	"            \"Device Id\": 0, \"Device Type\": 1, \"Ev Idx\": 3}},\n"
+	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 4242, \"tid\": 4242, \"ts\": 1030.000,\n"
+	"   \"dur\": 12.400, \"args\": {\"External id\": 2, \"cbid\": 211, \"correlation\": 101}},\n"
+	"  {\"ph\": \"s\", \"id\": 101, \"pid\": 4242, \"tid\": 4242, \"ts\": 1030.000, \"cat\": \"ac2g\", \"name\": \"ac2g\"},\n"
+	"  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void k<4>(int)\", \"pid\": 0, \"tid\": 7, \"ts\": 1045.000, \"dur\": 4.321,\n"
+	"   \"args\": {\"External id\": 2, \"device\": 0, \"stream\": 7, \"correlation\": 101, \"warps per SM\": \"inf\",\n"
+	"            \"grid\": [2, 1, 1], \"block\": [128, 1, 1]}},\n"
+	"  {\"ph\": \"f\", \"id\": 101, \"pid\": 0, \"tid\": 7, \"ts\": 1045.000, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"},\n"
+	"  {\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 1000.000, \"pid\": 4242, \"tid\": 4242, \"args\": {\"name\": \"thread 4242 (python3)\"}},\n"
+	"  {\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 1000.000, \"pid\": 0, \"tid\": 7, \"args\": {\"name\": \"stream 7 \"}},\n"
+	"  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"train.py(12): step\", \"pid\": 4242, \"tid\": 4242, \"ts\": 1011.000, \"dur\": 1.0},\n"
+	"  {\"ph\": \"X\", \"cat\": \"some_future_category\", \"name\": \"mystery\", \"pid\": 4242, \"tid\": 4242, \"ts\": 1012.000, \"dur\": 1.0},\n"
+	"  {\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": 1000.000, \"dur\": 300.000, \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\",\n"
+	"   \"name\": \"PyTorch Profiler (0)\", \"args\": {\"Op count\": 0}},\n"
+	"  {\"name\": \"Iteration Start: PyTorch Profiler\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"Traces\", \"tid\": \"Trace PyTorch Profiler\", \"ts\": 1000.000},\n"
+	"  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": 1300.500}\n"
+	"  ],\n"
+	"  \"traceName\": \"trace.json\"\n"
+	"}\n";
+
+#define ERA_C_ELEMENTS 14 /* elements of traceEvents above */
+
+static void check_era_c(const struct loaded *l)
+{
+	const struct ns_trace *t = &l->t;
+	cr_assert_eq(t->n_trace_events, ERA_C_ELEMENTS);
+	/* kept: 1 annotation, 1 op, 1 memory, 1 runtime, 1 kernel, 2 flows, 1 Trace span */
+	cr_assert_eq(t->n_events, 8, "kept %zu events", t->n_events);
+	cr_assert(!t->legacy_array);
+	cr_assert(t->has_base_time);
+	cr_assert_eq(t->base_time_ns, INT64_C(1730000000000000000));
+	cr_assert(t->ts_has_fraction);
+	cr_assert(t->profile_memory);
+	cr_assert_eq(t->rank, 3);
+	cr_assert_eq(t->world_size, 8);
+	cr_assert_eq(t->truncated_at, -1);
+
+	const struct ns_event *ua = find_event(t, "ProfilerStep#1", 0);
+	cr_assert_eq(ua->cat, NS_CAT_USER_ANNOTATION);
+	cr_assert_eq(ua->kind, NS_KIND_SLICE);
+	cr_assert_eq(ua->ts_ns, 1010000);
+	cr_assert_eq(ua->dur_ns, 200000);
+	cr_assert_eq(ua->external_id, 1);
+	cr_assert_eq(ua->ev_idx, 0);
+	cr_assert_eq(ua->idx, 0);
+
+	const struct ns_event *op = find_event(t, "aten::add", 0);
+	cr_assert_eq(op->cat, NS_CAT_CPU_OP);
+	cr_assert_eq(op->ts_ns, 1020500);
+	cr_assert_eq(op->dur_ns, 30250);
+	cr_assert_eq(op->external_id, 2);
+	cr_assert_eq(op->correlation, NS_NONE);
+	cr_assert_eq(op->idx, 1);
+	cr_assert_str_eq(S(t, op->input_dims), "[[1024],[1024],[]]");
+	cr_assert(op->flags & NS_EV_TS_FRACTION);
+
+	const struct ns_event *mem = find_event(t, "[memory]", 0);
+	cr_assert_eq(mem->kind, NS_KIND_MEMORY);
+	cr_assert_eq(mem->bytes, -4096);
+	cr_assert_eq(mem->mem_device_type, 1);
+	cr_assert_eq(mem->ts_ns, 1023000);
+	cr_assert_eq(mem->ev_idx, 3);
+
+	const struct ns_event *rt = find_event(t, "cudaLaunchKernel", 0);
+	cr_assert_eq(rt->cat, NS_CAT_CUDA_RUNTIME);
+	cr_assert_eq(rt->correlation, 101);
+	cr_assert_eq(rt->external_id, 2);
+	cr_assert_eq(rt->dur_ns, 12400);
+
+	const struct ns_event *k = find_event(t, "void k<4>(int)", 0);
+	cr_assert_eq(k->cat, NS_CAT_KERNEL);
+	cr_assert_eq(k->dur_ns, 4321);
+	cr_assert_eq(k->correlation, 101);
+	cr_assert_eq(t->threads[k->thread].pid, 0);
+	cr_assert_eq(t->threads[k->thread].tid, 7);
+	cr_assert_str_eq(S(t, t->threads[k->thread].name), "stream 7 ");
+	cr_assert_str_eq(S(t, t->threads[op->thread].name), "thread 4242 (python3)");
+	cr_assert_eq(op->thread, rt->thread);
+	cr_assert_neq(op->thread, k->thread);
+
+	const struct ns_event *fs = find_event(t, "ac2g", 0), *ff = find_event(t, "ac2g", 1);
+	cr_assert_eq(fs->kind, NS_KIND_FLOW_S);
+	cr_assert_eq(ff->kind, NS_KIND_FLOW_F);
+	cr_assert_eq(fs->correlation, 101);
+	cr_assert_eq(ff->correlation, 101);
+	cr_assert_eq(ff->thread, k->thread);
+
+	const struct ns_event *span = find_event(t, "PyTorch Profiler (0)", 0);
+	cr_assert_eq(span->cat, NS_CAT_TRACE);
+	cr_assert_eq(span->ts_ns, 1000000);
+	const struct ns_thread *sth = &t->threads[span->thread];
+	cr_assert_eq(sth->pid, NS_NONE);
+	cr_assert_eq(sth->tid, NS_NONE);
+	cr_assert_str_eq(S(t, sth->pid_text), "Spans");
+	cr_assert_str_eq(S(t, sth->tid_text), "PyTorch Profiler");
+
+	/* unknown and python_function categories are counted, not kept */
+	for (size_t i = 0; i < t->n_events; i++) {
+		cr_assert_str_neq(S(t, t->events[i].name), "mystery");
+		cr_assert_str_neq(S(t, t->events[i].name), "train.py(12): step");
+	}
+	cr_assert(t->has_cat[NS_CAT_CPU_OP] && t->has_cat[NS_CAT_KERNEL] && t->has_cat[NS_CAT_CUDA_RUNTIME]);
+	cr_assert(!t->has_cat[NS_CAT_PYTHON_FUNCTION]);
+	cr_assert(!t->has_cat[NS_CAT_OTHER]);
+
+	/* metadata keys, in file order, raw JSON text */
+	cr_assert_str_eq(ns_trace_meta(t, "schemaVersion"), "1");
+	cr_assert_str_eq(ns_trace_meta(t, "displayTimeUnit"), "\"ms\"");
+	cr_assert_str_eq(ns_trace_meta(t, "traceName"), "\"trace.json\"");
+	cr_assert_str_eq(ns_trace_meta(t, "baseTimeNanoseconds"), "1730000000000000000");
+	cr_assert_null(ns_trace_meta(t, "traceEvents"));
+}
+
+Test(kineto, object_form_era_c)
+{
+	struct loaded l;
+	load_ok(&l, write_text("trace.json", ERA_C));
+	cr_assert_str_empty(l.warn.msg);
+	check_era_c(&l);
+	ns_trace_release(&l.t);
+}
+
+Test(compressed, gzip_gives_the_same_model)
+{
+	unsigned char *gz;
+	size_t n = gzip_bytes(ERA_C, strlen(ERA_C), &gz);
+	struct loaded l;
+	load_ok(&l, write_bytes("trace.json.gz", gz, n));
+	check_era_c(&l);
+	ns_trace_release(&l.t);
+	free(gz);
+}
+
+Test(compressed, gzip_detected_by_magic_not_name)
+{
+	unsigned char *gz;
+	size_t n = gzip_bytes(ERA_C, strlen(ERA_C), &gz);
+	struct loaded l;
+	load_ok(&l, write_bytes("plain-name.json", gz, n));
+	check_era_c(&l);
+	ns_trace_release(&l.t);
+	free(gz);
+}
+
+Test(compressed, concatenated_gzip_members)
+{
+	size_t half = strlen(ERA_C) / 2;
+	unsigned char *a, *b;
+	size_t na = gzip_bytes(ERA_C, half, &a), nb = gzip_bytes(ERA_C + half, strlen(ERA_C) - half, &b);
+	unsigned char *both = malloc(na + nb);
+	memcpy(both, a, na);
+	memcpy(both + na, b, nb);
+	struct loaded l;
+	load_ok(&l, write_bytes("two-members.json.gz", both, na + nb));
+	check_era_c(&l);
+	ns_trace_release(&l.t);
+	free(a);
+	free(b);
+	free(both);
+}
+
+Test(compressed, zstd_gives_the_same_model)
+{
+	unsigned char *zs;
+	size_t n = zstd_bytes(ERA_C, strlen(ERA_C), &zs);
+	struct loaded l;
+	load_ok(&l, write_bytes("trace.json.zst", zs, n));
+	check_era_c(&l);
+	ns_trace_release(&l.t);
+	free(zs);
+}
+
+Test(compressed, truncated_gzip_is_a_warning_with_salvaged_events)
+{
+	unsigned char *gz;
+	/* make the file big enough that a cut keeps whole events */
+	size_t one = strlen("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 12345, \"dur\": 2},\n");
+	size_t cap = 64 + 3000 * (one + 8);
+	char *text = malloc(cap), *p = text;
+	p += sprintf(p, "{\"traceEvents\": [\n");
+	for (int i = 0; i < 3000; i++)
+		p += sprintf(p, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 2},\n",
+			     i, 10 * i);
+	p += sprintf(p, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"last\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}\n");
+	size_t n = gzip_bytes(text, (size_t)(p - text), &gz);
+	const char *path = write_bytes("cut.json.gz", gz, n / 2);
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	cr_assert_gt(l.t.n_events, 10);
+	cr_assert_lt(l.t.n_events, 3001);
+	cr_assert_geq(l.t.truncated_at, 0);
+	char want[1024];
+	snprintf(want, sizeof(want), "%s: truncated at byte %lld (the compressed stream is truncated); using the %zu complete events before it",
+		 path, (long long)l.t.truncated_at, l.t.n_events);
+	cr_assert_str_eq(l.warn.msg, want);
+	/* salvaged events are whole and in order */
+	for (size_t i = 0; i < l.t.n_events; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "op%zu", i);
+		cr_assert_str_eq(S(&l.t, l.t.events[i].name), name);
+		cr_assert_eq(l.t.events[i].ts_ns, (int64_t)(10000 * i));
+	}
+	ns_trace_release(&l.t);
+
+	load(&l, path, true);
+	cr_assert_eq(l.rc, NS_ERR_INPUT);
+	cr_assert_eq(l.err.status, NS_ERR_INPUT);
+	cr_assert(strstr(l.err.msg, "truncated at byte") != NULL, "%s", l.err.msg);
+	cr_assert(strstr(l.err.msg, "the compressed stream is truncated") != NULL, "%s", l.err.msg);
+	ns_trace_release(&l.t);
+	free(gz);
+	free(text);
+}
+
+Test(compressed, truncated_zstd_is_reported)
+{
+	unsigned char *zs;
+	size_t n = zstd_bytes(ERA_C, strlen(ERA_C), &zs);
+	const char *path = write_bytes("cut.json.zst", zs, n - 8);
+	struct loaded l;
+	load(&l, path, true);
+	cr_assert_neq(l.rc, 0, "a cut zstd file must not load silently in strict mode");
+	ns_trace_release(&l.t);
+	free(zs);
+}
+
+Test(compressed, corrupt_gzip_is_an_input_error)
+{
+	unsigned char *gz;
+	size_t n = gzip_bytes(ERA_C, strlen(ERA_C), &gz);
+	for (size_t i = 20; i < 60 && i < n; i++)
+		gz[i] ^= 0x5a;
+	const char *path = write_bytes("bad.json.gz", gz, n);
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, NS_ERR_INPUT, "rc %d: %s", l.rc, l.err.msg);
+	char prefix[600];
+	snprintf(prefix, sizeof(prefix), "%s: corrupt gzip stream near byte ", path);
+	cr_assert(strncmp(l.err.msg, prefix, strlen(prefix)) == 0, "%s", l.err.msg);
+	ns_trace_release(&l.t);
+	free(gz);
+}
+
+Test(compressed, bad_gzip_checksum_mid_value_is_an_error_not_a_truncation)
+{
+	/* A gzip whose CRC trailer is wrong: zlib reports "incorrect data check"
+	 * when the last block is inflated, which happens while the scanner is
+	 * inside the last event. That is a corrupt file (NS_ERR_INPUT), not a
+	 * short one: it must not load with a "truncated" warning. */
+	const int n = 100000; /* ~9 MB: the end arrives in a refill inside an event */
+	char *text = malloc((size_t)n * 120 + 256), *p = text;
+	p += sprintf(p, "{\"traceEvents\": [\n");
+	for (int i = 0; i < n; i++)
+		p += sprintf(p, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1}%s\n",
+			     i, i, i + 1 < n ? "," : "");
+	p += sprintf(p, "]}\n");
+	unsigned char *gz;
+	size_t len = gzip_bytes(text, (size_t)(p - text), &gz);
+	gz[len - 8] ^= 0xff; /* CRC32 */
+	const char *path = write_bytes("badcrc.json.gz", gz, len);
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, NS_ERR_INPUT, "rc %d, warning '%s'", l.rc, l.warn.msg);
+	cr_assert(strstr(l.err.msg, "corrupt gzip stream") != NULL, "%s", l.err.msg);
+	ns_trace_release(&l.t);
+	free(gz);
+	free(text);
+}
+
+Test(kineto, legacy_array_form_and_legacy_categories)
+{
+	/* PyTorch 1.8 era: a bare array, Operator/Runtime/Kernel/Memcpy/Memset,
+	 * lower-case "external id", "async" flows, integer µs */
+	const char *text =
+		"[\n"
+		"{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::conv2d\", \"pid\": 100, \"tid\": \"100\", \"ts\": 1611000000000010, \"dur\": 50,\n"
+		" \"args\": {\"Input dims\": [[1, 3, 224, 224], [64, 3, 7, 7]], \"external id\": 5}},\n"
+		"{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 100, \"tid\": \"100\", \"ts\": 1611000000000020, \"dur\": 5,\n"
+		" \"args\": {\"correlation\": 77, \"external id\": 77}},\n"
+		"{\"ph\": \"s\", \"id\": 77, \"pid\": 100, \"tid\": 100, \"ts\": 1611000000000020, \"cat\": \"async\", \"name\": \"launch\"},\n"
+		"{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"implicit_convolve_sgemm\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1611000000000030, \"dur\": 9,\n"
+		" \"args\": {\"correlation\": 77, \"external id\": 77, \"device\": 0, \"stream\": 7}},\n"
+		"{\"ph\": \"f\", \"id\": 77, \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1611000000000030, \"cat\": \"async\", \"name\": \"launch\", \"bp\": \"e\"},\n"
+		"{\"ph\": \"X\", \"cat\": \"Memcpy\", \"name\": \"Memcpy HtoD\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1611000000000040, \"dur\": 3},\n"
+		"{\"ph\": \"X\", \"cat\": \"Memset\", \"name\": \"Memset (Device)\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1611000000000045, \"dur\": 1},\n"
+		"{\"ph\": \"X\", \"cat\": \"gpu_user_Annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1611000000000029, \"dur\": 12}\n"
+		"]\n";
+	struct loaded l;
+	load_ok(&l, write_text("legacy.json", text));
+	const struct ns_trace *t = &l.t;
+	cr_assert(t->legacy_array);
+	cr_assert(!t->ts_has_fraction);
+	cr_assert(!t->has_base_time);
+	cr_assert_eq(t->n_trace_events, 8);
+	cr_assert_eq(t->n_events, 8);
+	const struct ns_event *op = find_event(t, "aten::conv2d", 0);
+	cr_assert_eq(op->cat, NS_CAT_CPU_OP);
+	cr_assert_eq(op->ts_ns, INT64_C(1611000000000010000));
+	cr_assert_eq(op->dur_ns, 50000);
+	cr_assert_eq(op->external_id, 5);
+	cr_assert_str_eq(S(t, op->input_dims), "[[1,3,224,224],[64,3,7,7]]");
+	/* "tid": "100" and "tid": 100 are the same track */
+	cr_assert_eq(t->threads[op->thread].tid, 100);
+	cr_assert_eq(find_event(t, "cudaLaunchKernel", 0)->cat, NS_CAT_CUDA_RUNTIME);
+	cr_assert_eq(find_event(t, "implicit_convolve_sgemm", 0)->cat, NS_CAT_KERNEL);
+	cr_assert_eq(find_event(t, "Memcpy HtoD", 0)->cat, NS_CAT_GPU_MEMCPY);
+	cr_assert_eq(find_event(t, "Memset (Device)", 0)->cat, NS_CAT_GPU_MEMSET);
+	cr_assert_eq(find_event(t, "ProfilerStep#3", 0)->cat, NS_CAT_GPU_USER_ANNOTATION);
+	const struct ns_event *fs = find_event(t, "launch", 0), *ff = find_event(t, "launch", 1);
+	cr_assert_eq(fs->kind, NS_KIND_FLOW_S);
+	cr_assert_eq(fs->cat, NS_CAT_AC2G);
+	cr_assert_eq(ff->kind, NS_KIND_FLOW_F);
+	cr_assert_eq(ff->correlation, 77);
+	const struct ns_thread *kth = &t->threads[find_event(t, "implicit_convolve_sgemm", 0)->thread];
+	cr_assert_eq(kth->tid, NS_NONE);
+	cr_assert_str_eq(S(t, kth->tid_text), "stream 7");
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, empty_events_array)
+{
+	struct loaded l;
+	load_ok(&l, write_text("e.json", "{\"schemaVersion\": 1, \"traceEvents\": []}"));
+	cr_assert_eq(l.t.n_events, 0);
+	cr_assert_eq(l.t.n_trace_events, 0);
+	ns_trace_release(&l.t);
+	load_ok(&l, write_text("e2.json", "  [ ]  "));
+	cr_assert(l.t.legacy_array);
+	cr_assert_eq(l.t.n_events, 0);
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, memory_and_oom_instants)
+{
+	const char *text =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 5,\n"
+		" \"args\": {\"Bytes\": 512, \"Device Type\": 0, \"Device Id\": -1, \"Addr\": 1}},\n"
+		"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[OutOfMemory]\", \"pid\": 1, \"tid\": 1, \"ts\": 6,\n"
+		" \"args\": {\"Bytes\": 1073741824, \"Device Type\": 1, \"Device Id\": 0}},\n"
+		"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"something else\", \"pid\": 1, \"tid\": 1, \"ts\": 7}\n"
+		"]}";
+	struct loaded l;
+	load_ok(&l, write_text("m.json", text));
+	cr_assert(l.t.profile_memory, "a [memory] event turns profile_memory on");
+	cr_assert_eq(l.t.n_events, 2);
+	cr_assert_eq(l.t.n_trace_events, 3);
+	cr_assert_eq(l.t.events[0].kind, NS_KIND_MEMORY);
+	cr_assert_eq(l.t.events[0].bytes, 512);
+	cr_assert_eq(l.t.events[0].mem_device_type, 0);
+	cr_assert_eq(l.t.events[1].kind, NS_KIND_OOM);
+	cr_assert_eq(l.t.events[1].bytes, 1073741824);
+	cr_assert_eq(l.t.events[1].mem_device_type, 1);
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, profile_memory_key_without_events)
+{
+	struct loaded l;
+	load_ok(&l, write_text("pm.json", "{\"profile_memory\": 1, \"traceEvents\": []}"));
+	cr_assert(l.t.profile_memory);
+	ns_trace_release(&l.t);
+	load_ok(&l, write_text("pm0.json", "{\"traceEvents\": []}"));
+	cr_assert(!l.t.profile_memory);
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, flows_with_string_ids_are_not_links)
+{
+	const char *text =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"s\", \"id\": \"0x1f\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"cat\": \"ac2g\", \"name\": \"ac2g\"},\n"
+		"{\"ph\": \"s\", \"id\": 9, \"pid\": 1, \"tid\": 1, \"ts\": 5, \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\"},\n"
+		"{\"ph\": \"f\", \"id\": 31, \"pid\": 0, \"tid\": 7, \"ts\": 6, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}\n"
+		"]}";
+	struct loaded l;
+	load_ok(&l, write_text("fl.json", text));
+	cr_assert_eq(l.t.n_trace_events, 3);
+	cr_assert_eq(l.t.n_events, 1);
+	cr_assert_eq(l.t.events[0].kind, NS_KIND_FLOW_F);
+	cr_assert_eq(l.t.events[0].correlation, 31);
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, unfinished_and_negative_duration)
+{
+	const char *text =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 100, \"args\": {\"finished\": false}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": -3, \"args\": {\"finished\": true}}\n"
+		"]}";
+	struct loaded l;
+	load_ok(&l, write_text("u.json", text));
+	cr_assert_eq(l.t.n_events, 2);
+	cr_assert(l.t.events[0].flags & NS_EV_UNFINISHED);
+	cr_assert(!(l.t.events[1].flags & NS_EV_UNFINISHED));
+	cr_assert_eq(l.t.events[1].dur_ns, 0, "negative durations are written as 0");
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, escaped_names_are_decoded)
+{
+	const char *text =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 1}\n"
+		"]}";
+	struct loaded l;
+	load_ok(&l, write_text("esc.json", text));
+	cr_assert_str_eq(S(&l.t, l.t.events[0].name), "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80");
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, keys_in_any_order_and_after_trace_events)
+{
+	/* before March 2025 baseTimeNanoseconds and distributedInfo came after traceEvents */
+	const char *text =
+		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"dur\": 1, \"ts\": 5}],\n"
+		" \"distributedInfo\": {\"rank\": 5, \"world_size\": 300},\n"
+		" \"baseTimeNanoseconds\": 1700000000000000000}";
+	struct loaded l;
+	load_ok(&l, write_text("order.json", text));
+	cr_assert(l.t.has_base_time);
+	cr_assert_eq(l.t.base_time_ns, INT64_C(1700000000000000000));
+	cr_assert_eq(l.t.rank, 5);
+	cr_assert_eq(l.t.world_size, 300);
+	cr_assert_eq(l.t.events[0].ts_ns, 5000);
+	cr_assert_eq(l.t.events[0].dur_ns, 1000);
+	ns_trace_release(&l.t);
+}
+
+Test(kineto, no_rank_without_distributed_info)
+{
+	struct loaded l;
+	load_ok(&l, write_text("nr.json", "{\"traceEvents\": []}"));
+	cr_assert_eq(l.t.rank, NS_NONE);
+	cr_assert_eq(l.t.world_size, NS_NONE);
+	cr_assert(!l.t.has_base_time);
+	cr_assert_eq(l.t.base_time_ns, NS_NONE);
+	ns_trace_release(&l.t);
+}
+
+/* ---- the sink sees every element, kept or not ---- */
+
+struct sink_log {
+	int calls, kept;
+	uint64_t offsets[32], lines[32];
+	bool kept_flag[32];
+};
+
+static int sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+{
+	(void)t;
+	(void)err;
+	struct sink_log *s = ctx;
+	if (s->calls < 32) {
+		s->offsets[s->calls] = raw->byte_offset;
+		s->lines[s->calls] = raw->line;
+		s->kept_flag[s->calls] = raw->kept;
+	}
+	s->calls++;
+	s->kept += raw->kept;
+	return 0;
+}
+
+Test(kineto, sink_sees_every_element_with_its_offset_and_line)
+{
+	const char *path = write_text("sink.json", ERA_C);
+	struct sink_log log = { 0 };
+	struct ns_ingest_opts o = { .sink = sink, .sink_ctx = &log };
+	struct ns_trace t;
+	struct ns_error warn = { 0 }, err = { 0 };
+	ns_trace_init(&t);
+	cr_assert_eq(ns_ingest_file(path, &t, &o, &warn, &err), 0, "%s", err.msg);
+	cr_assert_eq(log.calls, ERA_C_ELEMENTS);
+	cr_assert_eq(log.kept, 8);
+	/* first element: the ProfilerStep#1 annotation on line 8 */
+	const char *first = strstr(ERA_C, "{\"ph\": \"X\", \"cat\": \"user_annotation\"");
+	cr_assert_eq(log.offsets[0], (uint64_t)(first - ERA_C));
+	cr_assert_eq(log.lines[0], 8);
+	const char *second = strstr(ERA_C, "{\"ph\": \"X\", \"cat\": \"cpu_op\"");
+	cr_assert_eq(log.offsets[1], (uint64_t)(second - ERA_C));
+	cr_assert_eq(log.lines[1], 10);
+	cr_assert(!log.kept_flag[7], "thread_name metadata is not kept");
+	ns_trace_release(&t);
+}
+
+static int failing_sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+{
+	(void)ctx;
+	(void)t;
+	(void)raw;
+	return ns_error_set(err, NS_ERR_IO, "sink says no");
+}
+
+Test(kineto, sink_error_stops_ingest)
+{
+	const char *path = write_text("sink2.json", ERA_C);
+	struct ns_ingest_opts o = { .sink = failing_sink };
+	struct ns_trace t;
+	struct ns_error err = { 0 };
+	ns_trace_init(&t);
+	cr_assert_eq(ns_ingest_file(path, &t, &o, NULL, &err), NS_ERR_IO);
+	cr_assert_str_eq(err.msg, "sink says no");
+	ns_trace_release(&t);
+}
+
+/* ---- streaming across buffer refills ---- */
+
+Test(scan, large_file_crosses_refills_with_exact_line_numbers)
+{
+	/* ~6 MB: several 1 MiB reads and a buffer that must slide; the error is
+	 * on the last line, so its line:col checks the scanner's line count */
+	const int n = 60000;
+	size_t cap = (size_t)n * 128 + 1024;
+	char *text = malloc(cap), *p = text;
+	p += sprintf(p, "{\"traceEvents\": [\n");
+	for (int i = 0; i < n; i++)
+		p += sprintf(p, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": %d.125, \"dur\": 0.5},\n",
+			     i);
+	char *bad = p;
+	p += sprintf(p, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 1.5, \"dur\": nope}\n]}\n");
+	const char *path = write_bytes("big.json", text, (size_t)(p - text));
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, NS_ERR_INPUT);
+	char loc[600], want[1200];
+	snprintf(loc, sizeof(loc), "%s:%d:%d", path, n + 2, (int)(strstr(bad, "nope") - bad) + 1);
+	snprintf(want, sizeof(want), "%s: invalid JSON value", loc);
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+
+	/* the same file without the bad event loads every event exactly */
+	sprintf(bad, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 1.5, \"dur\": 1.0}\n]}\n");
+	path = write_bytes("big2.json", text, strlen(text));
+	load_ok(&l, path);
+	cr_assert_eq(l.t.n_events, (size_t)n + 1);
+	cr_assert_eq(l.t.events[n - 1].ts_ns, (int64_t)(n - 1) * 1000 + 125);
+	cr_assert_eq(l.t.events[n - 1].dur_ns, 500);
+	ns_trace_release(&l.t);
+	free(text);
+}
+
+Test(scan, one_event_larger_than_the_initial_window)
+{
+	/* a 5 MB args string forces the window to grow past its 4 MiB start */
+	size_t big = 5u << 20;
+	char *text = malloc(big + 512), *p = text;
+	p += sprintf(p, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"big\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"Call stack\": \"");
+	memset(p, 'x', big);
+	p += big;
+	p += sprintf(p, "\"}}, {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"after\", \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": 1}]}");
+	struct loaded l;
+	load_ok(&l, write_bytes("bigevent.json", text, (size_t)(p - text)));
+	cr_assert_eq(l.t.n_events, 2);
+	cr_assert_eq(ns_strtab_len(&l.t.strings, l.t.events[0].stack), big);
+	cr_assert_str_eq(S(&l.t, l.t.events[1].name), "after");
+	ns_trace_release(&l.t);
+	free(text);
+}
+
+Test(scan, json_primitives)
+{
+	char out[64];
+	const char *b = "a\\nb\\t\\u0041\\/\\\"";
+	size_t n = ns_json_unescape(b, strlen(b), out);
+	cr_assert_eq(n, 7);
+	cr_assert(memcmp(out, "a\nb\tA/\"", 7) == 0);
+	b = "\\ud800x"; /* lone high surrogate */
+	n = ns_json_unescape(b, strlen(b), out);
+	cr_assert_eq(n, 4);
+	cr_assert(memcmp(out, "\xef\xbf\xbdx", 4) == 0);
+	b = "\\uZZZZ";
+	n = ns_json_unescape(b, strlen(b), out);
+	cr_assert_eq(out[0], '?');
+
+	const char *v = "{\"a\": [1, 2.5e3, -0, true, null, \"x\\\"y\"], \"b\": {}} tail";
+	cr_assert_eq(ns_json_skip_value(v, strlen(v), 0, 1), strlen(v) - 5);
+	cr_assert_eq(ns_json_skip_value("[1, 2", 5, 0, 1), 0);
+	cr_assert_eq(ns_json_skip_value("[1 2]", 5, 0, 1), 0);
+	cr_assert_eq(ns_json_skip_value("{\"a\" 1}", 7, 0, 1), 0);
+	cr_assert_eq(ns_json_skip_value("tru", 3, 0, 1), 0);
+	bool esc;
+	cr_assert_eq(ns_json_string_end("\"ab\\\"c\"x", 8, 0, &esc), 7);
+	cr_assert(esc);
+	cr_assert_eq(ns_json_string_end("\"abc", 4, 0, &esc), 0);
+}
+
+Test(scan, deep_nesting_is_refused)
+{
+	size_t depth = NS_JSON_MAX_DEPTH + 10;
+	char *text = malloc(2 * depth + 256), *p = text;
+	p += sprintf(p, "{\"traceEvents\": [{\"ph\": \"X\", \"args\": {\"x\": ");
+	for (size_t i = 0; i < depth; i++)
+		*p++ = '[';
+	for (size_t i = 0; i < depth; i++)
+		*p++ = ']';
+	p += sprintf(p, "}}]}");
+	struct loaded l;
+	load(&l, write_bytes("deep.json", text, (size_t)(p - text)), false);
+	cr_assert_eq(l.rc, NS_ERR_INPUT);
+	cr_assert(strstr(l.err.msg, "JSON nested deeper than 256 levels") != NULL, "%s", l.err.msg);
+	ns_trace_release(&l.t);
+	free(text);
+}
+
+/* ---- damaged input: exact messages ---- */
+
+static void expect_error(const char *name, const char *text, const char *needle, const char *what, int status)
+{
+	const char *path = write_text(name, text);
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, status, "%s: rc %d (%s)", name, l.rc, l.err.msg);
+	char loc[600], want[1200];
+	if (needle) {
+		where(loc, sizeof(loc), path, text, needle);
+		snprintf(want, sizeof(want), "%s: %s", loc, what);
+	} else {
+		snprintf(want, sizeof(want), "%s: %s", path, what);
+	}
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+}
+
+static const char HEAD[] = "{\"traceEvents\": [\n"
+			   "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n";
+
+static char *with_head(const char *tail)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof(buf), "%s%s", HEAD, tail);
+	return buf;
+}
+
+Test(errors, empty_file)
+{
+	expect_error("empty.json", "", NULL, "empty file", NS_ERR_INPUT);
+	expect_error("blank.json", " \n\t\n", NULL, "empty file", NS_ERR_INPUT);
+}
+
+Test(errors, empty_gzip_is_an_empty_file)
+{
+	unsigned char *gz;
+	size_t n = gzip_bytes("", 0, &gz);
+	const char *path = write_bytes("empty.json.gz", gz, n);
+	struct loaded l;
+	load(&l, path, false);
+	char want[600];
+	snprintf(want, sizeof(want), "%s: empty file", path);
+	cr_assert_eq(l.rc, NS_ERR_INPUT);
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+	free(gz);
+}
+
+Test(errors, not_json)
+{
+	expect_error("html.json", "\n  <html>", "<html>", "not a JSON trace (expected '{' or '[')", NS_ERR_INPUT);
+}
+
+Test(errors, missing_comma_between_keys)
+{
+	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\" \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}\n]}");
+	expect_error("comma.json", t, "\"name\": \"b\"", "expected ',' or '}' in an object", NS_ERR_INPUT);
+}
+
+Test(errors, missing_comma_between_events)
+{
+	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}\n"
+				  "{\"ph\": \"X\"}\n]}");
+	expect_error("comma2.json", t, "{\"ph\": \"X\"}", "expected ',' or ']' after an event", NS_ERR_INPUT);
+}
+
+Test(errors, non_object_event)
+{
+	expect_error("nonobj.json", with_head("42\n]}"), "42", "expected an event object in \"traceEvents\"",
+		     NS_ERR_INPUT);
+}
+
+Test(errors, trace_events_not_an_array)
+{
+	const char *t = "{\"schemaVersion\": 1,\n \"traceEvents\": {\"a\": 1}}";
+	expect_error("notarr.json", t, "{\"a\"", "expected an array for \"traceEvents\"", NS_ERR_INPUT);
+}
+
+Test(errors, wrong_type_ts_string)
+{
+	/* the location is the value's first byte: its opening quote */
+	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": \"abc\", \"dur\": 2}\n]}");
+	expect_error("ts.json", t, "\"abc\"", "expected a number of microseconds for \"ts\"", NS_ERR_INPUT);
+}
+
+Test(errors, wrong_type_ts_literal)
+{
+	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": true, \"dur\": 2}\n]}");
+	expect_error("ts2.json", t, "true", "expected a number of microseconds for \"ts\"", NS_ERR_INPUT);
+}
+
+Test(errors, wrong_type_dur)
+{
+	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": [2]}\n]}");
+	expect_error("dur.json", t, "[2]", "expected a number of microseconds for \"dur\"", NS_ERR_INPUT);
+}
+
+Test(errors, wrong_type_ph_name_cat_args)
+{
+	expect_error("ph.json", with_head("{\"ph\": 1, \"name\": \"b\"}\n]}"), "1, \"name\"",
+		     "expected a string for \"ph\"", NS_ERR_INPUT);
+	expect_error("name.json", with_head("{\"ph\": \"X\", \"name\": 5}\n]}"), "5}",
+		     "expected a string for \"name\"", NS_ERR_INPUT);
+	expect_error("cat.json", with_head("{\"ph\": \"X\", \"cat\": null, \"name\": \"b\"}\n]}"), "null",
+		     "expected a string for \"cat\"", NS_ERR_INPUT);
+	expect_error("args.json", with_head("{\"ph\": \"X\", \"name\": \"b\", \"args\": [1]}\n]}"), "[1]",
+		     "expected an object for \"args\"", NS_ERR_INPUT);
+}
+
+Test(errors, wrong_type_id_args)
+{
+	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 3, \"dur\": 2,\n"
+				  " \"args\": {\"correlation\": 1.5}}\n]}");
+	expect_error("corr.json", t, "1.5", "expected an integer for \"correlation\"", NS_ERR_INPUT);
+	t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 3, \"dur\": 2,\n"
+		      " \"args\": {\"External id\": \"abc\"}}\n]}");
+	expect_error("ext.json", t, "\"abc\"", "expected an integer for \"External id\"", NS_ERR_INPUT);
+}
+
+Test(errors, x_event_without_ts)
+{
+	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"dur\": 2}\n]}");
+	expect_error("nots.json", t, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\"", "event without \"ts\"",
+		     NS_ERR_INPUT);
+}
+
+Test(errors, invalid_top_level_value)
+{
+	/* "1x" is not a JSON value, even outside traceEvents */
+	const char *t = "{\"schemaVersion\": 1x,\n \"traceEvents\": []}";
+	expect_error("top.json", t, "1x", "invalid JSON value", NS_ERR_INPUT);
+}
+
+Test(errors, no_trace_events_is_unsupported)
+{
+	const char *path = write_text("nokey.json", "{\"schemaVersion\": 1, \"nodes\": [], \"pid\": 3}");
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, NS_ERR_UNSUPPORTED);
+	char want[600];
+	snprintf(want, sizeof(want), "%s: no \"traceEvents\" array: not a Kineto/Chrome trace", path);
+	cr_assert_str_eq(l.err.msg, want);
+	cr_assert(strstr(l.err.hint, "PyTorch Execution Trace") != NULL, "hint: %s", l.err.hint);
+	ns_trace_release(&l.t);
+
+	path = write_text("nokey2.json", "{\"schemaVersion\": 1}");
+	load(&l, path, false);
+	cr_assert_eq(l.rc, NS_ERR_UNSUPPORTED);
+	cr_assert_str_empty(l.err.hint);
+	ns_trace_release(&l.t);
+}
+
+Test(errors, missing_file_and_directory)
+{
+	const char *path = path_for("does-not-exist.json");
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, NS_ERR_IO);
+	char want[600];
+	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+
+	load(&l, tmpdir, false);
+	cr_assert_eq(l.rc, NS_ERR_IO);
+	snprintf(want, sizeof(want), "%s: is a directory", tmpdir);
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+}
+
+/* ---- truncation ---- */
+
+static const char TRUNC[] =
+	"{\"schemaVersion\": 1, \"traceEvents\": [\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1.000, \"dur\": 2.000},\n"
+	"{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"main\"}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 4.000, \"dur\": 1.000},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 6.0";
+
+Test(errors, truncated_file_is_a_warning_with_offset_and_salvage)
+{
+	const char *path = write_text("cut.json", TRUNC);
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	long off = (long)(strstr(TRUNC, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\"") - TRUNC);
+	cr_assert_eq(l.t.truncated_at, off);
+	cr_assert_eq(l.t.n_events, 2);
+	cr_assert_eq(l.t.n_trace_events, 3);
+	cr_assert_str_eq(S(&l.t, l.t.events[1].name), "b");
+	char want[700];
+	snprintf(want, sizeof(want),
+		 "%s: truncated at byte %ld (the file ends early); using the 3 complete events before it", path, off);
+	cr_assert_str_eq(l.warn.msg, want);
+	cr_assert_eq(l.warn.status, NS_OK);
+	ns_trace_release(&l.t);
+}
+
+Test(errors, truncated_file_strict_is_an_error)
+{
+	const char *path = write_text("cut.json", TRUNC);
+	struct loaded l;
+	load(&l, path, true);
+	cr_assert_eq(l.rc, NS_ERR_INPUT);
+	long off = (long)(strstr(TRUNC, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\"") - TRUNC);
+	char want[700];
+	snprintf(want, sizeof(want), "%s: truncated at byte %ld (the file ends early); 3 complete events read", path,
+		 off);
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+}
+
+Test(errors, truncated_after_a_comma_and_after_the_array)
+{
+	/* cut right after "},\n": nothing of the next event */
+	size_t cut = (size_t)(strstr(TRUNC, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\"") - TRUNC);
+	const char *path = write_bytes("cut2.json", TRUNC, cut);
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, 0);
+	cr_assert_eq(l.t.truncated_at, (int64_t)cut);
+	cr_assert_eq(l.t.n_events, 2);
+	ns_trace_release(&l.t);
+
+	/* everything but the closing brace: all events are there */
+	const char *whole = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]";
+	path = write_text("cut3.json", whole);
+	load(&l, path, false);
+	cr_assert_eq(l.rc, 0);
+	cr_assert_eq(l.t.n_events, 1);
+	cr_assert_eq(l.t.truncated_at, (int64_t)strlen(whole));
+	cr_assert(strstr(l.warn.msg, "truncated at byte") != NULL);
+	ns_trace_release(&l.t);
+}
+
+Test(errors, truncated_before_trace_events)
+{
+	const char *text = "{\"schemaVersion\": 1, \"deviceProp";
+	const char *path = write_text("cut4.json", text);
+	struct loaded l;
+	load(&l, path, false);
+	cr_assert_eq(l.rc, NS_ERR_INPUT);
+	char want[600];
+	snprintf(want, sizeof(want), "%s: file ends at byte %zu before \"traceEvents\"", path,
+		 (size_t)(strstr(text, "\"deviceProp") - text));
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+}
