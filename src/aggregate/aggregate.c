@@ -624,26 +624,40 @@ out:
 	return rc;
 }
 
-/* Sorts fevents by (start, -end), stably, and remaps the index links. */
+/* Sorts fevents by (start, -end), stably, and remaps the index links. The
+ * permutation is applied in place, cycle by cycle, so the (large) fevent
+ * array is never copied. */
 static int sort_fevents(struct work *w)
 {
 	struct ns_agg *a = w->out;
 	size_t n = a->n_fevents;
 	struct sort_item *items = malloc((n + 1) * sizeof(*items));
-	struct ns_fevent *sorted = malloc((n + 1) * sizeof(*sorted));
 	int64_t *new_of_old = malloc((n + 1) * sizeof(*new_of_old));
 	int rc = -1;
-	if (!items || !sorted || !new_of_old)
+	if (!items || !new_of_old)
 		goto out;
 	for (size_t f = 0; f < n; f++)
 		items[f] = (struct sort_item){ a->fevents[f].start_ns, a->fevents[f].end_ns, f };
 	qsort(items, n, sizeof(*items), cmp_items);
-	for (size_t k = 0; k < n; k++) {
-		sorted[k] = a->fevents[items[k].pos];
+	for (size_t k = 0; k < n; k++)
 		new_of_old[items[k].pos] = (int64_t)k;
+	/* items[k].pos is the old index of the event that belongs at k; follow each cycle */
+	for (size_t start = 0; start < n; start++) {
+		if (items[start].pos == start || items[start].pos == SIZE_MAX)
+			continue;
+		struct ns_fevent held = a->fevents[start];
+		size_t k = start;
+		while (items[k].pos != start) {
+			size_t from = items[k].pos;
+			a->fevents[k] = a->fevents[from];
+			items[k].pos = SIZE_MAX;
+			k = from;
+		}
+		a->fevents[k] = held;
+		items[k].pos = SIZE_MAX;
 	}
 	for (size_t k = 0; k < n; k++) {
-		struct ns_fevent *fe = &sorted[k];
+		struct ns_fevent *fe = &a->fevents[k];
 		if (fe->launched_by != NO_INDEX)
 			fe->launched_by = new_of_old[fe->launched_by];
 		fe->start_us = (double)(fe->start_ns - w->t0_ns) / 1000.0;
@@ -652,13 +666,9 @@ static int sort_fevents(struct work *w)
 	for (size_t i = 0; i < w->t->n_events; i++)
 		if (w->fe_of_event[i] != NO_INDEX && (size_t)w->fe_of_event[i] < n)
 			w->fe_of_event[i] = new_of_old[w->fe_of_event[i]];
-	free(a->fevents);
-	a->fevents = sorted;
-	sorted = NULL;
 	rc = 0;
 out:
 	free(items);
-	free(sorted);
 	free(new_of_old);
 	return rc;
 }

@@ -11,7 +11,6 @@
 #include "cli/cli.h"
 #include "cli/neuron.h"
 #include "ingest/capture.h"
-#include "neff/neff.h"
 #include "ntff/ntff.h"
 #include "report/report.h"
 

@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -31,28 +30,6 @@ static void free_paths(char **paths, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
-}
-
-static int source_ids(char **paths, size_t n, struct ns_source_id **out, struct ns_error *err)
-{
-	struct ns_source_id *ids = calloc(n + 1, sizeof(*ids));
-	if (!ids)
-		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		ids[i].path = paths[i];
-		ids[i].abspath = realpath(paths[i], NULL);
-		if (!ids[i].abspath || stat(paths[i], &st) != 0) {
-			for (size_t k = 0; k <= i; k++)
-				free((char *)ids[k].abspath);
-			free(ids);
-			return ns_error_set(err, NS_ERR_IO, "%s: cannot stat", paths[i]);
-		}
-		ids[i].size = (int64_t)st.st_size;
-		ids[i].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	}
-	*out = ids;
-	return 0;
 }
 
 /* Parses every path into run->traces, streaming each into `store` if set. */
@@ -127,7 +104,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	rc = ns_find_traces(input, &paths, &n, err);
 	if (rc)
 		goto out;
-	rc = source_ids(paths, n, &ids, err);
+	rc = ns_source_ids(paths, n, &ids, err);
 	if (rc)
 		goto out;
 	if (o->use_cache && !db_out && !neuron) {
@@ -162,9 +139,7 @@ out:
 	if (store)
 		ns_store_abort(store);
 	if (ids)
-		for (size_t i = 0; i < n; i++)
-			free((char *)ids[i].abspath);
-	free(ids);
+		ns_source_ids_free(ids, n);
 	free(cache);
 	free_paths(paths, n);
 	if (rc)

@@ -62,12 +62,6 @@ char *ns_cli_neuron_export_root(const char *db_out)
 	return root;
 }
 
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
-}
-
 /* Scans dir (with the conversion cache) and returns its unit, or NULL. */
 static int scan_unit(const char *dir, const char *export_root, bool shallow, struct ns_capture **c,
 		     const struct ns_cap_unit **u, struct ns_error *err)
@@ -108,7 +102,7 @@ static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
 	char *tmp = NULL, *argv[16] = { NULL };
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
-	int status, rc = 0;
+	int status = 0, rc = 0;
 	if (asprintf(&tmp, "%s.tmp-%ld", c->output, (long)getpid()) < 0)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	for (int a = 0; a < 15 && c->argv[a]; a++)
@@ -120,7 +114,9 @@ static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
 	posix_spawn_file_actions_destroy(&fa);
 	if (sp != 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "cannot run %s: %s", argv[0], strerror(sp));
-	} else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	} else if (waitpid(pid, &status, 0) < 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "waiting for %s: %s", argv[0], strerror(errno));
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		char *line = ns_ntff_cmd_text(c);
 		rc = ns_error_set(err, NS_ERR_IO, "%s failed (%s %d): %s", argv[0],
 				  WIFEXITED(status) ? "exit status" : "signal",
@@ -134,21 +130,6 @@ static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
 		unlink(tmp);
 	free(tmp);
 	return rc;
-}
-
-static void make_dirs(const char *dir)
-{
-	char *copy = strdup(dir);
-	for (char *p = copy ? copy + 1 : NULL; p && *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(copy, 0700);
-		*p = '/';
-	}
-	if (copy)
-		mkdir(copy, 0700);
-	free(copy);
 }
 
 int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran, struct ns_error *err)
@@ -176,7 +157,12 @@ int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran,
 			      cmds, n);
 		goto out;
 	}
-	make_dirs(u->export_dir);
+	/* <root>/<key>: root's parent exists (the cache folder, or the database's) */
+	char *root = ns_capture_folder(u->export_dir);
+	if (root)
+		mkdir(root, 0700);
+	free(root);
+	mkdir(u->export_dir, 0700);
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *line = ns_ntff_cmd_text(&cmds[i]);
 		if (!ns_cli_quiet)
@@ -215,7 +201,7 @@ static int refuse_raw(const char *input, enum ns_cap_kind kind, struct ns_error 
 	struct ns_ntff_cmd *cmds = NULL;
 	struct ns_error ignored;
 	size_t n = 0;
-	char *dir = dir_of(input);
+	char *dir = ns_capture_folder(input);
 	ns_error_set(err, NS_ERR_UNSUPPORTED,
 		     "%s: raw Neuron capture file (%s); its binary format is not publicly documented and is not "
 		     "decoded by this tool",
@@ -264,7 +250,7 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 		if (f.kind != NS_CAP_TRACE)
 			return 0;
 		/* a trace file: its own folder is its unit */
-		if (!(dir = dir_of(input)))
+		if (!(dir = ns_capture_folder(input)))
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		co.shallow = true;
 	}
@@ -335,7 +321,7 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	int rc = 0;
 	if (has_device_events(t))
 		return 0; /* source (a): trace.json has them */
-	if (!(dir = dir_of(trace_path))) {
+	if (!(dir = ns_capture_folder(trace_path))) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -430,7 +416,7 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 	bool ran, need = false;
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
-	if (!(dir = dir_of(t->path))) {
+	if (!(dir = ns_capture_folder(t->path))) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}

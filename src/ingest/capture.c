@@ -432,7 +432,7 @@ static int cmp_files(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-static char *dir_of(const char *path)
+char *ns_capture_folder(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
@@ -502,7 +502,7 @@ static void describe_unit(struct ns_cap_unit *u)
 	u->pid = -1;
 	u->rank = -1;
 	if (all_digits(name) && strlen(name) >= 9) {
-		char *parent = dir_of(u->dir);
+		char *parent = ns_capture_folder(u->dir);
 		copy_text(u->session, sizeof(u->session), name, strlen(name));
 		if (parent)
 			parse_process_dir(base_of(parent), u);
@@ -760,7 +760,7 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 {
 	for (size_t i = 0; i < l->n; i++) {
 		struct ns_cap_file *f = &l->v[i];
-		char *dir = dir_of(f->path);
+		char *dir = ns_capture_folder(f->path);
 		size_t u;
 		if (!dir)
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
@@ -793,7 +793,7 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 		struct ns_cap_unit *src = &c->units[s];
 		if (strcmp(base_of(src->dir), "neffs") != 0)
 			continue;
-		char *parent = dir_of(src->dir);
+		char *parent = ns_capture_folder(src->dir);
 		if (!parent)
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		for (size_t u = 0; u < c->n_units; u++) {

@@ -123,6 +123,9 @@ const struct ns_cap_unit *ns_capture_find(const struct ns_capture *c, const char
  * Returns false for a file that is not a capture file. */
 bool ns_capture_classify(const char *path, struct ns_cap_file *f);
 
+/* The folder part of path ("." when it has none). Caller frees; NULL on OOM. */
+char *ns_capture_folder(const char *path);
+
 /* 16 hex digits naming dir (by its realpath) in a conversion cache. */
 void ns_capture_key(const char *dir, char out[17]);
 

@@ -136,82 +136,102 @@ static int nested(struct reader *r, const struct jv *v, int depth)
 	return 0;
 }
 
+/* The event keys read (docs/neuron.md "System-profile JSON"); the rest
+ * are ignored, nested objects searched. */
+enum field {
+	F_NAME, F_TS, F_TS_NS, F_DUR, F_END, F_UNIT, F_TYPE, F_GROUP, F_SOURCE, F_PHASE, F_ID, F_PARENT, F_EXEC,
+	F_TRACKING, F_SEQ, F_NC, F_NC_ALT, F_PID, F_TID, F_FLOW, F_NC_TS, F_CPU_TS, F_CORR, F_EXT, F_NEFF, F_LABEL,
+	F_NESTED_TEXT,
+};
+
+#define KEY(k, f) { k, sizeof(k) - 1, f }
+static const struct {
+	const char *key;
+	size_t len;
+	enum field field;
+} event_keys[] = {
+	KEY("name", F_NAME), KEY("event_type", F_NAME), KEY("timestamp", F_TS), KEY("ts", F_TS),
+	KEY("start_ts", F_TS), KEY("timestamp_ns", F_TS_NS), KEY("duration", F_DUR), KEY("dur", F_DUR),
+	KEY("duration_ns", F_DUR), KEY("end_ts", F_END), KEY("timestamp_unit", F_UNIT), KEY("type", F_TYPE),
+	KEY("group", F_GROUP), KEY("trace_event_source", F_SOURCE), KEY("phase", F_PHASE), KEY("id", F_ID),
+	KEY("parent_id", F_PARENT), KEY("exec_id", F_EXEC), KEY("tracking_id", F_TRACKING),
+	KEY("nrta_seq_id", F_SEQ), KEY("nc_idx", F_NC), KEY("lnc_idx", F_NC), KEY("nc_id", F_NC),
+	KEY("device_core_idx", F_NC_ALT), KEY("process_id", F_PID), KEY("thread_id", F_TID),
+	KEY("flow_id", F_FLOW), KEY("flow_ids", F_FLOW), KEY("nc_timestamp_ns", F_NC_TS),
+	KEY("cpu_timestamp_ns", F_CPU_TS), KEY("correlation", F_CORR), KEY("External id", F_EXT),
+	KEY("external_id", F_EXT), KEY("neff_hash", F_NEFF), KEY("neff", F_NEFF), KEY("neff_name", F_NEFF),
+	KEY("model_name", F_LABEL), KEY("extra_attributes_json", F_NESTED_TEXT),
+};
+#undef KEY
+
 static int event_field(void *ctx, const char *key, size_t len, const struct jv *v)
 {
 	struct reader *r = ctx;
 	struct ns_sys_event *ev = &r->ev;
-	if (jkey_is(key, len, "name") || jkey_is(key, len, "event_type")) {
+	size_t k = 0, bad;
+	char text[512], norm[65];
+	while (k < sizeof(event_keys) / sizeof(event_keys[0]) &&
+	       (event_keys[k].len != len || memcmp(event_keys[k].key, key, len) != 0))
+		k++;
+	if (k == sizeof(event_keys) / sizeof(event_keys[0])) {
+		if (v->type != 'o')
+			return 0;
+		r->depth++; /* data, args, attributes, sync_info, ... */
+		int rc = nested(r, v, r->depth);
+		r->depth--;
+		return rc;
+	}
+	switch (event_keys[k].field) {
+	case F_NAME:
 		if (v->type == 's')
 			ev->name = intern_value(r, v);
-	} else if (jkey_is(key, len, "timestamp") || jkey_is(key, len, "ts") || jkey_is(key, len, "start_ts") ||
-		   jkey_is(key, len, "timestamp_ns")) {
+		break;
+	case F_TS:
+	case F_TS_NS:
 		r->has_ts = jv_num(v, &r->ts);
-		r->ts_is_ns = jkey_is(key, len, "timestamp_ns");
-	} else if (jkey_is(key, len, "duration") || jkey_is(key, len, "dur") || jkey_is(key, len, "duration_ns")) {
-		r->has_dur = jv_num(v, &r->dur);
-	} else if (jkey_is(key, len, "end_ts")) {
-		r->has_end = jv_num(v, &r->end);
-	} else if (jkey_is(key, len, "timestamp_unit")) {
-		jv_text(v, r->unit, sizeof(r->unit));
-	} else if (jkey_is(key, len, "type")) {
-		set_int(v, &r->type);
-	} else if (jkey_is(key, len, "group")) {
-		jv_text(v, r->group, sizeof(r->group));
-	} else if (jkey_is(key, len, "trace_event_source")) {
-		jv_text(v, r->src, sizeof(r->src));
-	} else if (jkey_is(key, len, "phase")) {
-		char ph[16];
-		jv_text(v, ph, sizeof(ph));
-		ev->phase = strcasecmp(ph, "start") == 0 ? NS_SYS_START : strcasecmp(ph, "stop") == 0 ? NS_SYS_STOP
-			    : strcasecmp(ph, "instant") == 0 ? NS_SYS_INSTANT : NS_SYS_COMPLETE;
-	} else if (jkey_is(key, len, "id")) {
-		set_int(v, &ev->id);
-	} else if (jkey_is(key, len, "parent_id")) {
-		set_int(v, &ev->parent_id);
-	} else if (jkey_is(key, len, "exec_id")) {
-		set_int(v, &ev->exec_id);
-	} else if (jkey_is(key, len, "tracking_id")) {
-		set_int(v, &ev->tracking_id);
-	} else if (jkey_is(key, len, "nrta_seq_id")) {
-		set_int(v, &ev->seq);
-	} else if (jkey_is(key, len, "nc_idx") || jkey_is(key, len, "lnc_idx") || jkey_is(key, len, "nc_id")) {
-		set_int(v, &ev->nc);
-	} else if (jkey_is(key, len, "device_core_idx")) {
-		set_int(v, &r->nc_alt);
-	} else if (jkey_is(key, len, "process_id")) {
-		set_int(v, &ev->pid);
-	} else if (jkey_is(key, len, "thread_id")) {
-		set_int(v, &ev->tid);
-	} else if (jkey_is(key, len, "flow_id") || jkey_is(key, len, "flow_ids")) {
-		size_t bad;
-		if (v->type == 'a') {
-			if (jarr_walk(v, flow_elem, r, &bad) == -2)
-				return -2;
-		} else if (flow_elem(r, v)) {
+		r->ts_is_ns = event_keys[k].field == F_TS_NS;
+		break;
+	case F_DUR: r->has_dur = jv_num(v, &r->dur); break;
+	case F_END: r->has_end = jv_num(v, &r->end); break;
+	case F_UNIT: jv_text(v, r->unit, sizeof(r->unit)); break;
+	case F_TYPE: set_int(v, &r->type); break;
+	case F_GROUP: jv_text(v, r->group, sizeof(r->group)); break;
+	case F_SOURCE: jv_text(v, r->src, sizeof(r->src)); break;
+	case F_PHASE:
+		jv_text(v, text, 16);
+		ev->phase = strcasecmp(text, "start") == 0 ? NS_SYS_START : strcasecmp(text, "stop") == 0 ? NS_SYS_STOP
+			    : strcasecmp(text, "instant") == 0 ? NS_SYS_INSTANT : NS_SYS_COMPLETE;
+		break;
+	case F_ID: set_int(v, &ev->id); break;
+	case F_PARENT: set_int(v, &ev->parent_id); break;
+	case F_EXEC: set_int(v, &ev->exec_id); break;
+	case F_TRACKING: set_int(v, &ev->tracking_id); break;
+	case F_SEQ: set_int(v, &ev->seq); break;
+	case F_NC: set_int(v, &ev->nc); break;
+	case F_NC_ALT: set_int(v, &r->nc_alt); break;
+	case F_PID: set_int(v, &ev->pid); break;
+	case F_TID: set_int(v, &ev->tid); break;
+	case F_FLOW:
+		if (v->type == 'a' ? jarr_walk(v, flow_elem, r, &bad) == -2 : flow_elem(r, v) != 0)
 			return -2;
-		}
-	} else if (jkey_is(key, len, "nc_timestamp_ns")) {
-		set_int(v, &ev->nc_ts);
-	} else if (jkey_is(key, len, "cpu_timestamp_ns")) {
-		set_int(v, &ev->cpu_ts);
-	} else if (jkey_is(key, len, "correlation")) {
-		set_int(v, &ev->correlation);
-	} else if (jkey_is(key, len, "External id") || jkey_is(key, len, "external_id")) {
-		set_int(v, &ev->external_id);
-	} else if (jkey_is(key, len, "neff_hash") || jkey_is(key, len, "neff") || jkey_is(key, len, "neff_name")) {
-		char buf[512], norm[65];
-		size_t n = jv_text(v, buf, sizeof(buf));
-		n = ns_neff_hash_normalize(buf, n, norm, sizeof(norm));
-		ev->neff = ns_strtab_intern(&r->sp->strings, norm, n);
-		if (ev->neff == UINT32_MAX)
+		break;
+	case F_NC_TS: set_int(v, &ev->nc_ts); break;
+	case F_CPU_TS: set_int(v, &ev->cpu_ts); break;
+	case F_CORR: set_int(v, &ev->correlation); break;
+	case F_EXT: set_int(v, &ev->external_id); break;
+	case F_NEFF: {
+		size_t n = ns_neff_hash_normalize(text, jv_text(v, text, sizeof(text)), norm, sizeof(norm));
+		if ((ev->neff = ns_strtab_intern(&r->sp->strings, norm, n)) == UINT32_MAX)
 			return -2;
-	} else if (jkey_is(key, len, "model_name")) {
-		ev->label = intern_value(r, v);
-	} else if (v->type == 'o' || jkey_is(key, len, "extra_attributes_json")) {
+		break;
+	}
+	case F_LABEL: ev->label = intern_value(r, v); break;
+	case F_NESTED_TEXT: {
 		r->depth++;
 		int rc = nested(r, v, r->depth);
 		r->depth--;
 		return rc;
+	}
 	}
 	return r->oom ? -2 : 0;
 }

@@ -108,6 +108,14 @@ def main():
                 check_capture(binary, os.path.abspath(cap), env, fails)
             except AssertionError as e:
                 fails.append(str(e))
+        # every generated NEFF is a valid container for `neuron-stats neff`
+        neffs = sorted(os.path.join(d, f) for top in ("fixtures",) for d, _, fs in os.walk(os.path.join(SRC, top))
+                       for f in fs if f.endswith(".neff") and "capture-" in d)
+        for path in neffs:
+            p = subprocess.run([binary, "neff", "--format", "json", path], capture_output=True, text=True, env=env)
+            if p.returncode != 0 or json.loads(p.stdout).get("notes"):
+                fails.append("%s: neff exit %d, notes %s %s" % (path, p.returncode, p.stdout[-300:], p.stderr))
+        print("%d fixture NEFFs parse with `neuron-stats neff`" % len(neffs))
     for f in fails:
         print("FAIL " + f)
     print("ok: %d captures match their truth.json" % len(caps) if not fails else "%d mismatches" % len(fails))
