@@ -114,7 +114,7 @@ def build(events):
     for i, e in enumerate(events):
         if i:
             out.write(",\n")
-        start = len(out.getvalue().encode())
+        start = len(out.getvalue().encode()) + 2  # the '{' after the indent
         out.write(event_text(e))
         spans.append((start, len(out.getvalue().encode())))
     out.write(TAIL)

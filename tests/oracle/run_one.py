@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """One oracle comparison, for meson (tests/oracle/meson.build).
 
-    run_one.py NEURON_STATS TRACE [OPTIONS...]
+    run_one.py [--warm-cache] NEURON_STATS TRACE [OPTIONS...]
 
 runs
 
     NEURON_STATS TRACE --row-limit -1 --no-cache [OPTIONS...]
     python3 tests/oracle/key_averages.py TRACE --row-limit -1 [OPTIONS...]
 
-and passes when both exit 0 and print the same bytes. TRACE may start with
+and passes when both exit 0 and print the same bytes. With --warm-cache,
+neuron-stats runs twice with a fresh cache directory instead of --no-cache,
+and the second run (which reads the cached database instead of the trace)
+is the one compared. TRACE may start with
 @CORPUS@ (the real-trace corpus: $NS_CORPUS, else ../shared/corpus beside
 the checkout) or be relative to the source root. A missing trace is a skip
 (exit 77). For a batch run over many traces and options, see compare.py.
@@ -28,7 +31,13 @@ ORACLE = os.path.join(HERE, "key_averages.py")
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    binary, trace, opts = sys.argv[1], sys.argv[2], sys.argv[3:]
+    argv = sys.argv[1:]
+    warm = argv[:1] == ["--warm-cache"]
+    if warm:
+        argv = argv[1:]
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    binary, trace, opts = argv[0], argv[1], argv[2:]
     trace = trace.replace("@CORPUS@", CORPUS)
     if not os.path.isabs(trace):
         trace = os.path.join(SRC, trace)
@@ -39,7 +48,13 @@ def main():
     oracle_opts = ["self_device_time_total" if o in ("self_neuron", "self_device") else o for o in opts]
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
-        c = subprocess.run([binary, trace, "--row-limit", "-1", "--no-cache"] + opts, capture_output=True, env=env)
+        cmd = [binary, trace, "--row-limit", "-1"] + ([] if warm else ["--no-cache"]) + opts
+        c = subprocess.run(cmd, capture_output=True, env=env)
+        if warm and c.returncode == 0:
+            if not os.path.isdir(env["NEURON_STATS_CACHE_DIR"]) or not os.listdir(env["NEURON_STATS_CACHE_DIR"]):
+                print("the first run wrote no cache database into %s" % env["NEURON_STATS_CACHE_DIR"])
+                return 1
+            c = subprocess.run(cmd, capture_output=True, env=env)
     o = subprocess.run([sys.executable, ORACLE, trace, "--row-limit", "-1"] + oracle_opts, capture_output=True)
     if o.returncode != 0:
         print("oracle failed (exit %d): %s" % (o.returncode, o.stderr.decode(errors="replace")))

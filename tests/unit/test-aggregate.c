@@ -532,6 +532,15 @@ Test(events, profiler_step_is_renamed_and_split_by_device)
 	release(&f);
 }
 
+Test(events, profiler_step_prefix_alone_is_renamed_too)
+{
+	/* PyTorch's _rewrite_name: name.startswith("ProfilerStep#") */
+	struct fx f;
+	build(&f, X("user_annotation", "ProfilerStep#", 1, 0.000, 10.000, ""), NULL);
+	cr_assert_not_null(row_dev(&f, "ProfilerStep*", -1));
+	release(&f);
+}
+
 Test(events, gpu_annotation_unwidening_era_c)
 {
 	struct fx f;
@@ -833,6 +842,32 @@ Test(rows, group_by_overload)
 	cr_assert_str_eq(S(&f, f.a.avgs[0].overload), "Tensor");
 	cr_assert_eq(f.a.avgs[0].count, 2);
 	cr_assert_str_eq(S(&f, f.a.avgs[1].overload), "out");
+	release(&f);
+}
+
+Test(rows, group_by_stack_drops_profiler_frames)
+{
+	/* _filter_stack_entry drops autograd/__init__ ... backward frames before
+	 * the first N are taken (spec A3 _set_backward_stacktraces, A5) */
+	struct fx f;
+	struct ns_agg_opts o = { .stack_n = 2, .backend_override = -1 };
+	const char *ev =
+		X("cpu_op", "op", 1, 0.000, 1.000,
+		  "\"Call stack\": \"a.py(1): f;/x/torch/autograd/__init__.py(9): backward;b.py(3): g;c.py(4): h\"")
+		X("cpu_op", "op", 1, 2.000, 1.000, "\"Call stack\": \"a.py(1): f;b.py(3): g;d.py(5): k\"")
+		X("cpu_op", "op", 1, 4.000, 1.000, "\"Call stack\": \"e.py(1): f;b.py(3): g\"")
+		X("cpu_op", "nostack", 1, 6.000, 1.000, "");
+	build(&f, ev, &o);
+	cr_assert_eq(f.a.n_avgs, 3);
+	cr_assert_str_eq(S(&f, f.a.avgs[0].stack), "a.py(1): f;b.py(3): g");
+	cr_assert_eq(f.a.avgs[0].count, 2);
+	cr_assert_str_eq(S(&f, f.a.avgs[1].stack), "e.py(1): f;b.py(3): g");
+	cr_assert_eq(f.a.avgs[2].stack, 0);
+	release(&f);
+	o.stack_n = 3;
+	build(&f, ev, &o);
+	cr_assert_eq(f.a.n_avgs, 4, "the third kept frame tells the first two apart");
+	cr_assert_str_eq(S(&f, f.a.avgs[0].stack), "a.py(1): f;b.py(3): g;c.py(4): h");
 	release(&f);
 }
 
