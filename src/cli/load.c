@@ -32,6 +32,27 @@ static void free_paths(char **paths, size_t n)
 	free(paths);
 }
 
+/* The decompression caps (docs/testing.md "Hostile input") from
+ * NEURON_STATS_MAX_DECOMPRESSED (bytes; K, M, G suffixes: KiB, MiB, GiB)
+ * and NEURON_STATS_MAX_RATIO. Unset: 0, the library default (64 GiB, 1000:1). */
+static uint64_t env_cap(const char *name, uint64_t max)
+{
+	const char *v = getenv(name);
+	char *end;
+	if (!v || !*v)
+		return 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+	if (shift)
+		end++;
+	if (end == v || *end || n == 0 || n > (max >> shift)) {
+		fprintf(stderr, "neuron-stats: warning: %s=%s is not a number from 1 to %llu; using the default\n",
+			name, v, (unsigned long long)max);
+		return 0;
+	}
+	return (uint64_t)n << shift;
+}
+
 /* Parses every path into run->traces, streaming each into `store` if set. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
 		     bool neuron, struct ns_store *store, struct ns_run *run, struct ns_error *err)
@@ -43,7 +64,11 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		struct ns_trace *t = &run->traces[i];
 		struct ns_error warn = { 0 };
 		struct progress prog = { paths[i], false };
-		struct ns_ingest_opts io = { .strict = o->strict };
+		struct ns_ingest_opts io = {
+			.strict = o->strict,
+			.max_decompressed = env_cap("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX),
+			.max_ratio = (uint32_t)env_cap("NEURON_STATS_MAX_RATIO", UINT32_MAX),
+		};
 		struct ns_agg agg;
 		int64_t trace_id;
 		int rc;
