@@ -137,7 +137,7 @@ static int table_name(struct work *w, const struct ns_event *ev, ns_str *name, n
 	size_t len = ns_strtab_len(&w->t->strings, ev->name);
 	*name = ev->name;
 	*overload = 0;
-	if (len > 13 && memcmp(text, "ProfilerStep#", 13) == 0) {
+	if (len >= 13 && memcmp(text, "ProfilerStep#", 13) == 0) {
 		*name = w->profiler_step_star;
 		return 0;
 	}

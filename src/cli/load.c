@@ -53,10 +53,20 @@ static uint64_t env_cap(const char *name, uint64_t max)
 	return (uint64_t)n << shift;
 }
 
+static bool any_truncated(const struct ns_run *run)
+{
+	for (size_t i = 0; i < run->n; i++)
+		if (run->traces[i].truncated_at >= 0)
+			return true;
+	return false;
+}
+
 /* Parses every path into run->traces, streaming each into `store` if set. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
 		     bool neuron, struct ns_store *store, struct ns_run *run, struct ns_error *err)
 {
+	uint64_t max_out = env_cap("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
+	uint32_t max_ratio = (uint32_t)env_cap("NEURON_STATS_MAX_RATIO", UINT32_MAX);
 	run->traces = calloc(n, sizeof(*run->traces));
 	if (!run->traces)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
@@ -64,11 +74,7 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		struct ns_trace *t = &run->traces[i];
 		struct ns_error warn = { 0 };
 		struct progress prog = { paths[i], false };
-		struct ns_ingest_opts io = {
-			.strict = o->strict,
-			.max_decompressed = env_cap("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX),
-			.max_ratio = (uint32_t)env_cap("NEURON_STATS_MAX_RATIO", UINT32_MAX),
-		};
+		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio };
 		struct ns_agg agg;
 		int64_t trace_id;
 		int rc;
@@ -137,10 +143,12 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		if (cache && ns_cache_valid(cache, ids, n)) {
 			run->from_db = true;
 			rc = ns_store_load(cache, &run->traces, &run->n, err);
-			if (rc == 0)
+			if (rc == 0 && !any_truncated(run))
 				goto out;
-			/* an unreadable cache is rebuilt, not fatal */
+			/* an unreadable cache is rebuilt, not fatal; a damaged trace is
+			 * parsed again so its warning (or --strict error) is the same */
 			ns_run_release(run);
+			rc = 0;
 		}
 		db_out = cache;
 	}

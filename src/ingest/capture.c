@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ingest/ingest.h" /* ns_dirset */
 #include "ingest/source.h"
 #include "neff/neff.h"
 
@@ -394,11 +395,16 @@ static int add_if_capture(struct file_list *l, const char *path, const struct st
 	return 0;
 }
 
-static int walk(const char *dir, int depth, int max_depth, struct file_list *l, struct ns_error *err)
+/* seen: the directories entered so far (symbolic link loops) */
+static int walk(const char *dir, int depth, int max_depth, struct file_list *l, struct ns_dirset *seen,
+		struct ns_error *err)
 {
 	int rc = 0;
-	DIR *d = opendir(dir);
+	DIR *d;
 	struct dirent *de;
+	if (ns_dirset_seen(seen, dir))
+		return 0;
+	d = opendir(dir);
 	if (!d)
 		return ns_error_set(err, NS_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
@@ -412,7 +418,7 @@ static int walk(const char *dir, int depth, int max_depth, struct file_list *l, 
 		}
 		if (stat(child, &st) == 0) {
 			if (S_ISDIR(st.st_mode) && depth < max_depth)
-				rc = walk(child, depth + 1, max_depth, l, err);
+				rc = walk(child, depth + 1, max_depth, l, seen, err);
 			else if (S_ISREG(st.st_mode) && add_if_capture(l, child, &st, false))
 				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		}
@@ -830,6 +836,7 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns_capture **out,
 		    struct ns_error *err)
 {
+	struct ns_dirset seen = { 0 };
 	struct ns_capture *c = calloc(1, sizeof(*c));
 	struct file_list l = { 0 };
 	struct stat st;
@@ -846,7 +853,7 @@ int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode))
-		rc = walk(c->root, 0, o && o->shallow ? 0 : MAX_DEPTH, &l, err);
+		rc = walk(c->root, 0, o && o->shallow ? 0 : MAX_DEPTH, &l, &seen, err);
 	else if (add_if_capture(&l, c->root, &st, false))
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	if (!rc)
@@ -855,6 +862,7 @@ out:
 	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i].path);
 	free(l.v);
+	ns_dirset_release(&seen);
 	if (rc) {
 		ns_capture_free(c);
 		c = NULL;

@@ -16,7 +16,36 @@
 struct path_list {
 	char **paths;
 	size_t n, cap;
+	struct ns_dirset seen;
 };
+
+bool ns_dirset_seen(struct ns_dirset *set, const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return true;
+	for (size_t i = 0; i < set->n; i++)
+		if (set->ids[2 * i] == (uint64_t)st.st_dev && set->ids[2 * i + 1] == (uint64_t)st.st_ino)
+			return true;
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 16;
+		uint64_t *ids = realloc(set->ids, cap * 2 * sizeof(*ids));
+		if (!ids)
+			return false;
+		set->ids = ids;
+		set->cap = cap;
+	}
+	set->ids[2 * set->n] = (uint64_t)st.st_dev;
+	set->ids[2 * set->n + 1] = (uint64_t)st.st_ino;
+	set->n++;
+	return false;
+}
+
+void ns_dirset_release(struct ns_dirset *set)
+{
+	free(set->ids);
+	memset(set, 0, sizeof(*set));
+}
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -71,8 +100,11 @@ static int add_path(struct path_list *l, const char *path)
 static int walk(const char *dir, int depth, struct path_list *l, struct ns_error *err)
 {
 	int rc = 0;
-	DIR *d = opendir(dir);
+	DIR *d;
 	struct dirent *de;
+	if (ns_dirset_seen(&l->seen, dir))
+		return 0; /* a symbolic link back into the tree */
+	d = opendir(dir);
 	if (!d)
 		return ns_error_set(err, NS_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
@@ -124,6 +156,7 @@ int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns
 		while (len > 1 && dir[len - 1] == '/')
 			dir[--len] = '\0';
 		rc = walk(dir, 0, &l, err);
+		ns_dirset_release(&l.seen);
 		free(dir);
 		if (!rc && l.n == 0)
 			rc = ns_error_set(err, NS_ERR_INPUT,

@@ -67,6 +67,18 @@ int ns_parse_us_to_ns(const char *tok, size_t len, int64_t *out_ns);
 /* Parses a JSON integer token (also "12.0", or a quoted integer string). */
 int ns_parse_int64(const char *tok, size_t len, int64_t *out);
 
+/* Directories a walk has entered, by (device, inode): with symbolic links a
+ * tree can hold a directory more than once, or a loop, which would make a
+ * walk list files twice or take exponential time. */
+struct ns_dirset {
+	uint64_t *ids; /* dev, ino pairs */
+	size_t n, cap;
+};
+/* True if dir was entered before (or cannot be stat'ed); else records it.
+ * Out of memory: false (the walk goes on; its depth is bounded anyway). */
+bool ns_dirset_seen(struct ns_dirset *set, const char *dir);
+void ns_dirset_release(struct ns_dirset *set);
+
 /* Lists the trace files in a directory (recursively, sorted by path):
  * trace.json, *.pt.trace.json[.gz|.zst], *.json.gz, *.json.zst and *.json
  * files whose content starts like a Kineto trace. A plain file path yields

@@ -423,6 +423,54 @@ Test(compressed, bad_gzip_checksum_mid_value_is_an_error_not_a_truncation)
 	free(text);
 }
 
+static const char *write_blank_gz(const char *name, size_t blanks, size_t *gz_len)
+{
+	/* valid JSON that is almost all whitespace: compresses about 1000:1 */
+	char *text = malloc(blanks + 64);
+	size_t n = (size_t)sprintf(text, "{\"traceEvents\": [");
+	memset(text + n, ' ', blanks);
+	n += blanks;
+	n += (size_t)sprintf(text + n, "]}");
+	unsigned char *gz;
+	*gz_len = gzip_bytes(text, n, &gz);
+	const char *path = write_bytes(name, gz, *gz_len);
+	free(gz);
+	free(text);
+	return path;
+}
+
+Test(compressed, decompression_ratio_limit)
+{
+	size_t gz_len;
+	const char *path = write_blank_gz("bomb.json.gz", 8u << 20, &gz_len);
+	struct ns_ingest_opts o = { .max_ratio = 50 };
+	struct ns_trace t;
+	struct ns_error warn = { 0 }, err = { 0 };
+	ns_trace_init(&t);
+	cr_assert_eq(ns_ingest_file(path, &t, &o, &warn, &err), NS_ERR_NOMEM, "%s", err.msg);
+	char prefix[600];
+	snprintf(prefix, sizeof(prefix), "%s: compression ratio above 50:1 at compressed byte ", path);
+	cr_assert(strncmp(err.msg, prefix, strlen(prefix)) == 0, "%s", err.msg);
+	cr_assert(strstr(err.msg, "(a decompression bomb?)") != NULL, "%s", err.msg);
+	cr_assert(strstr(err.hint, "NEURON_STATS_MAX_RATIO") != NULL, "hint: %s", err.hint);
+	ns_trace_release(&t);
+}
+
+Test(compressed, decompressed_size_limit)
+{
+	size_t gz_len;
+	const char *path = write_blank_gz("big.json.gz", 3u << 20, &gz_len);
+	struct ns_ingest_opts o = { .max_decompressed = 1u << 20 };
+	struct ns_trace t;
+	struct ns_error warn = { 0 }, err = { 0 };
+	ns_trace_init(&t);
+	cr_assert_eq(ns_ingest_file(path, &t, &o, &warn, &err), NS_ERR_NOMEM, "%s", err.msg);
+	char want[600];
+	snprintf(want, sizeof(want), "%s: decompressed size exceeds the limit of 1048576 bytes", path);
+	cr_assert_str_eq(err.msg, want);
+	ns_trace_release(&t);
+}
+
 Test(kineto, legacy_array_form_and_legacy_categories)
 {
 	/* PyTorch 1.8 era: a bare array, Operator/Runtime/Kernel/Memcpy/Memset,
