@@ -17,7 +17,6 @@ event offsets (it cuts the base trace at every byte).
 import argparse
 import filecmp
 import gzip
-import io
 import json
 import os
 import random
@@ -108,17 +107,17 @@ TAIL = ('\n  ],\n  "traceName": "damaged/base.json",\n  "displayTimeUnit": "ms",
 
 def build(events):
     """The trace text and [(start, end)] byte spans of each event object."""
-    out = io.StringIO()
-    out.write(HEAD)
+    parts = [HEAD.encode()]
+    size = len(parts[0])
     spans = []
     for i, e in enumerate(events):
-        if i:
-            out.write(",\n")
-        start = len(out.getvalue().encode()) + 2  # the '{' after the indent
-        out.write(event_text(e))
-        spans.append((start, len(out.getvalue().encode())))
-    out.write(TAIL)
-    return out.getvalue().encode(), spans
+        text = ((",\n" if i else "") + event_text(e)).encode()
+        parts.append(text)
+        end = size + len(text)
+        spans.append((end - len(event_text(e).encode()) + 2, end))  # from the '{' after the indent
+        size = end
+    parts.append(TAIL.encode())
+    return b"".join(parts), spans
 
 
 BASE, BASE_SPANS = build(base_events())
