@@ -20,7 +20,6 @@ import gzip
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -222,6 +221,10 @@ def damaged():
         BASE.replace(b'"External id": 4,', b'"External id": NaN,', 1)
             .replace(b'"correlation": 104', b'"correlation": -Infinity', 1)
             .replace(b'"Op count": 0', b'"Op count": Infinity, "warps per SM": "inf"', 1))
+    huge = b'"ts": 12.000, "dur": 36028797018963.968'  # 2^55 ns each: the third passes 2^56
+    files["dur-sum-overflow.json"] = (BASE.replace(b'"ts": 12.000, "dur": 30.000', huge, 1)
+                                      .replace(b'"ts": 14.000, "dur": 20.000', huge, 1)
+                                      .replace(b'"ts": 46.000, "dur": 8.000', huge, 1))
     files["dur-negative.json"] = BASE.replace(b'"dur": 8.000', b'"dur": -5.000', 1)
     files["dur-missing.json"] = BASE.replace(b', "dur": 8.000', b'', 1)
 
@@ -276,8 +279,10 @@ def main():
                 sys.exit("gen_damaged: out of date: %s (run python3 tools/gen_damaged.py)" % ", ".join(bad))
         print("gen_damaged: %d files up to date" % len(files))
         return
-    if os.path.isdir(a.out):
-        shutil.rmtree(a.out)
+    if os.path.isdir(a.out):  # start clean, but keep the README
+        for name in os.listdir(a.out):
+            if name != "README.md":
+                os.remove(os.path.join(a.out, name))
     files = write_all(a.out)
     print("gen_damaged: wrote %d files to %s" % (len(files), os.path.relpath(a.out, SRC)))
 

@@ -17,6 +17,11 @@
 /* Times and durations are kept within +-2^62 ns (+-146 years), so that
  * ts + dur and differences of two times never overflow 64 bits. */
 #define TIME_LIMIT_NS (INT64_C(1) << 62)
+/* The kept events' durations (and |Bytes| of memory events) may add up to
+ * 2^56 (ns: 2.3 years of event time; bytes: 64 PiB), so that every total
+ * the analysis takes (rows, trees, steps, diffs, merged traces, up to 128 of
+ * them) fits in 64 bits. A real trace is orders of magnitude below. */
+#define SUM_LIMIT (INT64_C(1) << 56)
 
 struct span {
 	const char *p;
@@ -33,6 +38,7 @@ struct parser {
 	size_t scratch_cap;
 	char *fixed;          /* UTF-8 repair output */
 	size_t fixed_cap;
+	int64_t dur_sum, bytes_sum; /* over kept events, up to SUM_LIMIT */
 	uint64_t next_progress;
 	struct ns_error *err;
 };
@@ -318,7 +324,7 @@ static int neff_field(struct parser *ps, const struct span *val, const char *val
 		return 0;
 	len = val->escaped ? ns_json_unescape(val->p, len, text) : (memcpy(text, val->p, len), len);
 	len = ns_neff_hash_normalize(text, len, hash, sizeof(hash));
-	if (len && (*out = ns_strtab_intern(&ps->t->strings, hash, len)) == UINT32_MAX)
+	if (len && intern_text(ps, hash, len, out))
 		return fail_at(ps, val_start, "out of memory");
 	return 0;
 }
@@ -400,7 +406,7 @@ static void reset_args(struct ns_raw_event *raw)
 	struct ns_event *ev = &raw->ev;
 	ev->external_id = ev->correlation = ev->ev_idx = NS_NONE;
 	ev->bytes = 0;
-	ev->input_dims = ev->stack = 0;
+	ev->input_dims = ev->stack = ev->neff = 0;
 	ev->mem_device_type = -1;
 	ev->flags &= (uint8_t)~NS_EV_UNFINISHED;
 	raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
@@ -614,6 +620,15 @@ static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw
 	default:
 		break;
 	}
+	if (raw->kept) {
+		int64_t bytes = ev->bytes < 0 ? (ev->bytes == INT64_MIN ? INT64_MAX : -ev->bytes) : ev->bytes;
+		if (ev->dur_ns > SUM_LIMIT - ps->dur_sum || bytes > SUM_LIMIT - ps->bytes_sum)
+			return fail_at(ps, p, ev->dur_ns > SUM_LIMIT - ps->dur_sum
+						      ? "the events' durations add up to more than 2^56 ns (2.3 years)"
+						      : "the memory events' \"Bytes\" add up to more than 2^56");
+		ps->dur_sum += ev->dur_ns;
+		ps->bytes_sum += bytes;
+	}
 	if (raw->kept && ns_trace_push(t, ev))
 		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", t->path,
 				    t->n_events);
@@ -790,12 +805,15 @@ static int parse_top_object(struct parser *ps)
 		ns_scan_advance(sc, 1);
 		const char *key_text = ns_strtab_get(&ps->t->strings, key_id);
 		if (strcmp(key_text, "traceEvents") == 0) {
-			if (saw_events)
-				return fail_at(ps, sc->buf + start,
-					       "\"traceEvents\" appears twice (a second array is not read)");
 			c = ns_scan_peek(sc, ps->err);
+			/* (at the second array: `start` may be stale after a refill) */
+			if (saw_events && c >= 0)
+				return fail_at(ps, sc->buf + sc->pos,
+					       "\"traceEvents\" appears twice (a second array is not read)");
 			if (c == -1)
 				goto truncated;
+			if (c == -2)
+				return ps->err->status;
 			if (c != '[')
 				return fail_at(ps, sc->buf + sc->pos, "expected an array for \"traceEvents\"");
 			rc = parse_events_array(ps);

@@ -69,8 +69,7 @@ static size_t walk(const uint8_t *data, size_t size, size_t chunk, struct token 
 			toks[n++] = (struct token){ sc.base + sc.pos, (uint64_t)r, 0 };
 			if (r != 0)
 				break;
-			ns_scan_advance(&sc, 1);
-			continue;
+			continue; /* now at the first byte after the NULs */
 		}
 		if (strchr("{}[],:", c)) {
 			char where[256];

@@ -4,13 +4,12 @@
     python3 tests/fuzz/make_corpus.py
 
 Seeds come from the fixtures (fixtures/*/trace.json), the damaged inputs
-(tools/gen_damaged.py), the oracle's spec example, the two real NEFFs and a
-few events cut from real traces in ../shared/corpus (when present), plus
-small hand-written samples. Files are named by content hash, so rerunning
-is idempotent and never removes a seed that a fuzzing run added (a run may
-also write new inputs here: libFuzzer adds them to the first corpus
-directory it is given). Seeds are kept under 64 KiB so libFuzzer's default
--max_len stays small.
+(tools/gen_damaged.py), the oracle's spec example, the real NEFF and a few
+events cut from real traces in ../shared/corpus (when present), plus small
+hand-written samples. The folders are rewritten from scratch (the output is
+deterministic); fuzzing runs keep what they find elsewhere
+(tests/fuzz/run_fuzzers.py: BUILD/fuzz-work/NAME/corpus). Seeds are kept under
+64 KiB so libFuzzer's default -max_len stays small.
 """
 
 import functools
@@ -19,8 +18,8 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import struct
-import subprocess
 import sys
 import tarfile
 
@@ -149,6 +148,9 @@ def neff_file(tar, gzipped=True):
 
 
 def main():
+    root = os.path.join(HERE, "corpus")
+    if os.path.isdir(root):
+        shutil.rmtree(root)
     for label, data in traces().items():
         put("ingest", data, label)
         put("scan", data, label)

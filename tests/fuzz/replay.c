@@ -107,6 +107,6 @@ int main(int argc, char **argv)
 				count++;
 		}
 	}
-	printf("replayed %zu inputs\n", count);
+	fprintf(stderr, "replayed %zu inputs\n", count); /* (fuzz-opt sends stdout to /dev/null) */
 	return rc;
 }

@@ -6,7 +6,6 @@ and exits non-zero on failure. Nothing here imports the project's code: the
 tests drive the installed binary like a user would.
 """
 
-import gzip
 import json
 import os
 import shutil
@@ -27,6 +26,13 @@ def binary():
     if len(sys.argv) < 2:
         sys.exit("usage: %s BUILD/src/cli/neuron-stats" % sys.argv[0])
     return os.path.abspath(sys.argv[1])
+
+
+def sanitized(path):
+    """True if the binary was built with AddressSanitizer (slower, and its
+    memory figures are 2-3x larger)."""
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
 
 
 def env(tmp, **extra):

@@ -12,9 +12,9 @@ also covers what is too big for a golden: strings over the 8 MiB limit,
 nesting at the 256-level boundary.
 """
 
+import json
 import os
 import re
-import sys
 
 from common import (binary, check, cleanup, decompressed_prefix, fail, finish, oracle_table, run, salvage,
                     tmpdir)
@@ -101,7 +101,6 @@ def main():
                 fail("invalid-utf8 --format %s: output is not UTF-8: %s" % (fmt, e))
         eq = read("control-chars.json").replace(b"\ttab", b"\\ttab", 1)
         same_as(bin_, tmp, "control-chars.json", eq)
-        import json
         p = table(bin_, os.path.join(DAMAGED, "control-chars.json"), tmp, "--format", "json")
         try:
             doc = json.loads(p.stdout)
