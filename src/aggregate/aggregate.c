@@ -111,8 +111,8 @@ struct work {
 	ns_str filtered[sizeof(filtered_names) / sizeof(filtered_names[0])];
 	ns_str profiler_step_star;
 	ns_str empty_list;        /* "[]" */
-	int64_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
-	int64_t *fe_of_event;     /* event -> fevent index, or -1 */
+	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
+	int32_t *fe_of_event;     /* event -> fevent index, or -1 */
 	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
 	struct ns_i64map shapes_of_dims; /* Input Dims string -> its Python str() */
 };
@@ -274,7 +274,7 @@ static int find_enclosing_ops(struct work *w)
 			below[i] = *tp;
 			*tp = (int64_t)i;
 		} else {
-			w->op_of_event[i] = *tp;
+			w->op_of_event[i] = (int32_t)*tp;
 		}
 	}
 	rc = 0;
@@ -415,7 +415,7 @@ static int make_fevents(struct work *w)
 		    name_filtered(w, ev->name))
 			continue;
 		memset(fe, 0, sizeof(*fe));
-		fe->event = (int64_t)i;
+		fe->event = (int32_t)i;
 		fe->start_ns = ev->ts_ns;
 		fe->end_ns = ev->ts_ns + ev->dur_ns;
 		if (ev->cat == NS_CAT_GPU_USER_ANNOTATION)
@@ -438,7 +438,7 @@ static int make_fevents(struct work *w)
 			int64_t op = is_runtime_cat(ev->cat) ? op_of_runtime(w, i) : NO_INDEX;
 			fe->thread = op != NO_INDEX ? t->events[op].thread : main_th;
 		}
-		w->fe_of_event[i] = (int64_t)a->n_fevents++;
+		w->fe_of_event[i] = (int32_t)a->n_fevents++;
 	}
 	rc = 0;
 out:
@@ -465,7 +465,7 @@ static int attach_kernels(struct work *w)
 		if (fe->device_type == NS_DEV_CPU || !is_launch_target(ev->cat))
 			continue;
 		int64_t op = op_of_device(w, (size_t)fe->event);
-		int64_t op_fe = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
+		int32_t op_fe = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
 		fe->launched_by = op_fe;
 		if (op_fe != NO_INDEX && (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
 					  fe->device_type == NS_DEV_XPU))
@@ -548,6 +548,10 @@ static int assign_memory(struct work *w)
 		if (t->events[i].kind == NS_KIND_MEMORY)
 			recs[n_rec++] = (struct sort_item){ t->events[i].ts_ns, 0, i };
 	qsort(recs, n_rec, sizeof(*recs), cmp_items);
+	/* (grown below with the rows the unused records become) */
+	a->mem = calloc(a->n_fevents + n_rec + n_oom + 1, sizeof(*a->mem));
+	if (!a->mem)
+		goto out;
 	for (size_t k = 0; k < n_rec; k++) {
 		const struct ns_event *ev = &t->events[recs[k].pos];
 		cpu_sum[k + 1] = cpu_sum[k] + (is_cpu_mem(ev->mem_device_type) ? ev->bytes : 0);
@@ -574,8 +578,8 @@ static int assign_memory(struct work *w)
 			else
 				hi = mid;
 		}
-		fe->cpu_mem = cpu_sum[lo] - cpu_sum[first];
-		fe->device_mem = dev_sum[lo] - dev_sum[first];
+		a->mem[f].cpu = cpu_sum[lo] - cpu_sum[first];
+		a->mem[f].device = dev_sum[lo] - dev_sum[first];
 		if (lo > first) {
 			used[first]++;
 			used[lo]--;
@@ -603,16 +607,17 @@ static int assign_memory(struct work *w)
 		const struct ns_event *ev = &t->events[i];
 		if (!(ev->kind == NS_KIND_OOM || (ev->kind == NS_KIND_MEMORY && unused[i])))
 			continue;
+		struct ns_fmem *mem = &a->mem[a->n_fevents];
 		struct ns_fevent *fe = &a->fevents[a->n_fevents++];
 		memset(fe, 0, sizeof(*fe));
-		fe->event = (int64_t)i;
+		fe->event = (int32_t)i;
 		fe->start_ns = fe->end_ns = ev->ts_ns;
 		fe->name = ev->name;
 		fe->thread = ev->thread;
 		fe->device_type = NS_DEV_CPU;
 		fe->parent = fe->launched_by = NO_INDEX;
-		fe->cpu_mem = is_cpu_mem(ev->mem_device_type) ? ev->bytes : 0;
-		fe->device_mem = is_device_mem(ev->mem_device_type) ? ev->bytes : 0;
+		mem->cpu = is_cpu_mem(ev->mem_device_type) ? ev->bytes : 0;
+		mem->device = is_device_mem(ev->mem_device_type) ? ev->bytes : 0;
 	}
 	free(unused);
 	rc = 0;
@@ -632,7 +637,7 @@ static int sort_fevents(struct work *w)
 	struct ns_agg *a = w->out;
 	size_t n = a->n_fevents;
 	struct sort_item *items = malloc((n + 1) * sizeof(*items));
-	int64_t *new_of_old = malloc((n + 1) * sizeof(*new_of_old));
+	int32_t *new_of_old = malloc((n + 1) * sizeof(*new_of_old));
 	int rc = -1;
 	if (!items || !new_of_old)
 		goto out;
@@ -640,32 +645,32 @@ static int sort_fevents(struct work *w)
 		items[f] = (struct sort_item){ a->fevents[f].start_ns, a->fevents[f].end_ns, f };
 	qsort(items, n, sizeof(*items), cmp_items);
 	for (size_t k = 0; k < n; k++)
-		new_of_old[items[k].pos] = (int64_t)k;
+		new_of_old[items[k].pos] = (int32_t)k;
 	/* items[k].pos is the old index of the event that belongs at k; follow each cycle */
 	for (size_t start = 0; start < n; start++) {
 		if (items[start].pos == start || items[start].pos == SIZE_MAX)
 			continue;
 		struct ns_fevent held = a->fevents[start];
+		struct ns_fmem held_mem = ns_fevent_mem(a, start);
 		size_t k = start;
 		while (items[k].pos != start) {
 			size_t from = items[k].pos;
 			a->fevents[k] = a->fevents[from];
+			if (a->mem)
+				a->mem[k] = a->mem[from];
 			items[k].pos = SIZE_MAX;
 			k = from;
 		}
 		a->fevents[k] = held;
+		if (a->mem)
+			a->mem[k] = held_mem;
 		items[k].pos = SIZE_MAX;
 	}
 	for (size_t k = 0; k < n; k++) {
 		struct ns_fevent *fe = &a->fevents[k];
 		if (fe->launched_by != NO_INDEX)
 			fe->launched_by = new_of_old[fe->launched_by];
-		fe->start_us = (double)(fe->start_ns - w->t0_ns) / 1000.0;
-		fe->end_us = (double)(fe->end_ns - w->t0_ns) / 1000.0;
 	}
-	for (size_t i = 0; i < w->t->n_events; i++)
-		if (w->fe_of_event[i] != NO_INDEX && (size_t)w->fe_of_event[i] < n)
-			w->fe_of_event[i] = new_of_old[w->fe_of_event[i]];
 	rc = 0;
 out:
 	free(items);
@@ -675,8 +680,8 @@ out:
 
 /* Children lists as index chains (first child, next sibling). */
 struct tree {
-	int64_t *first, *last, *next;
-	int64_t *n_children;
+	int32_t *first, *last, *next;
+	int32_t *n_children;
 };
 
 /* spec A3: _populate_cpu_children, then _remove_dup_nodes. */
@@ -684,7 +689,7 @@ static int build_tree(struct work *w, struct tree *tr)
 {
 	struct ns_agg *a = w->out;
 	size_t n = a->n_fevents;
-	int64_t *top = malloc((w->t->n_threads + 1) * sizeof(*top));
+	int32_t *top = malloc((w->t->n_threads + 1) * sizeof(*top));
 	if (!top)
 		return -1;
 	for (size_t i = 0; i <= w->t->n_threads; i++)
@@ -697,7 +702,7 @@ static int build_tree(struct work *w, struct tree *tr)
 		struct ns_fevent *ev = &a->fevents[f];
 		if (ev->device_type != NS_DEV_CPU || ev->is_async)
 			continue;
-		int64_t *tp = &top[ev->thread];
+		int32_t *tp = &top[ev->thread];
 		while (*tp != NO_INDEX) {
 			const struct ns_fevent *p = &a->fevents[*tp];
 			if (ev->start_ns >= p->end_ns || ev->end_ns > p->end_ns) {
@@ -706,14 +711,14 @@ static int build_tree(struct work *w, struct tree *tr)
 			}
 			ev->parent = *tp;
 			if (tr->last[*tp] == NO_INDEX)
-				tr->first[*tp] = (int64_t)f;
+				tr->first[*tp] = (int32_t)f;
 			else
-				tr->next[tr->last[*tp]] = (int64_t)f;
-			tr->last[*tp] = (int64_t)f;
+				tr->next[tr->last[*tp]] = (int32_t)f;
+			tr->last[*tp] = (int32_t)f;
 			tr->n_children[*tp]++;
 			break;
 		}
-		*tp = (int64_t)f;
+		*tp = (int32_t)f;
 	}
 	free(top);
 
@@ -731,7 +736,7 @@ static int build_tree(struct work *w, struct tree *tr)
 			tr->n_children[c->parent] = tr->n_children[f];
 			p->kernels_off = c->kernels_off;
 			p->kernels_len = c->kernels_len;
-			for (int64_t ch = tr->first[f]; ch != NO_INDEX; ch = tr->next[ch])
+			for (int32_t ch = tr->first[f]; ch != NO_INDEX; ch = tr->next[ch])
 				a->fevents[ch].parent = c->parent;
 			c->removed = true;
 			changed = true;
@@ -754,26 +759,28 @@ static void compute_metrics(struct work *w, const struct tree *tr)
 		struct ns_fevent *fe = &a->fevents[k];
 		bool cpu = fe->device_type == NS_DEV_CPU;
 		double child_cpu = 0, child_dev = 0, kern = 0;
+		double span_us = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
 		int64_t child_cpu_ns = 0, child_dev_ns = 0, kern_ns = 0, child_cpu_mem = 0, child_dev_mem = 0;
 		if (fe->removed)
 			continue;
-		for (int64_t ch = tr->first[k]; ch != NO_INDEX; ch = tr->next[ch]) {
+		for (int32_t ch = tr->first[k]; ch != NO_INDEX; ch = tr->next[ch]) {
 			const struct ns_fevent *c = &a->fevents[ch];
-			child_cpu += c->cpu_time_total;
+			child_cpu += ns_fevent_us(a, c->end_ns) - ns_fevent_us(a, c->start_ns);
 			child_dev += c->device_time_total;
-			child_cpu_ns += c->cpu_ns;
+			child_cpu_ns += c->end_ns - c->start_ns;
 			child_dev_ns += c->device_ns;
-			child_cpu_mem += c->cpu_mem;
-			child_dev_mem += c->device_mem;
+			if (a->mem) {
+				child_cpu_mem += a->mem[ch].cpu;
+				child_dev_mem += a->mem[ch].device;
+			}
 		}
 		for (uint32_t i = 0; i < fe->kernels_len; i++) {
 			kern += a->kernels[fe->kernels_off + i];
 			kern_ns += a->kernels_ns[fe->kernels_off + i];
 		}
-		fe->cpu_time_total = cpu ? fe->end_us - fe->start_us : 0;
-		fe->cpu_ns = cpu ? fe->end_ns - fe->start_ns : 0;
-		fe->self_cpu_time_total = cpu && !fe->is_async ? fe->cpu_time_total - child_cpu : 0;
-		fe->self_cpu_ns = cpu && !fe->is_async ? fe->cpu_ns - child_cpu_ns : 0;
+		/* (children are CPU events, whose cpu_time_total is their span) */
+		fe->self_cpu_time_total = cpu && !fe->is_async ? span_us - child_cpu : 0;
+		fe->self_cpu_ns = cpu && !fe->is_async ? ns_fevent_cpu_ns(fe) - child_cpu_ns : 0;
 		if (fe->is_async || !use_device) {
 			fe->device_time_total = fe->self_device_time_total = 0;
 			fe->device_ns = fe->self_device_ns = 0;
@@ -783,11 +790,13 @@ static void compute_metrics(struct work *w, const struct tree *tr)
 			fe->device_ns = kern_ns + child_dev_ns;
 			fe->self_device_ns = kern_ns;
 		} else {
-			fe->device_time_total = fe->self_device_time_total = fe->end_us - fe->start_us;
+			fe->device_time_total = fe->self_device_time_total = span_us;
 			fe->device_ns = fe->self_device_ns = fe->end_ns - fe->start_ns;
 		}
-		fe->self_cpu_mem = cpu && !fe->is_async ? fe->cpu_mem - child_cpu_mem : 0;
-		fe->self_device_mem = cpu && !fe->is_async ? fe->device_mem - child_dev_mem : 0;
+		if (a->mem) {
+			a->mem[k].self_cpu = cpu && !fe->is_async ? a->mem[k].cpu - child_cpu_mem : 0;
+			a->mem[k].self_device = cpu && !fe->is_async ? a->mem[k].device - child_dev_mem : 0;
+		}
 	}
 }
 
@@ -889,19 +898,22 @@ static int key_averages(struct work *w)
 				goto out;
 		}
 		struct ns_avg *r = &a->avgs[row];
-		fe->avg = row;
-		r->cpu_time_total += fe->cpu_time_total;
+		fe->avg = (int32_t)row;
+		r->cpu_time_total += fe->device_type == NS_DEV_CPU
+					     ? ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns) : 0;
 		r->device_time_total += fe->device_time_total;
 		r->self_cpu_time_total += fe->self_cpu_time_total;
 		r->self_device_time_total += fe->self_device_time_total;
-		r->cpu_ns += fe->cpu_ns;
+		r->cpu_ns += ns_fevent_cpu_ns(fe);
 		r->device_ns += fe->device_ns;
 		r->self_cpu_ns += fe->self_cpu_ns;
 		r->self_device_ns += fe->self_device_ns;
-		r->cpu_mem += fe->cpu_mem;
-		r->device_mem += fe->device_mem;
-		r->self_cpu_mem += fe->self_cpu_mem;
-		r->self_device_mem += fe->self_device_mem;
+		if (a->mem) {
+			r->cpu_mem += a->mem[f].cpu;
+			r->device_mem += a->mem[f].device;
+			r->self_cpu_mem += a->mem[f].self_cpu;
+			r->self_device_mem += a->mem[f].self_device;
+		}
 		r->count++;
 	}
 	rc = 0;
@@ -910,6 +922,27 @@ out:
 	free(neff_of);
 	ns_i64map_release(&row_of_key);
 	return rc;
+}
+
+static void release_links(struct work *w)
+{
+	free(w->op_of_event);
+	free(w->fe_of_event);
+	w->op_of_event = w->fe_of_event = NULL;
+	ns_i64map_release(&w->op_by_ext);
+	ns_i64map_release(&w->rt_by_corr);
+	ns_i64map_release(&w->flow_s_by_id);
+	ns_i64map_release(&w->flow_f_by_key);
+	ns_i64map_release(&w->rt_by_key);
+}
+
+static void release_tree(struct tree *tr)
+{
+	free(tr->first);
+	free(tr->last);
+	free(tr->next);
+	free(tr->n_children);
+	memset(tr, 0, sizeof(*tr));
 }
 
 int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
@@ -921,6 +954,9 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	int rc = NS_ERR_NOMEM;
 
 	memset(out, 0, sizeof(*out));
+	if (t->n_events >= INT32_MAX) /* fevent links are 32-bit */
+		return ns_error_set(err, NS_ERR_NOMEM, "%s: %zu events; at most %d can be aggregated",
+				    t->path ? t->path : "trace", t->n_events, INT32_MAX - 1);
 	out->trace = t;
 	out->backend = w.opts->backend_override >= 0 ? (enum ns_backend)w.opts->backend_override : infer_backend(t);
 	out->profile_memory = t->profile_memory;
@@ -941,18 +977,22 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 		goto out;
 	for (size_t i = 0; i < t->n_events; i++)
 		w.op_of_event[i] = NO_INDEX;
-	w.t0_ns = trace_origin(t);
-	if (build_maps(&w) || find_enclosing_ops(&w) || make_fevents(&w) || attach_kernels(&w) ||
-	    assign_memory(&w) || sort_fevents(&w))
+	out->t0_ns = w.t0_ns = trace_origin(t);
+	if (build_maps(&w) || find_enclosing_ops(&w) || make_fevents(&w) || attach_kernels(&w))
+		goto out;
+	/* the links are resolved: free what found them before the big steps */
+	release_links(&w);
+	if (assign_memory(&w) || sort_fevents(&w))
 		goto out;
 	size_t n = out->n_fevents + 1;
-	tr.first = malloc(n * sizeof(int64_t));
-	tr.last = malloc(n * sizeof(int64_t));
-	tr.next = malloc(n * sizeof(int64_t));
-	tr.n_children = malloc(n * sizeof(int64_t));
+	tr.first = malloc(n * sizeof(*tr.first));
+	tr.last = malloc(n * sizeof(*tr.last));
+	tr.next = malloc(n * sizeof(*tr.next));
+	tr.n_children = malloc(n * sizeof(*tr.n_children));
 	if (!tr.first || !tr.last || !tr.next || !tr.n_children || build_tree(&w, &tr))
 		goto out;
 	compute_metrics(&w, &tr);
+	release_tree(&tr);
 	if (key_averages(&w))
 		goto out;
 	rc = NS_OK;
@@ -960,17 +1000,8 @@ out:
 	if (rc)
 		ns_error_set(err, rc, "%s: out of memory while aggregating %zu events", t->path ? t->path : "trace",
 			     t->n_events);
-	free(tr.first);
-	free(tr.last);
-	free(tr.next);
-	free(tr.n_children);
-	free(w.op_of_event);
-	free(w.fe_of_event);
-	ns_i64map_release(&w.op_by_ext);
-	ns_i64map_release(&w.rt_by_corr);
-	ns_i64map_release(&w.flow_s_by_id);
-	ns_i64map_release(&w.flow_f_by_key);
-	ns_i64map_release(&w.rt_by_key);
+	release_tree(&tr);
+	release_links(&w);
 	ns_i64map_release(&w.shapes_of_dims);
 	if (rc)
 		ns_agg_release(out);
@@ -980,6 +1011,7 @@ out:
 void ns_agg_release(struct ns_agg *a)
 {
 	free(a->fevents);
+	free(a->mem);
 	free(a->kernels);
 	free(a->kernels_ns);
 	free(a->avgs);

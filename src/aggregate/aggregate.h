@@ -19,30 +19,36 @@ enum ns_devtype { NS_DEV_CPU = 0, NS_DEV_CUDA, NS_DEV_PRIVATEUSE1, NS_DEV_XPU, N
 enum ns_backend { NS_BACKEND_NONE = 0, NS_BACKEND_CUDA, NS_BACKEND_PRIVATEUSE1, NS_BACKEND_XPU,
 		  NS_BACKEND_MTIA, NS_BACKEND_HPU };
 
-/* One PyTorch FunctionEvent. */
+/* One PyTorch FunctionEvent. Kept small (the largest array of a report:
+ * one per kept slice): links are 32-bit indices, the CPU time and the µs
+ * times are derived (ns_fevent_cpu_ns, ns_fevent_us), and the memory columns
+ * live in ns_agg.mem only when the trace has memory records. */
 struct ns_fevent {
-	int64_t event;          /* index into trace->events; -1 for a synthesized [memory] row */
 	int64_t start_ns, end_ns;
-	double start_us, end_us;
+	int32_t event;          /* index into trace->events; -1 for a synthesized [memory] row */
 	ns_str name;            /* after the ProfilerStep#N -> ProfilerStep* rewrite (and overload split) */
 	ns_str overload;        /* ".Tensor" part split off with capture_overload_names, else 0 */
 	ns_str input_shapes;    /* Python str() of the input shapes, e.g. "[[1024], [1024], []]" */
 	ns_str stack;           /* "Call stack" frames joined by ';' (0 if none) */
 	uint32_t thread;        /* after runtime events moved to their op's thread */
+	int32_t parent;         /* fevent index of the CPU parent, or -1 */
+	int32_t depth;          /* 0 for top level */
+	int32_t launched_by;    /* device events: fevent index of the op it is attributed to, or -1 */
+	int32_t avg;            /* the ns_agg.avgs row it was added to, or -1 (removed) */
+	uint32_t kernels_off, kernels_len; /* into ns_agg.kernels (own kernel durations, µs) */
 	uint8_t device_type;    /* enum ns_devtype */
 	bool is_user_annotation;
 	bool is_async;
 	bool removed;           /* merged into its same-name parent by _remove_dup_nodes */
-	int64_t parent;         /* fevent index of the CPU parent, or -1 */
-	int32_t depth;          /* 0 for top level */
-	int64_t launched_by;    /* device events: fevent index of the op it is attributed to, or -1 */
-	/* PyTorch's doubles (µs) */
-	double cpu_time_total, self_cpu_time_total, device_time_total, self_device_time_total;
-	/* exact integer twins (ns) for the database */
-	int64_t cpu_ns, self_cpu_ns, device_ns, self_device_ns;
-	int64_t cpu_mem, device_mem, self_cpu_mem, self_device_mem;
-	uint32_t kernels_off, kernels_len; /* into ns_agg.kernels (own kernel durations, µs) */
-	int64_t avg;            /* the ns_agg.avgs row it was added to, or -1 (removed) */
+	/* PyTorch's doubles (µs); cpu_time_total is ns_fevent_us(end) - ns_fevent_us(start) */
+	double self_cpu_time_total, device_time_total, self_device_time_total;
+	/* exact integer twins (ns) for the database; cpu_ns is ns_fevent_cpu_ns() */
+	int64_t self_cpu_ns, device_ns, self_device_ns;
+};
+
+/* Memory columns of one FunctionEvent (bytes). */
+struct ns_fmem {
+	int64_t cpu, device, self_cpu, self_device;
 };
 
 /* One key_averages row (FunctionEventAvg). */
@@ -72,8 +78,10 @@ struct ns_agg_opts {
 struct ns_agg {
 	struct ns_trace *trace;     /* not owned; fevent/avg strings live in trace->strings */
 	enum ns_backend backend;
-	struct ns_fevent *fevents;  /* sorted by (start_us, -end_us), stable */
+	struct ns_fevent *fevents;  /* sorted by (start, -end), stable */
 	size_t n_fevents;
+	struct ns_fmem *mem;        /* per fevent, or NULL when the trace has no memory records */
+	int64_t t0_ns;              /* PyTorch's time origin: µs times count from here */
 	double *kernels;            /* own kernel durations per op (µs, PyTorch's doubles) */
 	int64_t *kernels_ns;        /* the same, exact ns */
 	size_t n_kernels;
@@ -85,6 +93,24 @@ struct ns_agg {
 int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
 		 struct ns_error *err);
 void ns_agg_release(struct ns_agg *a);
+
+/* PyTorch's start_us/end_us of a time (ns on the trace's axis). */
+static inline double ns_fevent_us(const struct ns_agg *a, int64_t ns)
+{
+	return (double)(ns - a->t0_ns) / 1000.0;
+}
+
+/* CPU time (ns): the span of a CPU event, 0 for device events. */
+static inline int64_t ns_fevent_cpu_ns(const struct ns_fevent *fe)
+{
+	return fe->device_type == NS_DEV_CPU ? fe->end_ns - fe->start_ns : 0;
+}
+
+/* The memory columns of fevent f (zeros without memory records). */
+static inline struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f)
+{
+	return a->mem ? a->mem[f] : (struct ns_fmem){ 0 };
+}
 const char *ns_backend_label(enum ns_backend b); /* "CUDA", "NEURON", "XPU", "MTIA", "HPU", "" */
 
 #endif

@@ -789,13 +789,14 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 		sqlite3_bind_int64(st, 14, fe->start_ns);
 		sqlite3_bind_int64(st, 15, fe->end_ns);
 		sqlite3_bind_int64(st, 16, fe->self_cpu_ns);
-		sqlite3_bind_int64(st, 17, fe->cpu_ns);
+		sqlite3_bind_int64(st, 17, ns_fevent_cpu_ns(fe));
 		sqlite3_bind_int64(st, 18, fe->self_device_ns);
 		sqlite3_bind_int64(st, 19, fe->device_ns);
-		sqlite3_bind_int64(st, 20, fe->cpu_mem);
-		sqlite3_bind_int64(st, 21, fe->self_cpu_mem);
-		sqlite3_bind_int64(st, 22, fe->device_mem);
-		sqlite3_bind_int64(st, 23, fe->self_device_mem);
+		struct ns_fmem mem = ns_fevent_mem(agg, i);
+		sqlite3_bind_int64(st, 20, mem.cpu);
+		sqlite3_bind_int64(st, 21, mem.self_cpu);
+		sqlite3_bind_int64(st, 22, mem.device);
+		sqlite3_bind_int64(st, 23, mem.self_device);
 		bind_opt(st, 24, fevent_event_id(t, agg, fe->launched_by));
 		int rc = step_insert(s, st, "cannot store event statistics", err);
 		if (rc)

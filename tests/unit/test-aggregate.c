@@ -226,7 +226,7 @@ Test(dedup, same_name_only_child_is_merged)
 	cr_assert_eq(mul->cpu_time_total, 100.0);
 	cr_assert_eq(mul->self_cpu_time_total, 90.0, "the inner call's self time folds into the outer");
 	cr_assert_eq(parent_of(&f, "aten::empty"), fe(&f, "aten::mul", 0));
-	cr_assert_eq(FE(&f, "aten::mul", 0)->start_us, 0.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "aten::mul", 0)->start_ns), 0.0);
 	cr_assert_eq(fe(&f, "aten::mul", 1), -1, "the inner call is removed");
 	release(&f);
 }
@@ -434,8 +434,8 @@ Test(link, era_a_ignores_external_id_and_uses_the_enclosing_op)
 	cr_assert_eq(ROW(&f, "aten::add")->self_device_time_total, 10.0);
 	cr_assert_eq(ROW(&f, "aten::mul")->device_time_total, 0.0);
 	cr_assert_eq(ROW(&f, "aten::add")->self_cpu_time_total, 90.0);
-	cr_assert_eq(FE(&f, "aten::add", 0)->start_us, 0.0);
-	cr_assert_eq(FE(&f, "aten::mul", 0)->start_us, 1000.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "aten::add", 0)->start_ns), 0.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "aten::mul", 0)->start_ns), 1000.0);
 	release(&f);
 }
 
@@ -570,8 +570,8 @@ Test(events, gpu_annotation_unwidening_era_a)
 		"\"tid\": \"PyTorch Profiler\", \"ts\": 1000, \"dur\": 5000}\n]}\n";
 	struct fx f;
 	build_text(&f, text, NULL);
-	cr_assert_eq(FE(&f, "ann", 0)->start_us, 10.0);
-	cr_assert_eq(FE(&f, "ann", 0)->end_us, 14.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "ann", 0)->start_ns), 10.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "ann", 0)->end_ns), 14.0);
 	cr_assert_eq(ROW(&f, "ann")->self_device_time_total, 4.0);
 	release(&f);
 }
@@ -595,11 +595,11 @@ Test(events, times_are_relative_to_the_span_as_doubles)
 {
 	struct fx f;
 	build(&f, X("cpu_op", "a", 1, 1020.500, 30.250, "") X("cpu_op", "b", 1, 0.001, 0.001, ""), NULL);
-	cr_assert_eq(FE(&f, "a", 0)->start_us, 1020500 / 1000.0);
-	cr_assert_eq(FE(&f, "a", 0)->end_us, 1050750 / 1000.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "a", 0)->start_ns), 1020500 / 1000.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "a", 0)->end_ns), 1050750 / 1000.0);
 	cr_assert_eq(ROW(&f, "a")->cpu_time_total, 1050750 / 1000.0 - 1020500 / 1000.0);
-	cr_assert_eq(FE(&f, "a", 0)->cpu_ns, 30250);
-	cr_assert_eq(FE(&f, "b", 0)->start_us, 0.001);
+	cr_assert_eq(ns_fevent_cpu_ns(FE(&f, "a", 0)), 30250);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "b", 0)->start_ns), 0.001);
 	release(&f);
 }
 
@@ -613,9 +613,9 @@ Test(events, no_span_means_the_first_cpu_event_is_t0)
 			   "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"m\"}}]}";
 	struct fx f;
 	build_text(&f, text, NULL);
-	cr_assert_eq(FE(&f, "a", 0)->start_us, 0.0);
-	cr_assert_eq(FE(&f, "b", 0)->start_us, 10.5);
-	cr_assert_eq(FE(&f, "k", 0)->start_us, -100.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "a", 0)->start_ns), 0.0);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "b", 0)->start_ns), 10.5);
+	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "k", 0)->start_ns), -100.0);
 	release(&f);
 }
 

@@ -139,8 +139,8 @@ static void fake_event(struct fake *f, const char *name)
 	cr_assert(ns_trace_push(&f->t, &ev) == 0);
 }
 
-static struct ns_fevent fe(int64_t event, int64_t start, int64_t end, enum ns_devtype dev, int64_t parent,
-			   int64_t launched_by, int64_t self_cpu, int64_t self_dev, int64_t avg)
+static struct ns_fevent fe(int32_t event, int64_t start, int64_t end, enum ns_devtype dev, int32_t parent,
+			   int32_t launched_by, int64_t self_cpu, int64_t self_dev, int32_t avg)
 {
 	struct ns_fevent e = { 0 };
 	e.event = event;

@@ -237,8 +237,10 @@ static void fill_example_trace_fields(struct ns_trace *t)
 static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 {
 	static struct ns_fevent fevents[5];
+	static struct ns_fmem mem[5];
 	static struct ns_avg avgs[4];
 	memset(fevents, 0, sizeof(fevents));
+	memset(mem, 0, sizeof(mem));
 	memset(avgs, 0, sizeof(avgs));
 	memset(agg, 0, sizeof(*agg));
 	ns_str step = S(t, "ProfilerStep*"), add = S(t, "aten::add"), launch = S(t, "cudaLaunchKernel");
@@ -246,20 +248,21 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 	ns_str shapes = S(t, "[[1024], [1024], []]");
 	fevents[0] = (struct ns_fevent){ .event = 0, .start_ns = 1010000, .end_ns = 1210000, .name = step,
 					 .is_user_annotation = true, .parent = -1, .launched_by = -1,
-					 .cpu_ns = 200000, .self_cpu_ns = 169750, .device_ns = 4321,
-					 .device_mem = 4096, .self_device_mem = 0 };
+					 .self_cpu_ns = 169750, .device_ns = 4321 };
 	fevents[1] = (struct ns_fevent){ .event = 1, .start_ns = 1020500, .end_ns = 1050750, .name = add,
 					 .input_shapes = shapes, .parent = 0, .depth = 1, .launched_by = -1,
-					 .cpu_ns = 30250, .self_cpu_ns = 17850, .device_ns = 4321,
-					 .self_device_ns = 4321, .device_mem = 4096, .self_device_mem = 4096 };
+					 .self_cpu_ns = 17850, .device_ns = 4321, .self_device_ns = 4321 };
 	fevents[2] = (struct ns_fevent){ .event = 3, .start_ns = 1030000, .end_ns = 1042400, .name = launch,
-					 .parent = 1, .depth = 2, .launched_by = -1, .cpu_ns = 12400,
-					 .self_cpu_ns = 12400 };
+					 .parent = 1, .depth = 2, .launched_by = -1, .self_cpu_ns = 12400 };
 	fevents[3] = (struct ns_fevent){ .event = 5, .start_ns = 1045000, .end_ns = 1049321, .name = kernel,
 					 .thread = 1, .device_type = NS_DEV_CUDA, .parent = -1, .launched_by = 1,
 					 .device_ns = 4321, .self_device_ns = 4321 };
 	fevents[4] = (struct ns_fevent){ .event = -1, .start_ns = 1250000, .end_ns = 1250000, .name = memory,
-					 .parent = -1, .launched_by = -1, .self_cpu_mem = -512, .cpu_mem = -512 };
+					 .parent = -1, .launched_by = -1 };
+	/* cpu_ns is derived from the span: 200000, 30250, 12400 */
+	mem[0] = (struct ns_fmem){ .device = 4096 };
+	mem[1] = (struct ns_fmem){ .device = 4096, .self_device = 4096 };
+	mem[4] = (struct ns_fmem){ .cpu = -512, .self_cpu = -512 };
 	avgs[0] = (struct ns_avg){ .key = step, .is_user_annotation = true, .first = 0, .count = 1,
 				   .cpu_ns = 200000, .self_cpu_ns = 169750, .device_ns = 4321,
 				   .device_mem = 4096 };
@@ -272,6 +275,7 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 	agg->trace = t;
 	agg->backend = NS_BACKEND_CUDA;
 	agg->fevents = fevents;
+	agg->mem = mem;
 	agg->n_fevents = 5;
 	agg->avgs = avgs;
 	agg->n_avgs = 4;
@@ -960,10 +964,10 @@ Test(store, bench)
 	for (size_t i = 0; i < n_events; i++) {
 		if (raws[i].ph != NS_PH_X)
 			continue;
-		agg.fevents[agg.n_fevents++] = (struct ns_fevent){ .event = (int64_t)i, .name = raws[i].ev.name,
+		agg.fevents[agg.n_fevents++] = (struct ns_fevent){ .event = (int32_t)i, .name = raws[i].ev.name,
 								   .thread = raws[i].ev.thread, .parent = -1,
-								   .launched_by = i % 5 == 3 ? (int64_t)agg.n_fevents - 2 : -1,
-								   .cpu_ns = 5000, .self_cpu_ns = 3000 };
+								   .launched_by = i % 5 == 3 ? (int32_t)agg.n_fevents - 2 : -1,
+								   .end_ns = 5000, .self_cpu_ns = 3000 };
 	}
 	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
 	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
