@@ -107,6 +107,8 @@ struct work {
 	const struct ns_agg_opts *opts;
 	struct ns_agg *out;
 	bool ext_trusted;         /* External id links device work to its op (era C) */
+	bool oom;                 /* a lookup could not be built */
+	unsigned built;           /* enum lookup bits */
 	int64_t t0_ns;
 	ns_str filtered[sizeof(filtered_names) / sizeof(filtered_names[0])];
 	ns_str profiler_step_star;
@@ -247,8 +249,11 @@ static int find_enclosing_ops(struct work *w)
 	int64_t *top = malloc(t->n_threads * sizeof(*top));
 	int64_t *below = malloc(t->n_events * sizeof(*below));
 	int rc = -1;
-	if (!items || !top || !below)
+	w->op_of_event = malloc((t->n_events + 1) * sizeof(*w->op_of_event));
+	if (!items || !top || !below || !w->op_of_event)
 		goto out;
+	for (size_t i = 0; i < t->n_events; i++)
+		w->op_of_event[i] = NO_INDEX;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		if (ev->kind != NS_KIND_SLICE || !(ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat)))
@@ -285,16 +290,61 @@ out:
 	return rc;
 }
 
+/* The lookups that link device work to ops are built on first use: a
+ * trace whose device events all carry a trusted External id never builds
+ * the correlation, flow or enclosing-op tables (their memory would be the
+ * peak of a large report). Each is one pass in trace order, so "first
+ * writer wins" is the same as building them all up front. */
+enum lookup { LOOKUP_EXT = 1, LOOKUP_CORR = 2, LOOKUP_FLOWS = 4, LOOKUP_ENCLOSING = 8 };
+
+static int build_lookup(struct work *w, enum lookup which)
+{
+	struct ns_trace *t = w->t;
+	if (which == LOOKUP_ENCLOSING)
+		return find_enclosing_ops(w);
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		bool slice = ev->kind == NS_KIND_SLICE;
+		int rc = 0;
+		if (which == LOOKUP_EXT && slice && ev->cat == NS_CAT_CPU_OP && ev->external_id != NS_NONE)
+			rc = ns_i64map_put_first(&w->op_by_ext, ev->external_id, (int64_t)i);
+		else if (which == LOOKUP_CORR && slice && is_runtime_cat(ev->cat) && ev->correlation != NS_NONE)
+			rc = ns_i64map_put_first(&w->rt_by_corr, ev->correlation, (int64_t)i);
+		else if (which == LOOKUP_FLOWS && slice && is_runtime_cat(ev->cat))
+			rc = ns_i64map_put_first(&w->rt_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
+		else if (which == LOOKUP_FLOWS && ev->kind == NS_KIND_FLOW_S)
+			rc = ns_i64map_put_first(&w->flow_s_by_id, ev->correlation, (int64_t)i);
+		else if (which == LOOKUP_FLOWS && ev->kind == NS_KIND_FLOW_F)
+			rc = ns_i64map_put_first(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+/* Builds `which` if it is not built yet; false (and w->oom) on OOM. */
+static bool have(struct work *w, enum lookup which)
+{
+	if (!(w->built & which)) {
+		if (build_lookup(w, which)) {
+			w->oom = true;
+			return false;
+		}
+		w->built |= which;
+	}
+	return true;
+}
+
 /* The op (event index) that launched runtime call `rt`, or -1 (spec B7). */
 static int64_t op_of_runtime(struct work *w, size_t rt)
 {
 	const struct ns_event *ev = &w->t->events[rt];
-	if (w->ext_trusted && ev->external_id != NS_NONE) {
+	if (w->ext_trusted && ev->external_id != NS_NONE && have(w, LOOKUP_EXT)) {
 		int64_t op = ns_i64map_get(&w->op_by_ext, ev->external_id, NO_INDEX);
 		if (op != NO_INDEX)
 			return op;
 	}
-	return w->op_of_event[rt];
+	return have(w, LOOKUP_ENCLOSING) ? w->op_of_event[rt] : NO_INDEX;
 }
 
 /* The op (event index) a device event is attributed to, or -1. Precedence:
@@ -302,14 +352,15 @@ static int64_t op_of_runtime(struct work *w, size_t rt)
 static int64_t op_of_device(struct work *w, size_t dev)
 {
 	const struct ns_event *ev = &w->t->events[dev];
-	int64_t rt;
-	if (w->ext_trusted && ev->external_id != NS_NONE) {
+	int64_t rt = NO_INDEX;
+	if (w->ext_trusted && ev->external_id != NS_NONE && have(w, LOOKUP_EXT)) {
 		int64_t op = ns_i64map_get(&w->op_by_ext, ev->external_id, NO_INDEX);
 		if (op != NO_INDEX)
 			return op;
 	}
-	rt = ev->correlation != NS_NONE ? ns_i64map_get(&w->rt_by_corr, ev->correlation, NO_INDEX) : NO_INDEX;
-	if (rt == NO_INDEX) {
+	if (ev->correlation != NS_NONE && have(w, LOOKUP_CORR))
+		rt = ns_i64map_get(&w->rt_by_corr, ev->correlation, NO_INDEX);
+	if (rt == NO_INDEX && have(w, LOOKUP_FLOWS)) {
 		int64_t f = ns_i64map_get(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), NO_INDEX);
 		int64_t s = f != NO_INDEX ? ns_i64map_get(&w->flow_s_by_id, w->t->events[f].correlation, NO_INDEX)
 					  : NO_INDEX;
@@ -319,28 +370,6 @@ static int64_t op_of_device(struct work *w, size_t dev)
 		}
 	}
 	return rt != NO_INDEX ? op_of_runtime(w, (size_t)rt) : NO_INDEX;
-}
-
-static int build_maps(struct work *w)
-{
-	struct ns_trace *t = w->t;
-	for (size_t i = 0; i < t->n_events; i++) {
-		const struct ns_event *ev = &t->events[i];
-		int rc = 0;
-		if (ev->kind == NS_KIND_SLICE && ev->cat == NS_CAT_CPU_OP && ev->external_id != NS_NONE)
-			rc = ns_i64map_put_first(&w->op_by_ext, ev->external_id, (int64_t)i);
-		else if (ev->kind == NS_KIND_SLICE && is_runtime_cat(ev->cat)) {
-			if (ev->correlation != NS_NONE)
-				rc = ns_i64map_put_first(&w->rt_by_corr, ev->correlation, (int64_t)i);
-			rc |= ns_i64map_put_first(&w->rt_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
-		} else if (ev->kind == NS_KIND_FLOW_S)
-			rc = ns_i64map_put_first(&w->flow_s_by_id, ev->correlation, (int64_t)i);
-		else if (ev->kind == NS_KIND_FLOW_F)
-			rc = ns_i64map_put_first(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
-		if (rc)
-			return -1;
-	}
-	return 0;
 }
 
 static int64_t trace_origin(const struct ns_trace *t)
@@ -389,6 +418,13 @@ static void unwiden(struct work *w, const struct ns_event *ev, int64_t *start, i
 	}
 }
 
+/* spec A2 step 1: which Kineto events become FunctionEvents. */
+static bool becomes_fevent(const struct work *w, const struct ns_event *ev)
+{
+	return ev->kind == NS_KIND_SLICE && ev->cat != NS_CAT_TRACE && !(ev->flags & NS_EV_UNFINISHED) &&
+	       !name_filtered(w, ev->name);
+}
+
 static int make_fevents(struct work *w)
 {
 	struct ns_trace *t = w->t;
@@ -404,15 +440,17 @@ static int make_fevents(struct work *w)
 		    ns_i64map_put_first(&dev_starts, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i))
 			goto out;
 	}
-	a->fevents = calloc(t->n_events ? t->n_events : 1, sizeof(*a->fevents));
+	size_t n_fe = 0;
+	for (size_t i = 0; i < t->n_events; i++)
+		n_fe += becomes_fevent(w, &t->events[i]);
+	a->fevents = malloc((n_fe + 1) * sizeof(*a->fevents)); /* the largest array: exact size */
 	if (!a->fevents)
 		goto out;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		struct ns_fevent *fe = &a->fevents[a->n_fevents];
 		w->fe_of_event[i] = NO_INDEX;
-		if (ev->kind != NS_KIND_SLICE || ev->cat == NS_CAT_TRACE || (ev->flags & NS_EV_UNFINISHED) ||
-		    name_filtered(w, ev->name))
+		if (!becomes_fevent(w, ev))
 			continue;
 		memset(fe, 0, sizeof(*fe));
 		fe->event = (int32_t)i;
@@ -447,65 +485,63 @@ out:
 }
 
 /* spec A2 step 6: device work -> the kernels list of the op that launched it. */
+/* Kernel lists are filled in start order (then position), as PyTorch's
+ * corr_map lists them: result.events() is sorted by start, stably, and the
+ * naive double sum depends on it. */
+static int cmp_kernel_order(const void *x, const void *y, void *ctx)
+{
+	const struct ns_fevent *fevents = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	if (fevents[i].start_ns != fevents[j].start_ns)
+		return fevents[i].start_ns < fevents[j].start_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static bool counts_as_kernel(const struct ns_fevent *fe)
+{
+	return fe->launched_by != NO_INDEX && (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
+					       fe->device_type == NS_DEV_XPU);
+}
+
 static int attach_kernels(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
-	size_t n_fe = a->n_fevents;
-	uint32_t *count = calloc(n_fe + 1, sizeof(*count));
-	uint32_t *fill = NULL;
-	struct sort_item *order = NULL;
-	size_t n_order = 0;
+	size_t n_fe = a->n_fevents, n_order = 0;
+	int32_t *order = NULL;
 	int rc = -1;
-	if (!count)
-		goto out;
 	for (size_t f = 0; f < n_fe; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
 		const struct ns_event *ev = &t->events[fe->event];
 		if (fe->device_type == NS_DEV_CPU || !is_launch_target(ev->cat))
 			continue;
 		int64_t op = op_of_device(w, (size_t)fe->event);
-		int32_t op_fe = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
-		fe->launched_by = op_fe;
-		if (op_fe != NO_INDEX && (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
-					  fe->device_type == NS_DEV_XPU))
-			count[op_fe]++;
+		fe->launched_by = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
+		if (counts_as_kernel(fe)) /* kernels_len counts here, kernels_off is set below */
+			a->fevents[fe->launched_by].kernels_len++;
 	}
 	for (size_t f = 0; f < n_fe; f++) {
 		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
-		a->n_kernels += count[f];
+		a->n_kernels += a->fevents[f].kernels_len;
+		a->fevents[f].kernels_len = 0;
 	}
 	a->kernels = malloc((a->n_kernels + 1) * sizeof(*a->kernels));
 	a->kernels_ns = malloc((a->n_kernels + 1) * sizeof(*a->kernels_ns));
-	fill = calloc(n_fe + 1, sizeof(*fill));
-	if (!a->kernels || !a->kernels_ns || !fill)
+	order = malloc((a->n_kernels + 1) * sizeof(*order));
+	if (!a->kernels || !a->kernels_ns || !order)
 		goto out;
-	/* in start order, as PyTorch's corr_map lists them: result.events() is
-	 * sorted by start (stably), and the naive double sum depends on it */
-	order = malloc((n_fe + 1) * sizeof(*order));
-	if (!order)
-		goto out;
-	for (size_t f = 0; f < n_fe; f++) {
-		const struct ns_fevent *fe = &a->fevents[f];
-		if (fe->launched_by != NO_INDEX &&
-		    (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
-		     fe->device_type == NS_DEV_XPU))
-			order[n_order++] = (struct sort_item){ fe->start_ns, 0, f };
-	}
-	qsort(order, n_order, sizeof(*order), cmp_items);
+	for (size_t f = 0; f < n_fe; f++)
+		if (counts_as_kernel(&a->fevents[f]))
+			order[n_order++] = (int32_t)f;
+	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a->fevents);
 	for (size_t k = 0; k < n_order; k++) {
-		const struct ns_fevent *fe = &a->fevents[order[k].pos];
+		const struct ns_fevent *fe = &a->fevents[order[k]];
 		struct ns_fevent *op = &a->fevents[fe->launched_by];
-		double start_us = (double)(fe->start_ns - w->t0_ns) / 1000.0;
-		double end_us = (double)(fe->end_ns - w->t0_ns) / 1000.0;
-		a->kernels[op->kernels_off + fill[fe->launched_by]] = end_us - start_us;
-		a->kernels_ns[op->kernels_off + fill[fe->launched_by]++] = fe->end_ns - fe->start_ns;
-		op->kernels_len++;
+		a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
+		a->kernels_ns[op->kernels_off + op->kernels_len++] = fe->end_ns - fe->start_ns;
 	}
 	rc = 0;
 out:
-	free(count);
-	free(fill);
 	free(order);
 	return rc;
 }
@@ -629,6 +665,19 @@ out:
 	return rc;
 }
 
+/* (start, -end), then the position: fevents are built in trace order */
+static int cmp_fevent_order(const void *x, const void *y, void *ctx)
+{
+	const struct ns_fevent *fevents = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const struct ns_fevent *a = &fevents[i], *b = &fevents[j];
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->end_ns != b->end_ns)
+		return a->end_ns > b->end_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
 /* Sorts fevents by (start, -end), stably, and remaps the index links. The
  * permutation is applied in place, cycle by cycle, so the (large) fevent
  * array is never copied. */
@@ -636,35 +685,37 @@ static int sort_fevents(struct work *w)
 {
 	struct ns_agg *a = w->out;
 	size_t n = a->n_fevents;
-	struct sort_item *items = malloc((n + 1) * sizeof(*items));
+	/* 32-bit indices, not (start, end, pos) items: this sort runs when the
+	 * event and fevent arrays are both alive, at the report's peak memory */
+	int32_t *order = malloc((n + 1) * sizeof(*order));
 	int32_t *new_of_old = malloc((n + 1) * sizeof(*new_of_old));
 	int rc = -1;
-	if (!items || !new_of_old)
+	if (!order || !new_of_old)
 		goto out;
 	for (size_t f = 0; f < n; f++)
-		items[f] = (struct sort_item){ a->fevents[f].start_ns, a->fevents[f].end_ns, f };
-	qsort(items, n, sizeof(*items), cmp_items);
+		order[f] = (int32_t)f;
+	qsort_r(order, n, sizeof(*order), cmp_fevent_order, a->fevents);
 	for (size_t k = 0; k < n; k++)
-		new_of_old[items[k].pos] = (int32_t)k;
-	/* items[k].pos is the old index of the event that belongs at k; follow each cycle */
+		new_of_old[order[k]] = (int32_t)k;
+	/* order[k] is the old index of the event that belongs at k; follow each cycle */
 	for (size_t start = 0; start < n; start++) {
-		if (items[start].pos == start || items[start].pos == SIZE_MAX)
+		if (order[start] == (int32_t)start || order[start] == NO_INDEX)
 			continue;
 		struct ns_fevent held = a->fevents[start];
 		struct ns_fmem held_mem = ns_fevent_mem(a, start);
 		size_t k = start;
-		while (items[k].pos != start) {
-			size_t from = items[k].pos;
+		while ((size_t)order[k] != start) {
+			size_t from = (size_t)order[k];
 			a->fevents[k] = a->fevents[from];
 			if (a->mem)
 				a->mem[k] = a->mem[from];
-			items[k].pos = SIZE_MAX;
+			order[k] = NO_INDEX;
 			k = from;
 		}
 		a->fevents[k] = held;
 		if (a->mem)
 			a->mem[k] = held_mem;
-		items[k].pos = SIZE_MAX;
+		order[k] = NO_INDEX;
 	}
 	for (size_t k = 0; k < n; k++) {
 		struct ns_fevent *fe = &a->fevents[k];
@@ -673,15 +724,14 @@ static int sort_fevents(struct work *w)
 	}
 	rc = 0;
 out:
-	free(items);
+	free(order);
 	free(new_of_old);
 	return rc;
 }
 
 /* Children lists as index chains (first child, next sibling). */
 struct tree {
-	int32_t *first, *last, *next;
-	int32_t *n_children;
+	int32_t *first, *last, *next; /* exactly one child: first == last != NO_INDEX */
 };
 
 /* spec A3: _populate_cpu_children, then _remove_dup_nodes. */
@@ -696,7 +746,6 @@ static int build_tree(struct work *w, struct tree *tr)
 		top[i] = NO_INDEX;
 	for (size_t f = 0; f < n; f++) {
 		tr->first[f] = tr->last[f] = tr->next[f] = NO_INDEX;
-		tr->n_children[f] = 0;
 	}
 	for (size_t f = 0; f < n; f++) {
 		struct ns_fevent *ev = &a->fevents[f];
@@ -715,7 +764,6 @@ static int build_tree(struct work *w, struct tree *tr)
 			else
 				tr->next[tr->last[*tp]] = (int32_t)f;
 			tr->last[*tp] = (int32_t)f;
-			tr->n_children[*tp]++;
 			break;
 		}
 		*tp = (int32_t)f;
@@ -729,11 +777,10 @@ static int build_tree(struct work *w, struct tree *tr)
 			if (c->removed || c->parent == NO_INDEX)
 				continue;
 			struct ns_fevent *p = &a->fevents[c->parent];
-			if (p->name != c->name || tr->n_children[c->parent] != 1)
-				continue;
+			if (p->name != c->name || tr->first[c->parent] != tr->last[c->parent])
+				continue; /* (c is a child, so first != NO_INDEX) */
 			tr->first[c->parent] = tr->first[f];
 			tr->last[c->parent] = tr->last[f];
-			tr->n_children[c->parent] = tr->n_children[f];
 			p->kernels_off = c->kernels_off;
 			p->kernels_len = c->kernels_len;
 			for (int32_t ch = tr->first[f]; ch != NO_INDEX; ch = tr->next[ch])
@@ -851,12 +898,11 @@ static int key_averages(struct work *w)
 	const struct ns_agg_opts *o = w->opts;
 	struct ns_i64map row_of_key;
 	int64_t *chain = NULL; /* next row with the same key hash */
+	size_t cap_rows = 0;    /* of avgs and chain (rows are few: grown, not sized by events) */
 	ns_str *neff_of = NULL; /* --by-neff keys per fevent */
 	int rc = -1;
 	ns_i64map_init(&row_of_key);
-	a->avgs = calloc(a->n_fevents + 1, sizeof(*a->avgs));
-	chain = malloc((a->n_fevents + 1) * sizeof(*chain));
-	if (!a->avgs || !chain || ((o->group_by & NS_GROUP_NEFF) && !(neff_of = ns_agg_neff_keys(w->t, a))))
+	if ((o->group_by & NS_GROUP_NEFF) && !(neff_of = ns_agg_neff_keys(w->t, a)))
 		goto out;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
@@ -889,6 +935,17 @@ static int key_averages(struct work *w)
 			row = chain[row];
 		}
 		if (row == NO_INDEX) {
+			if (a->n_avgs == cap_rows) {
+				size_t cap = cap_rows ? 2 * cap_rows : 256;
+				struct ns_avg *rows = realloc(a->avgs, cap * sizeof(*rows));
+				if (rows)
+					a->avgs = rows;
+				int64_t *next = rows ? realloc(chain, cap * sizeof(*next)) : NULL;
+				if (!next)
+					goto out;
+				chain = next;
+				cap_rows = cap;
+			}
 			row = (int64_t)a->n_avgs++;
 			key.first = (int64_t)f;
 			key.is_async = fe->is_async;
@@ -941,7 +998,6 @@ static void release_tree(struct tree *tr)
 	free(tr->first);
 	free(tr->last);
 	free(tr->next);
-	free(tr->n_children);
 	memset(tr, 0, sizeof(*tr));
 }
 
@@ -971,14 +1027,11 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
 	ns_i64map_init(&w.shapes_of_dims);
-	w.op_of_event = malloc((t->n_events + 1) * sizeof(*w.op_of_event));
 	w.fe_of_event = malloc((t->n_events + 1) * sizeof(*w.fe_of_event));
-	if (!w.op_of_event || !w.fe_of_event)
+	if (!w.fe_of_event)
 		goto out;
-	for (size_t i = 0; i < t->n_events; i++)
-		w.op_of_event[i] = NO_INDEX;
 	out->t0_ns = w.t0_ns = trace_origin(t);
-	if (build_maps(&w) || find_enclosing_ops(&w) || make_fevents(&w) || attach_kernels(&w))
+	if (make_fevents(&w) || attach_kernels(&w) || w.oom)
 		goto out;
 	/* the links are resolved: free what found them before the big steps */
 	release_links(&w);
@@ -988,8 +1041,7 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	tr.first = malloc(n * sizeof(*tr.first));
 	tr.last = malloc(n * sizeof(*tr.last));
 	tr.next = malloc(n * sizeof(*tr.next));
-	tr.n_children = malloc(n * sizeof(*tr.n_children));
-	if (!tr.first || !tr.last || !tr.next || !tr.n_children || build_tree(&w, &tr))
+	if (!tr.first || !tr.last || !tr.next || build_tree(&w, &tr))
 		goto out;
 	compute_metrics(&w, &tr);
 	release_tree(&tr);

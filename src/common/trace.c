@@ -119,6 +119,17 @@ int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str
 	return (int64_t)t->n_threads++;
 }
 
+void ns_trace_trim(struct ns_trace *t)
+{
+	if (t->n_events && t->n_events < t->cap_events) {
+		struct ns_event *p = realloc(t->events, t->n_events * sizeof(*p));
+		if (p) { /* (a failed shrink keeps the larger block) */
+			t->events = p;
+			t->cap_events = t->n_events;
+		}
+	}
+}
+
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev)
 {
 	if (t->n_events == t->cap_events &&

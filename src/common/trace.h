@@ -124,6 +124,8 @@ void ns_trace_release(struct ns_trace *t);
 /* Returns the index of the (pid, tid) thread, adding it if new; -1 on OOM. */
 int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str tid_text, int64_t tid);
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev);
+/* Gives back the unused capacity of the event array (after ingest). */
+void ns_trace_trim(struct ns_trace *t);
 const char *ns_cat_name(enum ns_cat cat);
 enum ns_cat ns_cat_from_string(const char *s, size_t len);
 /* Concatenates n traces into out (initialised here): threads stay apart per

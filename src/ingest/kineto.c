@@ -957,6 +957,8 @@ static int ingest_source(const char *path, struct ns_source *src, struct ns_trac
 				     (unsigned long long)t->n_trace_events);
 		}
 	}
+	if (rc == 0)
+		ns_trace_trim(t);
 out:
 	ns_scan_release(&ps.sc);
 	ns_source_close(src);
