@@ -149,12 +149,20 @@ int cmd_report(int argc, char **argv)
 		run.traces[0] = merged;
 		run.n = 1;
 	}
+	/* Several traces make one document: a JSON array of report objects, one
+	 * CSV table with path and rank columns; --engines adds keys to each
+	 * JSON object (docs/report.md "Several traces"). */
+	ro.json_open = fmt == NS_FMT_JSON;
+	ro.trace_columns = fmt == NS_FMT_CSV && run.n > 1;
 	for (size_t i = 0; i < run.n; i++) {
 		struct ns_trace *t = &run.traces[i];
 		struct ns_agg agg;
 		char header[4200];
 		if (ns_aggregate(t, &ao, &agg, &err))
 			goto fail;
+		ro.no_csv_header = i > 0;
+		if (fmt == NS_FMT_JSON && run.n > 1)
+			fputs(i ? ",\n" : "[", stdout);
 		if (run.n > 1) {
 			if (t->rank != NS_NONE)
 				snprintf(header, sizeof(header), "%s (rank %lld)", t->path, (long long)t->rank);
@@ -167,10 +175,14 @@ int cmd_report(int argc, char **argv)
 		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
 		if (!rc && opt_engines)
 			rc = ns_cli_neuron_report_engines(t, &agg, &lo, &ro, fmt, &err);
+		if (fmt == NS_FMT_JSON)
+			fputc('}', stdout);
 		ns_agg_release(&agg);
 		if (rc)
 			goto fail;
 	}
+	if (fmt == NS_FMT_JSON)
+		fputs(run.n > 1 ? "]\n" : "\n", stdout);
 	ns_run_release(&run);
 	return ns_cli_finish(0);
 fail:

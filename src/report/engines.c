@@ -100,7 +100,7 @@ static void write_json(FILE *out, const struct ns_agg *agg, const struct ns_engi
 	const struct ns_strtab *st = &agg->trace->strings;
 	char val[64];
 	bool first = true;
-	fputs("{\"engines\": [", out);
+	fputs(", \"engines\": [", out); /* keys of the trace's report object (json_open) */
 	for (size_t r = 0; r < rows->n; r++) {
 		if (!row_has_time(rows, r))
 			continue;
@@ -123,7 +123,7 @@ static void write_json(FILE *out, const struct ns_agg *agg, const struct ns_engi
 			fputs(", ", out);
 		ns_json_string(out, sources[i]);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
 }
 
 static void write_csv(FILE *out, const struct ns_agg *agg, const struct ns_engine_rows *rows,

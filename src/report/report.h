@@ -37,10 +37,14 @@ struct ns_report_opts {
 	int max_shapes_width;            /* 80 */
 	int max_src_width;               /* 75 */
 	bool show_neff;                  /* --by-neff: a NEFF column (ns_avg.neff; docs/neuron.md) */
+	/* One document for several traces (docs/report.md "Several traces"): */
+	bool json_open;                  /* JSON: leave the object open (no "}"): the caller adds keys, closes it */
+	bool trace_columns;              /* CSV: leading "path" and "rank" columns */
+	bool no_csv_header;              /* CSV: rows only (a later trace of the same document) */
 };
 
 void ns_report_opts_init(struct ns_report_opts *o);
-/* Writes one aggregated trace. `path`/`rank` are used by the JSON/CSV forms. */
+/* Writes one aggregated trace. The JSON form names the trace's path and rank. */
 int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,
 		    struct ns_error *err);
 

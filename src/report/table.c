@@ -685,21 +685,34 @@ static void write_json(FILE *out, struct view *v)
 		}
 		fputc('}', out);
 	}
-	fputs(first ? "]}\n" : "\n]}\n", out);
+	fputs(first ? "]" : "\n]", out);
+	if (!v->o->json_open)
+		fputs("}\n", out);
 }
 
 static void write_csv(FILE *out, struct view *v)
 {
+	const struct ns_trace *t = v->agg->trace;
 	long printed = 0;
-	for (size_t c = 0; c < N_MACHINE_COLUMNS; c++)
-		fprintf(out, "%s%s", c ? "," : "", machine_columns[c]);
-	fputs(v->o->show_neff ? ",neff\r\n" : "\r\n", out);
+	if (!v->o->no_csv_header) {
+		if (v->o->trace_columns)
+			fputs("path,rank,", out);
+		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++)
+			fprintf(out, "%s%s", c ? "," : "", machine_columns[c]);
+		fputs(v->o->show_neff ? ",neff\r\n" : "\r\n", out);
+	}
 	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
 		if (!row_printed(v, k, &printed))
 			continue;
 		char vals[N_MACHINE_COLUMNS][64];
 		const char *strs[4];
 		machine_values(v, &v->agg->avgs[v->order[k]], vals, strs);
+		if (v->o->trace_columns) {
+			ns_csv_string(out, t->path ? t->path : "");
+			if (t->rank != NS_NONE)
+				fprintf(out, ",%" PRId64, t->rank);
+			fputc(',', out);
+		}
 		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
 			if (c)
 				fputc(',', out);

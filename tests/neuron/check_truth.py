@@ -27,15 +27,9 @@ def ns(us):
 
 
 def docs(text):
-    out, i, dec = [], 0, json.JSONDecoder()
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            break
-        d, i = dec.raw_decode(text, i)
-        out.append(d)
-    return out
+    """The report objects: one JSON document, an array when there are several traces."""
+    d = json.loads(text)
+    return d if isinstance(d, list) else [d]
 
 
 def run(binary, args, env):
@@ -80,8 +74,7 @@ def check_capture(binary, cap, env, fails):
         for op, us in ops.items():
             if sums.get(op) != ns(us):
                 fails.append("%s: --by-neff rows of %s sum to %s ns, truth %s us" % (where, op, sums.get(op), us))
-        idx = engines.index([d for d in engines if "rows" in d and d["path"].endswith(r["trace"])][0])
-        eng = {row["name"]: row for row in engines[idx + 1]["engines"]}
+        eng = {row["name"]: row for row in [d for d in engines if d["path"].endswith(r["trace"])][0]["engines"]}
         for op, per in r["engines_us_by_op"].items():
             for e in ENGINES:
                 got = eng.get(op, {}).get(e + "_us", 0)
