@@ -23,7 +23,7 @@ static const struct ns_opt *find_short(const struct ns_opt *opts, char c)
 /* `what` and `arg` make the message: "unknown option '--x'". */
 static int usage_error(const struct ns_cmd_spec *spec, const char *what, const char *arg)
 {
-	fprintf(stderr, "neuron-stats %s: %s", spec->name, what);
+	fprintf(stderr, "neuron-stats: error: %s: %s", spec->name, what);
 	if (arg)
 		fprintf(stderr, " '%s'", arg);
 	fprintf(stderr, "\nusage: %s\nTry 'neuron-stats %s --help' for more information.\n", spec->usage, spec->name);
@@ -43,8 +43,11 @@ static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, con
 		char *end;
 		errno = 0;
 		long v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end)
-			return usage_error(spec, "not an integer:", arg);
+		if (errno || end == arg || *end) {
+			char what[64];
+			snprintf(what, sizeof(what), "--%s: not an integer:", o->long_name);
+			return usage_error(spec, what, arg);
+		}
 		*(long *)o->value = v;
 		return 0;
 	}
