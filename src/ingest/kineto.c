@@ -659,6 +659,28 @@ static int nul_tail(struct parser *ps)
 	return r;
 }
 
+#define AT_CUT (-1)
+
+/* A byte the grammar does not allow here (c from ns_scan_peek): AT_CUT when
+ * the text ends here (the end of the input, or NUL padding to the end: a
+ * cut-off file), else the error status (NULs inside the text, a read error,
+ * or `expected`). */
+static int unexpected(struct parser *ps, int c, const char *expected)
+{
+	struct ns_scan *sc = &ps->sc;
+	if (c == 0) {
+		int r = nul_tail(ps);
+		if (r != 0)
+			return r > 0 ? AT_CUT : (int)ps->err->status;
+		return fail_at(ps, sc->buf + sc->pos, "NUL bytes inside the JSON text (before this point)");
+	}
+	if (c == -1)
+		return AT_CUT;
+	if (c == -2)
+		return ps->err->status;
+	return fail_at(ps, sc->buf + sc->pos, expected);
+}
+
 /* Streams the array at the scanner position (which is at '['). */
 static int parse_events_array(struct parser *ps)
 {
@@ -700,19 +722,10 @@ static int parse_events_array(struct parser *ps)
 			ns_scan_advance(sc, 1);
 			return 0;
 		}
-		if (c == 0) {
-			int r = nul_tail(ps);
-			if (r != 0)
-				return r > 0 ? 0 : ps->err->status;
-			return fail_at(ps, sc->buf + sc->pos, "NUL bytes inside the JSON text (before this point)");
-		}
-		if (c == -1) {
+		rc = unexpected(ps, c, "expected ',' or ']' after an event");
+		if (rc == AT_CUT)
 			note_truncation(ps, sc->base + sc->pos);
-			return 0;
-		}
-		if (c == -2)
-			return ps->err->status;
-		return fail_at(ps, sc->buf + sc->pos, "expected ',' or ']' after an event");
+		return rc == AT_CUT ? 0 : rc;
 	}
 }
 
@@ -770,21 +783,12 @@ static int parse_top_object(struct parser *ps)
 		c = ns_scan_peek(sc, ps->err);
 		if (c == '}')
 			break;
-		if (c == 0) {
-			int r = nul_tail(ps);
-			if (r < 0)
-				return ps->err->status;
-			if (r > 0)
-				goto truncated;
-			return fail_at(ps, sc->buf + sc->pos, "NUL bytes inside the JSON text (before this point)");
-		}
-		if (c == -1)
+		int rc = c == '"' ? 0 : unexpected(ps, c, "expected a quoted key in the top-level object");
+		if (rc == AT_CUT)
 			goto truncated;
-		if (c == -2)
-			return ps->err->status;
-		if (c != '"')
-			return fail_at(ps, sc->buf + sc->pos, "expected a quoted key in the top-level object");
-		int rc = ns_scan_value(sc, &start, &end, ps->err);
+		if (rc)
+			return rc;
+		rc = ns_scan_value(sc, &start, &end, ps->err);
 		if (rc == NS_SCAN_TRUNCATED)
 			goto truncated;
 		if (rc)
@@ -852,19 +856,10 @@ static int parse_top_object(struct parser *ps)
 		}
 		if (c == '}')
 			break;
-		if (c == 0) {
-			int r = nul_tail(ps);
-			if (r < 0)
-				return ps->err->status;
-			if (r > 0)
-				goto truncated;
-			return fail_at(ps, sc->buf + sc->pos, "NUL bytes inside the JSON text (before this point)");
-		}
-		if (c == -1)
+		rc = unexpected(ps, c, "expected ',' or '}' in the top-level object");
+		if (rc == AT_CUT)
 			goto truncated;
-		if (c == -2)
-			return ps->err->status;
-		return fail_at(ps, sc->buf + sc->pos, "expected ',' or '}' in the top-level object");
+		return rc;
 	}
 	ns_scan_advance(sc, 1);
 	if (!saw_events) {
@@ -967,35 +962,31 @@ out:
 	return rc;
 }
 
+/* The trace is named after its input (messages, the store). */
+static int name_trace(struct ns_trace *t, const char *name, struct ns_error *err)
+{
+	free(t->path);
+	t->path = strdup(name);
+	return t->path ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+}
+
 int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_opts *opts,
 		   struct ns_error *warn, struct ns_error *err)
 {
 	struct ns_source *src = NULL;
-	int rc;
-
-	free(t->path);
-	t->path = strdup(path);
-	if (!t->path)
-		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	rc = ns_source_open(path, opts ? opts->max_decompressed : 0, opts ? opts->max_ratio : 0, &src, err);
-	if (rc)
-		return rc;
-	return ingest_source(path, src, t, opts, warn, err);
+	int rc = name_trace(t, path, err);
+	if (!rc)
+		rc = ns_source_open(path, opts ? opts->max_decompressed : 0, opts ? opts->max_ratio : 0, &src, err);
+	return rc ? rc : ingest_source(path, src, t, opts, warn, err);
 }
 
 int ns_ingest_mem(const void *bytes, size_t len, const char *name, struct ns_trace *t,
 		  const struct ns_ingest_opts *opts, struct ns_error *warn, struct ns_error *err)
 {
 	struct ns_source *src = NULL;
-	int rc;
-
-	free(t->path);
-	t->path = strdup(name);
-	if (!t->path)
-		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	rc = ns_source_open_mem(bytes, len, name, opts ? opts->max_decompressed : 0,
-				opts ? opts->max_ratio : 0, &src, err);
-	if (rc)
-		return rc;
-	return ingest_source(name, src, t, opts, warn, err);
+	int rc = name_trace(t, name, err);
+	if (!rc)
+		rc = ns_source_open_mem(bytes, len, name, opts ? opts->max_decompressed : 0,
+					opts ? opts->max_ratio : 0, &src, err);
+	return rc ? rc : ingest_source(name, src, t, opts, warn, err);
 }
