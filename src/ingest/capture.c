@@ -395,39 +395,11 @@ static int add_if_capture(struct file_list *l, const char *path, const struct st
 	return 0;
 }
 
-/* seen: the directories entered so far (symbolic link loops) */
-static int walk(const char *dir, int depth, int max_depth, struct file_list *l, struct ns_dirset *seen,
-		struct ns_error *err)
+static int visit_capture_file(void *ctx, const char *path, const char *name, const struct stat *st,
+			      struct ns_error *err)
 {
-	int rc = 0;
-	DIR *d;
-	struct dirent *de;
-	if (ns_dirset_seen(seen, dir))
-		return 0;
-	d = opendir(dir);
-	if (!d)
-		return ns_error_set(err, NS_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
-	while ((de = readdir(d)) != NULL) {
-		struct stat st;
-		char *child;
-		if (de->d_name[0] == '.')
-			continue;
-		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
-			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-			break;
-		}
-		if (stat(child, &st) == 0) {
-			if (S_ISDIR(st.st_mode) && depth < max_depth)
-				rc = walk(child, depth + 1, max_depth, l, seen, err);
-			else if (S_ISREG(st.st_mode) && add_if_capture(l, child, &st, false))
-				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-		}
-		free(child);
-		if (rc)
-			break;
-	}
-	closedir(d);
-	return rc;
+	(void)name;
+	return add_if_capture(ctx, path, st, false) ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
 }
 
 static int cmp_files(const void *a, const void *b)
@@ -853,7 +825,7 @@ int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode))
-		rc = walk(c->root, 0, o && o->shallow ? 0 : MAX_DEPTH, &l, &seen, err);
+		rc = ns_walk_files(c->root, o && o->shallow ? 0 : MAX_DEPTH, &seen, visit_capture_file, &l, err);
 	else if (add_if_capture(&l, c->root, &st, false))
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	if (!rc)

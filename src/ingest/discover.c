@@ -97,12 +97,13 @@ static int add_path(struct path_list *l, const char *path)
 	return l->paths[l->n] ? (int)(l->n++, 0) : -1;
 }
 
-static int walk(const char *dir, int depth, struct path_list *l, struct ns_error *err)
+static int walk_files(const char *dir, int depth, int max_depth, struct ns_dirset *seen, ns_file_visit visit,
+		      void *ctx, struct ns_error *err)
 {
 	int rc = 0;
 	DIR *d;
 	struct dirent *de;
-	if (ns_dirset_seen(&l->seen, dir))
+	if (ns_dirset_seen(seen, dir))
 		return 0; /* a symbolic link back into the tree */
 	d = opendir(dir);
 	if (!d)
@@ -117,11 +118,10 @@ static int walk(const char *dir, int depth, struct path_list *l, struct ns_error
 			break;
 		}
 		if (stat(child, &st) == 0) {
-			if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
-				rc = walk(child, depth + 1, l, err);
-			else if (S_ISREG(st.st_mode) && name_is_candidate(de->d_name) && looks_like_kineto(child) &&
-				 add_path(l, child))
-				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			if (S_ISDIR(st.st_mode) && depth < max_depth)
+				rc = walk_files(child, depth + 1, max_depth, seen, visit, ctx, err);
+			else if (S_ISREG(st.st_mode))
+				rc = visit(ctx, child, de->d_name, &st, err);
 		}
 		free(child);
 		if (rc)
@@ -129,6 +129,20 @@ static int walk(const char *dir, int depth, struct path_list *l, struct ns_error
 	}
 	closedir(d);
 	return rc;
+}
+
+int ns_walk_files(const char *dir, int max_depth, struct ns_dirset *seen, ns_file_visit visit, void *ctx,
+		  struct ns_error *err)
+{
+	return walk_files(dir, 0, max_depth, seen, visit, ctx, err);
+}
+
+static int visit_trace(void *ctx, const char *path, const char *name, const struct stat *st, struct ns_error *err)
+{
+	(void)st;
+	if (name_is_candidate(name) && looks_like_kineto(path) && add_path(ctx, path))
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	return 0;
 }
 
 static int cmp_paths(const void *a, const void *b)
@@ -155,7 +169,7 @@ int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		while (len > 1 && dir[len - 1] == '/')
 			dir[--len] = '\0';
-		rc = walk(dir, 0, &l, err);
+		rc = ns_walk_files(dir, MAX_DEPTH, &l.seen, visit_trace, &l, err);
 		ns_dirset_release(&l.seen);
 		free(dir);
 		if (!rc && l.n == 0)

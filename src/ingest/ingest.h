@@ -79,6 +79,16 @@ struct ns_dirset {
 bool ns_dirset_seen(struct ns_dirset *set, const char *dir);
 void ns_dirset_release(struct ns_dirset *set);
 
+/* Calls visit(ctx, path, name, st) for every regular file below dir (not
+ * following names that start with '.'), entering subdirectories up to
+ * max_depth levels down and each directory once (`seen`). A non-zero
+ * return from visit, or an error, stops the walk with that status. */
+struct stat;
+typedef int (*ns_file_visit)(void *ctx, const char *path, const char *name, const struct stat *st,
+			     struct ns_error *err);
+int ns_walk_files(const char *dir, int max_depth, struct ns_dirset *seen, ns_file_visit visit, void *ctx,
+		  struct ns_error *err);
+
 /* Lists the trace files in a directory (recursively, sorted by path):
  * trace.json, *.pt.trace.json[.gz|.zst], *.json.gz, *.json.zst and *.json
  * files whose content starts like a Kineto trace. A plain file path yields
