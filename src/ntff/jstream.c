@@ -45,9 +45,30 @@ static struct jv span_value(const char *p, size_t n)
 	return v;
 }
 
+#define AT_CUT NS_SCAN_TRUNCATED
+
+/* The next value's span, checked to be one JSON value; AT_CUT if the input
+ * ends inside it. */
+static int next_value(struct ns_scan *sc, size_t *start, size_t *end, const char *what, struct ns_error *err)
+{
+	int rc = ns_scan_value(sc, start, end, err);
+	if (rc)
+		return rc;
+	return ns_json_skip_value(sc->buf, *end, *start, 1) ? 0 : fail(err, sc, *start, what);
+}
+
+/* A byte the grammar does not allow here (c from ns_scan_peek): AT_CUT at
+ * the end of the input, else the error status. */
+static int unexpected(struct ns_scan *sc, int c, const char *expected, struct ns_error *err)
+{
+	if (c == -1)
+		return AT_CUT;
+	return c == -2 ? (int)err->status : fail(err, sc, sc->pos, expected);
+}
+
 /* Streams the array at the scanner position (at '['). */
 static int stream_array(struct ns_scan *sc, const struct jstream_cb *cb, void *ctx, const char *key, bool deliver,
-			int64_t *truncated_at, struct ns_error *err)
+			struct ns_error *err)
 {
 	int c;
 	ns_scan_advance(sc, 1);
@@ -57,19 +78,12 @@ static int stream_array(struct ns_scan *sc, const struct jstream_cb *cb, void *c
 	}
 	for (;;) {
 		size_t start, end;
-		int rc = ns_scan_value(sc, &start, &end, err);
-		if (rc == NS_SCAN_TRUNCATED) {
-			*truncated_at = (int64_t)(sc->base + sc->pos);
-			return 0;
-		}
+		int rc = next_value(sc, &start, &end, "invalid JSON value in an array", err);
 		if (rc)
 			return rc;
-		if (!ns_json_skip_value(sc->buf, end, start, 1))
-			return fail(err, sc, start, "invalid JSON value in an array");
 		if (deliver) {
 			struct jv v = span_value(sc->buf + start, end - start);
-			rc = cb->on_elem(ctx, key, &v, sc->base + start, err);
-			if (rc)
+			if ((rc = cb->on_elem(ctx, key, &v, sc->base + start, err)))
 				return rc;
 		}
 		ns_scan_advance(sc, end - sc->pos);
@@ -82,18 +96,11 @@ static int stream_array(struct ns_scan *sc, const struct jstream_cb *cb, void *c
 			ns_scan_advance(sc, 1);
 			return 0;
 		}
-		if (c == -1) {
-			*truncated_at = (int64_t)(sc->base + sc->pos);
-			return 0;
-		}
-		if (c == -2)
-			return err->status;
-		return fail(err, sc, sc->pos, "expected ',' or ']' in an array");
+		return unexpected(sc, c, "expected ',' or ']' in an array", err);
 	}
 }
 
-static int stream_object(struct ns_scan *sc, const struct jstream_cb *cb, void *ctx, int64_t *truncated_at,
-			 struct ns_error *err)
+static int stream_object(struct ns_scan *sc, const struct jstream_cb *cb, void *ctx, struct ns_error *err)
 {
 	char key[KEY_MAX];
 	int c;
@@ -103,15 +110,8 @@ static int stream_object(struct ns_scan *sc, const struct jstream_cb *cb, void *
 		c = ns_scan_peek(sc, err);
 		if (c == '}')
 			return 0;
-		if (c == -1)
-			goto truncated;
-		if (c == -2)
-			return err->status;
-		if (c != '"')
-			return fail(err, sc, sc->pos, "expected a quoted key in the top-level object");
-		int rc = ns_scan_value(sc, &start, &end, err);
-		if (rc == NS_SCAN_TRUNCATED)
-			goto truncated;
+		int rc = c == '"' ? ns_scan_value(sc, &start, &end, err)
+				  : unexpected(sc, c, "expected a quoted key in the top-level object", err);
 		if (rc)
 			return rc;
 		size_t body = end - start - 2;
@@ -121,35 +121,24 @@ static int stream_object(struct ns_scan *sc, const struct jstream_cb *cb, void *
 		key[body] = '\0';
 		ns_scan_advance(sc, end - sc->pos);
 		c = ns_scan_peek(sc, err);
-		if (c == -1)
-			goto truncated;
 		if (c != ':')
-			return fail(err, sc, sc->pos, "expected ':' after a key");
+			return unexpected(sc, c, "expected ':' after a key", err);
 		ns_scan_advance(sc, 1);
 		c = ns_scan_peek(sc, err);
 		if (c == -1)
-			goto truncated;
+			return AT_CUT;
 		int want = cb->on_key(ctx, key);
 		if (c == '[' && want != JS_VALUE) {
-			rc = stream_array(sc, cb, ctx, key, want == JS_ELEMENTS, truncated_at, err);
-			if (rc || *truncated_at >= 0)
-				return rc;
-		} else {
-			rc = ns_scan_value(sc, &start, &end, err);
-			if (rc == NS_SCAN_TRUNCATED)
-				goto truncated;
-			if (rc)
-				return rc;
-			if (!ns_json_skip_value(sc->buf, end, start, 1))
-				return fail(err, sc, start, "invalid JSON value");
+			rc = stream_array(sc, cb, ctx, key, want == JS_ELEMENTS, err);
+		} else if (!(rc = next_value(sc, &start, &end, "invalid JSON value", err))) {
 			if (want != JS_SKIP) { /* JS_ELEMENTS here: the value is not an array */
 				struct jv v = span_value(sc->buf + start, end - start);
 				rc = cb->on_value(ctx, key, &v, sc->base + start, err);
-				if (rc)
-					return rc;
 			}
 			ns_scan_advance(sc, end - sc->pos);
 		}
+		if (rc)
+			return rc;
 		c = ns_scan_peek(sc, err);
 		if (c == ',') {
 			ns_scan_advance(sc, 1);
@@ -157,15 +146,8 @@ static int stream_object(struct ns_scan *sc, const struct jstream_cb *cb, void *
 		}
 		if (c == '}')
 			return 0;
-		if (c == -1)
-			goto truncated;
-		if (c == -2)
-			return err->status;
-		return fail(err, sc, sc->pos, "expected ',' or '}' in the top-level object");
+		return unexpected(sc, c, "expected ',' or '}' in the top-level object", err);
 	}
-truncated:
-	*truncated_at = (int64_t)(sc->base + sc->pos);
-	return 0;
 }
 
 int jstream_file(const char *path, const struct jstream_cb *cb, void *ctx, int64_t *truncated_at,
@@ -187,11 +169,15 @@ int jstream_file(const char *path, const struct jstream_cb *cb, void *ctx, int64
 	else if (c == -1)
 		rc = ns_error_set(err, NS_ERR_INPUT, "%s: byte 0: empty file", path);
 	else if (c == '{')
-		rc = stream_object(&sc, cb, ctx, truncated_at, err);
+		rc = stream_object(&sc, cb, ctx, err);
 	else if (c == '[')
-		rc = stream_array(&sc, cb, ctx, "", cb->on_key(ctx, "") == JS_ELEMENTS, truncated_at, err);
+		rc = stream_array(&sc, cb, ctx, "", cb->on_key(ctx, "") == JS_ELEMENTS, err);
 	else
 		rc = fail(err, &sc, sc.pos, "not JSON (expected '{' or '[')");
+	if (rc == AT_CUT) { /* salvaged: the caller reports where the file was cut */
+		*truncated_at = (int64_t)(sc.base + sc.pos);
+		rc = 0;
+	}
 out:
 	if (scan_ready)
 		ns_scan_release(&sc);
