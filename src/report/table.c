@@ -648,11 +648,52 @@ static void machine_values(const struct view *v, const struct ns_avg *r, char va
 	snprintf(vals[14], 64, "%" PRId64, r->self_device_mem);
 }
 
+/* The printed rows in a machine form: JSON objects (",\n  {...}") or CSV
+ * lines. Returns whether any row was printed. */
+static bool write_machine_rows(FILE *out, struct view *v, bool json)
+{
+	const struct ns_trace *t = v->agg->trace;
+	void (*string)(FILE *, const char *) = json ? ns_json_string : ns_csv_string;
+	long printed = 0;
+	bool any = false;
+	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
+		if (!row_printed(v, k, &printed))
+			continue;
+		const struct ns_avg *r = &v->agg->avgs[v->order[k]];
+		char vals[N_MACHINE_COLUMNS][64];
+		const char *strs[4];
+		machine_values(v, r, vals, strs);
+		if (json) {
+			fputs(any ? ",\n  {" : "\n  {", out);
+		} else if (v->o->trace_columns) {
+			ns_csv_string(out, t->path ? t->path : "");
+			if (t->rank != NS_NONE)
+				fprintf(out, ",%" PRId64, t->rank);
+			fputc(',', out);
+		}
+		any = true;
+		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
+			if (c)
+				fputs(json ? ", " : ",", out);
+			if (json)
+				fprintf(out, "\"%s\": ", machine_columns[c]);
+			if (c < 4)
+				string(out, strs[c]);
+			else
+				fputs(vals[c], out);
+		}
+		if (v->o->show_neff) {
+			fputs(json ? ", \"neff\": " : ",", out);
+			string(out, ns_strtab_get(v->strings, r->neff));
+		}
+		fputs(json ? "}" : "\r\n", out);
+	}
+	return any;
+}
+
 static void write_json(FILE *out, struct view *v)
 {
 	char a[64], b[64];
-	long printed = 0;
-	bool first = true;
 	ns_format_us(a, sizeof(a), v->total_self_cpu_ns);
 	ns_format_us(b, sizeof(b), v->total_self_device_ns);
 	fputs("{\"device\": ", out);
@@ -664,36 +705,13 @@ static void write_json(FILE *out, struct view *v)
 	if (v->agg->trace->rank != NS_NONE)
 		fprintf(out, ", \"rank\": %" PRId64, v->agg->trace->rank);
 	fprintf(out, ", \"self_cpu_time_total_us\": %s, \"self_device_time_total_us\": %s, \"rows\": [", a, b);
-	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
-		if (!row_printed(v, k, &printed))
-			continue;
-		char vals[N_MACHINE_COLUMNS][64];
-		const char *strs[4];
-		machine_values(v, &v->agg->avgs[v->order[k]], vals, strs);
-		fputs(first ? "\n  {" : ",\n  {", out);
-		first = false;
-		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
-			fprintf(out, "%s\"%s\": ", c ? ", " : "", machine_columns[c]);
-			if (c < 4)
-				ns_json_string(out, strs[c]);
-			else
-				fputs(vals[c], out);
-		}
-		if (v->o->show_neff) {
-			fputs(", \"neff\": ", out);
-			ns_json_string(out, ns_strtab_get(v->strings, v->agg->avgs[v->order[k]].neff));
-		}
-		fputc('}', out);
-	}
-	fputs(first ? "]" : "\n]", out);
+	fputs(write_machine_rows(out, v, true) ? "\n]" : "]", out);
 	if (!v->o->json_open)
 		fputs("}\n", out);
 }
 
 static void write_csv(FILE *out, struct view *v)
 {
-	const struct ns_trace *t = v->agg->trace;
-	long printed = 0;
 	if (!v->o->no_csv_header) {
 		if (v->o->trace_columns)
 			fputs("path,rank,", out);
@@ -701,32 +719,7 @@ static void write_csv(FILE *out, struct view *v)
 			fprintf(out, "%s%s", c ? "," : "", machine_columns[c]);
 		fputs(v->o->show_neff ? ",neff\r\n" : "\r\n", out);
 	}
-	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
-		if (!row_printed(v, k, &printed))
-			continue;
-		char vals[N_MACHINE_COLUMNS][64];
-		const char *strs[4];
-		machine_values(v, &v->agg->avgs[v->order[k]], vals, strs);
-		if (v->o->trace_columns) {
-			ns_csv_string(out, t->path ? t->path : "");
-			if (t->rank != NS_NONE)
-				fprintf(out, ",%" PRId64, t->rank);
-			fputc(',', out);
-		}
-		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
-			if (c)
-				fputc(',', out);
-			if (c < 4)
-				ns_csv_string(out, strs[c]);
-			else
-				fputs(vals[c], out);
-		}
-		if (v->o->show_neff) {
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(v->strings, v->agg->avgs[v->order[k]].neff));
-		}
-		fputs("\r\n", out);
-	}
+	write_machine_rows(out, v, false);
 }
 
 void ns_md_cell(FILE *out, const char *s)
