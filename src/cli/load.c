@@ -143,8 +143,10 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		if (cache && ns_cache_valid(cache, ids, n)) {
 			run->from_db = true;
 			rc = ns_store_load(cache, &run->traces, &run->n, err);
-			if (rc == 0 && !any_truncated(run))
+			if (rc == 0 && !any_truncated(run)) {
+				ns_cache_touch(cache);
 				goto out;
+			}
 			/* an unreadable cache is rebuilt, not fatal; a damaged trace is
 			 * parsed again so its warning (or --strict error) is the same */
 			ns_run_release(run);
@@ -165,6 +167,10 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	if (rc == 0 && store) {
 		rc = ns_store_commit(store, err);
 		store = NULL;
+		if (rc == 0 && !o->db_out) {
+			uint64_t max = env_cap("NEURON_STATS_CACHE_MAX", UINT64_MAX);
+			ns_cache_prune(cache, max ? max : NS_CACHE_MAX_DEFAULT);
+		}
 		if (rc && !o->db_out)
 			rc = 0; /* a failed cache write does not fail the report */
 	}

@@ -3,10 +3,13 @@
  * while every recorded size and mtime still matches (docs/schema.md). */
 #include "store/store.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/store-internal.h"
 
@@ -105,6 +108,87 @@ out:
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return valid;
+}
+
+void ns_cache_touch(const char *db_path)
+{
+	utimensat(AT_FDCWD, db_path, NULL, 0); /* best effort: pruning order only */
+}
+
+static bool is_cache_name(const char *name)
+{
+	size_t i = 0;
+	while (i < 32 && ((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+		i++;
+	return i == 32 && strcmp(name + 32, ".db") == 0;
+}
+
+struct cache_entry {
+	char *path;
+	uint64_t size;
+	int64_t mtime_ns;
+};
+
+static int by_age(const void *a, const void *b)
+{
+	const struct cache_entry *x = a, *y = b;
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+size_t ns_cache_prune(const char *keep, uint64_t max_bytes)
+{
+	const char *slash = strrchr(keep, '/');
+	char *dir = slash ? strndup(keep, (size_t)(slash - keep)) : strdup(".");
+	struct cache_entry *v = NULL;
+	size_t n = 0, cap = 0, deleted = 0;
+	uint64_t total = 0;
+	DIR *d = dir ? opendir(dir) : NULL;
+	if (!d)
+		goto out;
+	for (struct dirent *de; (de = readdir(d)) != NULL;) {
+		struct stat st;
+		char *path;
+		if (!is_cache_name(de->d_name) || asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			continue;
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		total += (uint64_t)st.st_size;
+		if (strcmp(path, keep) == 0) { /* counts toward the total, never deleted */
+			free(path);
+			continue;
+		}
+		if (n == cap) {
+			size_t new_cap = cap ? 2 * cap : 16;
+			struct cache_entry *grown = realloc(v, new_cap * sizeof(*grown));
+			if (!grown) {
+				free(path);
+				break;
+			}
+			v = grown;
+			cap = new_cap;
+		}
+		v[n++] = (struct cache_entry){ path, (uint64_t)st.st_size,
+					       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec };
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), by_age);
+	for (size_t i = 0; i < n && total > max_bytes; i++) {
+		if (unlink(v[i].path) == 0) {
+			total -= v[i].size;
+			deleted++;
+		}
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+	free(dir);
+	return deleted;
 }
 
 int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struct ns_error *err)

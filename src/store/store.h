@@ -57,6 +57,15 @@ bool ns_store_is_db(const char *db_path);
  * creates the directory if missing, and returns NULL without HOME. */
 char *ns_cache_path(const struct ns_source_id *srcs, size_t n);
 bool ns_cache_valid(const char *db_path, const struct ns_source_id *srcs, size_t n);
+/* Marks a cache database as just used (its mtime orders the pruning). */
+void ns_cache_touch(const char *db_path);
+/* Keeps the cache directory of `keep` (a cache database path) within
+ * max_bytes: deletes the least recently used databases (oldest mtime first)
+ * until the rest fit, never `keep` itself. Only files named like cache
+ * databases (32 hex digits + ".db") are ever deleted. Returns how many were
+ * deleted; errors (an unreadable directory) just stop the pruning. */
+size_t ns_cache_prune(const char *keep, uint64_t max_bytes);
+#define NS_CACHE_MAX_DEFAULT (UINT64_C(4) << 30) /* 4 GiB */
 /* Fills (*out)[i] for paths[i] (realpath and stat; path points into paths).
  * Free with ns_source_ids_free. */
 int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struct ns_error *err);

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -743,6 +744,57 @@ Test(store, cache_path_and_validity)
 	cr_expect_not(ns_cache_valid(db, &changed, 1));
 	cr_expect_not(ns_cache_valid(db, &example_source, 0));
 	free(db);
+}
+
+/* A file of `size` bytes whose mtime is `age` seconds before now. */
+static char *make_file(const char *name, size_t size, int age)
+{
+	char *path;
+	cr_assert_geq(asprintf(&path, "%s/%s", tmp_dir, name), 0);
+	FILE *f = fopen(path, "wb");
+	cr_assert_not_null(f);
+	for (size_t i = 0; i < size; i++)
+		fputc('x', f);
+	fclose(f);
+	struct timespec times[2] = { { time(NULL) - age, 0 }, { time(NULL) - age, 0 } };
+	cr_assert_eq(utimensat(AT_FDCWD, path, times, 0), 0);
+	return path;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+Test(store, cache_prune_deletes_least_recently_used_first)
+{
+	char *a = make_file("0123456789abcdef0123456789abcdef.db", 100, 400); /* oldest */
+	char *b = make_file("11111111111111111111111111111111.db", 200, 300); /* the one just written */
+	char *c = make_file("22222222222222222222222222222222.db", 300, 200);
+	char *d = make_file("33333333333333333333333333333333.db", 400, 100); /* newest */
+	char *notes = make_file("notes.txt", 5000, 900);                    /* not ours: never deleted */
+	char *odd = make_file("x.db", 5000, 900);
+	char *upper = make_file("0123456789ABCDEF0123456789ABCDEF.db", 5000, 900);
+	/* 1000 bytes of cache databases: a, then c, go (b is kept) -> 600 <= 750 */
+	cr_expect_eq(ns_cache_prune(b, 750), 2);
+	cr_expect_not(exists(a));
+	cr_expect(exists(b), "the database in use is kept");
+	cr_expect_not(exists(c));
+	cr_expect(exists(d));
+	cr_expect(exists(notes) && exists(odd) && exists(upper), "only cache-named files are deleted");
+	cr_expect_eq(ns_cache_prune(b, 600), 0, "within the bound: nothing to do");
+	cr_expect_eq(ns_cache_prune(b, 0), 1, "the kept one survives even a zero bound");
+	cr_expect_not(exists(d));
+	cr_expect(exists(b));
+	ns_cache_touch(b);
+	struct stat st;
+	cr_assert_eq(stat(b, &st), 0);
+	cr_expect_geq(st.st_mtime, time(NULL) - 5, "touched: now the most recently used");
+	for (char **p = (char *[]){ a, b, c, d, notes, odd, upper, NULL }; *p; p++) {
+		unlink(*p);
+		free(*p);
+	}
 }
 
 /* ---- sql ---- */
