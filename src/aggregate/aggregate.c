@@ -484,7 +484,6 @@ out:
 	return rc;
 }
 
-/* spec A2 step 6: device work -> the kernels list of the op that launched it. */
 /* Kernel lists are filled in start order (then position), as PyTorch's
  * corr_map lists them: result.events() is sorted by start, stably, and the
  * naive double sum depends on it. */
@@ -503,6 +502,7 @@ static bool counts_as_kernel(const struct ns_fevent *fe)
 					       fe->device_type == NS_DEV_XPU);
 }
 
+/* spec A2 step 6: device work -> the kernels list of the op that launched it. */
 static int attach_kernels(struct work *w)
 {
 	struct ns_trace *t = w->t;

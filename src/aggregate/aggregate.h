@@ -100,10 +100,11 @@ static inline double ns_fevent_us(const struct ns_agg *a, int64_t ns)
 	return (double)(ns - a->t0_ns) / 1000.0;
 }
 
-/* CPU time (ns): the span of a CPU event, 0 for device events. */
+/* CPU time (ns): the span of a CPU event; 0 for device events and for
+ * events merged into their parent (which count nowhere). */
 static inline int64_t ns_fevent_cpu_ns(const struct ns_fevent *fe)
 {
-	return fe->device_type == NS_DEV_CPU ? fe->end_ns - fe->start_ns : 0;
+	return fe->device_type == NS_DEV_CPU && !fe->removed ? fe->end_ns - fe->start_ns : 0;
 }
 
 /* The memory columns of fevent f (zeros without memory records). */
