@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define EMPTY INT64_MIN /* marks a free slot; that key itself is kept aside */
+
 static size_t slot_of(int64_t key, size_t cap)
 {
 	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ULL;
@@ -16,66 +18,91 @@ void ns_i64map_init(struct ns_i64map *m)
 
 void ns_i64map_release(struct ns_i64map *m)
 {
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
 
-static int put(struct ns_i64map *m, int64_t key, int64_t val, int replace);
+/* The slot holding key, or the free slot where it would go. */
+static struct ns_i64map_slot *find(const struct ns_i64map *m, int64_t key)
+{
+	size_t i = slot_of(key, m->cap);
+	while (m->slots[i].key != EMPTY && m->slots[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	return &m->slots[i];
+}
 
 static int rehash(struct ns_i64map *m, size_t cap)
 {
-	struct ns_i64map n = { calloc(cap, sizeof(int64_t)), calloc(cap, sizeof(int64_t)),
-			       calloc(cap, 1), cap, 0 };
-	if (!n.keys || !n.vals || !n.used) {
-		ns_i64map_release(&n);
+	struct ns_i64map_slot *old = m->slots;
+	size_t old_cap = m->cap;
+	struct ns_i64map_slot *slots = malloc(cap * sizeof(*slots));
+	if (!slots)
 		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->used[i])
-			ns_i64map_put_first(&n, m->keys[i], m->vals[i]);
-	ns_i64map_release(m);
-	*m = n;
+	for (size_t i = 0; i < cap; i++)
+		slots[i].key = EMPTY;
+	m->slots = slots;
+	m->cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].key != EMPTY)
+			*find(m, old[i].key) = old[i];
+	free(old);
 	return 0;
 }
 
-static int put(struct ns_i64map *m, int64_t key, int64_t val, int replace)
+static int put(struct ns_i64map *m, int64_t key, int64_t val, bool replace)
 {
-	if ((m->n + 1) * 2 > m->cap && rehash(m, m->cap ? m->cap * 2 : 1024) < 0)
-		return -1;
-	size_t i = slot_of(key, m->cap);
-	while (m->used[i]) {
-		if (m->keys[i] == key) {
-			if (replace)
-				m->vals[i] = val;
-			return 0;
-		}
-		i = (i + 1) & (m->cap - 1);
+	if (key == EMPTY) {
+		if (!m->has_empty_key || replace)
+			m->empty_key_val = val;
+		m->has_empty_key = true;
+		return 0;
 	}
-	m->used[i] = 1;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
+	if (4 * (m->n + 1) > 3 * m->cap && rehash(m, m->cap ? m->cap * 2 : 1024) < 0)
+		return -1;
+	struct ns_i64map_slot *s = find(m, key);
+	if (s->key == EMPTY) {
+		*s = (struct ns_i64map_slot){ key, val };
+		m->n++;
+	} else if (replace) {
+		s->val = val;
+	}
 	return 0;
 }
 
 int ns_i64map_put_first(struct ns_i64map *m, int64_t key, int64_t val)
 {
-	return put(m, key, val, 0);
+	return put(m, key, val, false);
 }
 
 int ns_i64map_set(struct ns_i64map *m, int64_t key, int64_t val)
 {
-	return put(m, key, val, 1);
+	return put(m, key, val, true);
+}
+
+bool ns_i64map_next(const struct ns_i64map *m, size_t *pos, int64_t *key, int64_t *val)
+{
+	for (; *pos < m->cap; ++*pos) {
+		if (m->slots[*pos].key != EMPTY) {
+			*key = m->slots[*pos].key;
+			*val = m->slots[(*pos)++].val;
+			return true;
+		}
+	}
+	if (*pos == m->cap && m->has_empty_key) { /* the key kept aside comes last */
+		++*pos;
+		*key = EMPTY;
+		*val = m->empty_key_val;
+		return true;
+	}
+	return false;
 }
 
 int64_t ns_i64map_get(const struct ns_i64map *m, int64_t key, int64_t missing)
 {
+	if (key == EMPTY)
+		return m->has_empty_key ? m->empty_key_val : missing;
 	if (!m->cap)
 		return missing;
-	for (size_t i = slot_of(key, m->cap); m->used[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return missing;
+	const struct ns_i64map_slot *s = find(m, key);
+	return s->key == EMPTY ? missing : s->val;
 }

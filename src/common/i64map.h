@@ -1,15 +1,24 @@
 /* An int64 -> int64 hash map (open addressing, linear probing) for id
- * lookups: External id -> op, correlation -> runtime call, ... */
+ * lookups: External id -> op, correlation -> runtime call, ... Large maps
+ * are a report's biggest temporaries, so a slot is just a key and a value
+ * (16 bytes; the one key that marks an empty slot is kept aside) and the
+ * table is filled up to 3/4. */
 #ifndef NS_I64MAP_H
 #define NS_I64MAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct ns_i64map_slot {
+	int64_t key, val;
+};
+
 struct ns_i64map {
-	int64_t *keys, *vals;
-	unsigned char *used;
-	size_t cap, n;
+	struct ns_i64map_slot *slots;
+	size_t cap, n;          /* n counts the slots in use (not the key kept aside) */
+	bool has_empty_key;     /* the key equal to the empty marker, kept aside */
+	int64_t empty_key_val;
 };
 
 void ns_i64map_init(struct ns_i64map *m);
@@ -20,5 +29,8 @@ int ns_i64map_put_first(struct ns_i64map *m, int64_t key, int64_t val);
 int ns_i64map_set(struct ns_i64map *m, int64_t key, int64_t val);
 /* Returns the value, or `missing`. */
 int64_t ns_i64map_get(const struct ns_i64map *m, int64_t key, int64_t missing);
+/* Iterates over the entries in no particular order: start with *pos = 0;
+ * false when done. */
+bool ns_i64map_next(const struct ns_i64map *m, size_t *pos, int64_t *key, int64_t *val);
 
 #endif

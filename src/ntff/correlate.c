@@ -203,9 +203,9 @@ static int build_intervals(struct work *w, struct ns_attach_stats *st)
 			return -1;
 	}
 	/* starts never stopped */
-	for (size_t k = 0; k < w->start_by_key.cap; k++)
-		if (w->start_by_key.used[k] && w->start_by_key.vals[k] != NONE)
-			st->unpaired++;
+	int64_t key, start;
+	for (size_t pos = 0; ns_i64map_next(&w->start_by_key, &pos, &key, &start);)
+		st->unpaired += start != NONE;
 	return 0;
 }
 

@@ -1,0 +1,58 @@
+/* src/common: the id map (i64map). */
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "common/i64map.h"
+
+Test(i64map, first_writer_wins_and_set_replaces)
+{
+	struct ns_i64map m;
+	ns_i64map_init(&m);
+	cr_expect_eq(ns_i64map_get(&m, 7, -1), -1, "empty map");
+	cr_assert_eq(ns_i64map_put_first(&m, 7, 70), 0);
+	cr_assert_eq(ns_i64map_put_first(&m, 7, 71), 0);
+	cr_expect_eq(ns_i64map_get(&m, 7, -1), 70);
+	cr_assert_eq(ns_i64map_set(&m, 7, 72), 0);
+	cr_expect_eq(ns_i64map_get(&m, 7, -1), 72);
+	cr_expect_eq(m.n, 1);
+	ns_i64map_release(&m);
+}
+
+Test(i64map, the_empty_marker_is_a_key_like_any_other)
+{
+	struct ns_i64map m;
+	ns_i64map_init(&m);
+	cr_expect_eq(ns_i64map_get(&m, INT64_MIN, -1), -1);
+	cr_assert_eq(ns_i64map_put_first(&m, INT64_MIN, 5), 0);
+	cr_assert_eq(ns_i64map_put_first(&m, INT64_MIN, 6), 0);
+	cr_expect_eq(ns_i64map_get(&m, INT64_MIN, -1), 5);
+	cr_assert_eq(ns_i64map_set(&m, INT64_MIN, 8), 0);
+	cr_expect_eq(ns_i64map_get(&m, INT64_MIN, -1), 8);
+	cr_expect_eq(ns_i64map_get(&m, 0, -1), -1);
+	ns_i64map_release(&m);
+}
+
+Test(i64map, growth_keeps_every_entry_and_iteration_sees_each_once)
+{
+	struct ns_i64map m;
+	const int64_t n = 100000;
+	ns_i64map_init(&m);
+	for (int64_t k = 0; k < n; k++) /* keys that share low bits, and negatives */
+		cr_assert_eq(ns_i64map_put_first(&m, (k << 32) - n, k), 0);
+	cr_assert_eq(ns_i64map_put_first(&m, INT64_MIN, -7), 0);
+	cr_expect_eq(m.n, (size_t)n);
+	cr_expect_leq(4 * m.n, 3 * m.cap, "filled to 3/4 at most");
+	cr_expect_gt(4 * m.n, 3 * m.cap / 2, "and more than 3/8: grown by doubling");
+	for (int64_t k = 0; k < n; k++)
+		cr_assert_eq(ns_i64map_get(&m, (k << 32) - n, -1), k);
+	int64_t key, val, sum = 0, count = 0;
+	for (size_t pos = 0; ns_i64map_next(&m, &pos, &key, &val);) {
+		count++;
+		sum += val;
+		if (key != INT64_MIN)
+			cr_assert_eq(key, (val << 32) - n);
+	}
+	cr_expect_eq(count, n + 1);
+	cr_expect_eq(sum, n * (n - 1) / 2 - 7);
+	ns_i64map_release(&m);
+}
