@@ -114,6 +114,7 @@ struct work {
 	ns_str profiler_step_star;
 	ns_str empty_list;        /* "[]" */
 	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
+	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
 	int32_t *fe_of_event;     /* event -> fevent index, or -1 */
 	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
 	struct ns_i64map shapes_of_dims; /* Input Dims string -> its Python str() */
@@ -239,36 +240,52 @@ static int cmp_items(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Calls sort after the ops that start with them, so that an op can contain
+ * a call starting at its own start. */
+static int64_t enclosing_end(const struct ns_event *ev)
+{
+	return ev->cat == NS_CAT_CPU_OP ? ev->ts_ns + ev->dur_ns : INT64_MIN;
+}
+
+/* (start, -end, position) over event indices */
+static int cmp_enclosing_order(const void *x, const void *y, void *ctx)
+{
+	const struct ns_event *events = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const struct ns_event *a = &events[i], *b = &events[j];
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	if (enclosing_end(a) != enclosing_end(b))
+		return enclosing_end(a) > enclosing_end(b) ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
 /* For every runtime/driver event: the innermost cpu_op on its thread whose
  * [ts, ts+dur] contains the call's ts (spec B7, the era A/B fallback). */
 static int find_enclosing_ops(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	size_t n = 0;
-	struct sort_item *items = malloc(t->n_events * sizeof(*items));
-	int64_t *top = malloc(t->n_threads * sizeof(*top));
-	int64_t *below = malloc(t->n_events * sizeof(*below));
+	int32_t *order = malloc((t->n_events + 1) * sizeof(*order));
+	int32_t *top = malloc((t->n_threads + 1) * sizeof(*top));
+	int32_t *below = malloc((t->n_events + 1) * sizeof(*below)); /* the op under each open op */
 	int rc = -1;
 	w->op_of_event = malloc((t->n_events + 1) * sizeof(*w->op_of_event));
-	if (!items || !top || !below || !w->op_of_event)
+	if (!order || !top || !below || !w->op_of_event)
 		goto out;
-	for (size_t i = 0; i < t->n_events; i++)
-		w->op_of_event[i] = NO_INDEX;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		if (ev->kind != NS_KIND_SLICE || !(ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat)))
-			continue;
-		/* ops sort before calls starting at the same time, so they can contain them */
-		items[n++] = (struct sort_item){ ev->ts_ns, ev->cat == NS_CAT_CPU_OP ? ev->ts_ns + ev->dur_ns : INT64_MIN,
-						 i };
+		w->op_of_event[i] = NO_INDEX;
+		if (ev->kind == NS_KIND_SLICE && (ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat)))
+			order[n++] = (int32_t)i;
 	}
-	qsort(items, n, sizeof(*items), cmp_items);
+	qsort_r(order, n, sizeof(*order), cmp_enclosing_order, t->events);
 	for (size_t i = 0; i < t->n_threads; i++)
 		top[i] = NO_INDEX;
 	for (size_t k = 0; k < n; k++) {
-		size_t i = items[k].pos;
+		int32_t i = order[k];
 		const struct ns_event *ev = &t->events[i];
-		int64_t *tp = &top[ev->thread];
+		int32_t *tp = &top[ev->thread];
 		while (*tp != NO_INDEX) {
 			const struct ns_event *op = &t->events[*tp];
 			if (ev->ts_ns <= op->ts_ns + op->dur_ns)
@@ -277,14 +294,14 @@ static int find_enclosing_ops(struct work *w)
 		}
 		if (ev->cat == NS_CAT_CPU_OP) {
 			below[i] = *tp;
-			*tp = (int64_t)i;
+			*tp = i;
 		} else {
-			w->op_of_event[i] = (int32_t)*tp;
+			w->op_of_event[i] = *tp;
 		}
 	}
 	rc = 0;
 out:
-	free(items);
+	free(order);
 	free(top);
 	free(below);
 	return rc;
@@ -425,6 +442,27 @@ static bool becomes_fevent(const struct work *w, const struct ns_event *ev)
 	       !name_filtered(w, ev->name);
 }
 
+/* The op behind every runtime call and every piece of device work, found
+ * before the FunctionEvents exist: the lookups it needs are freed before
+ * the largest array is made. */
+static int resolve_launchers(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	w->launcher = malloc((t->n_events + 1) * sizeof(*w->launcher));
+	if (!w->launcher)
+		return -1;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		int64_t op = NO_INDEX;
+		if (becomes_fevent(w, ev) && is_runtime_cat(ev->cat))
+			op = op_of_runtime(w, i);
+		else if (becomes_fevent(w, ev) && is_launch_target(ev->cat))
+			op = op_of_device(w, i);
+		w->launcher[i] = (int32_t)op;
+	}
+	return w->oom ? -1 : 0;
+}
+
 static int make_fevents(struct work *w)
 {
 	struct ns_trace *t = w->t;
@@ -473,7 +511,7 @@ static int make_fevents(struct work *w)
 		if (fe->device_type == NS_DEV_CPU && ev->cat != NS_CAT_CPU_OP && ev->cat != NS_CAT_USER_ANNOTATION) {
 			/* spec A2 step 6: Kineto's host events move to their op's thread,
 			 * or to the main thread when no op launched them */
-			int64_t op = is_runtime_cat(ev->cat) ? op_of_runtime(w, i) : NO_INDEX;
+			int64_t op = is_runtime_cat(ev->cat) ? w->launcher[i] : NO_INDEX;
 			fe->thread = op != NO_INDEX ? t->events[op].thread : main_th;
 		}
 		w->fe_of_event[i] = (int32_t)a->n_fevents++;
@@ -515,7 +553,7 @@ static int attach_kernels(struct work *w)
 		const struct ns_event *ev = &t->events[fe->event];
 		if (fe->device_type == NS_DEV_CPU || !is_launch_target(ev->cat))
 			continue;
-		int64_t op = op_of_device(w, (size_t)fe->event);
+		int64_t op = w->launcher[fe->event];
 		fe->launched_by = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
 		if (counts_as_kernel(fe)) /* kernels_len counts here, kernels_off is set below */
 			a->fevents[fe->launched_by].kernels_len++;
@@ -981,16 +1019,25 @@ out:
 	return rc;
 }
 
-static void release_links(struct work *w)
+/* What found the launchers (resolve_launchers). */
+static void release_lookups(struct work *w)
 {
 	free(w->op_of_event);
-	free(w->fe_of_event);
-	w->op_of_event = w->fe_of_event = NULL;
+	w->op_of_event = NULL;
 	ns_i64map_release(&w->op_by_ext);
 	ns_i64map_release(&w->rt_by_corr);
 	ns_i64map_release(&w->flow_s_by_id);
 	ns_i64map_release(&w->flow_f_by_key);
 	ns_i64map_release(&w->rt_by_key);
+}
+
+/* Everything that links events, once the FunctionEvents carry the links. */
+static void release_links(struct work *w)
+{
+	release_lookups(w);
+	free(w->launcher);
+	free(w->fe_of_event);
+	w->launcher = w->fe_of_event = NULL;
 }
 
 static void release_tree(struct tree *tr)
@@ -1027,13 +1074,13 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
 	ns_i64map_init(&w.shapes_of_dims);
-	w.fe_of_event = malloc((t->n_events + 1) * sizeof(*w.fe_of_event));
-	if (!w.fe_of_event)
-		goto out;
 	out->t0_ns = w.t0_ns = trace_origin(t);
-	if (make_fevents(&w) || attach_kernels(&w) || w.oom)
+	if (resolve_launchers(&w))
 		goto out;
-	/* the links are resolved: free what found them before the big steps */
+	release_lookups(&w);
+	w.fe_of_event = malloc((t->n_events + 1) * sizeof(*w.fe_of_event));
+	if (!w.fe_of_event || make_fevents(&w) || attach_kernels(&w))
+		goto out;
 	release_links(&w);
 	if (assign_memory(&w) || sort_fevents(&w))
 		goto out;
