@@ -123,7 +123,7 @@ BASE, BASE_SPANS = build(base_events())
 
 
 def long_events(steps=40):
-    """BASE's step repeated: ~190 KB, so gzip and zstd streams hold several
+    """BASE's step repeated: ~145 KB, so gzip and zstd streams hold several
     blocks and a cut one still yields complete events."""
     one = base_events()
     evs = []

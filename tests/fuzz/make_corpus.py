@@ -83,7 +83,8 @@ def traces():
                 "pytorch-kineto/at-f68ff75c/tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz"):
         p = os.path.join(CORPUS, rel)
         if os.path.exists(p):
-            out["corpus-" + rel.split("/")[0]] = trimmed(p)
+            # (owner, then the file name: one repository gives several seeds)
+            out["corpus-%s-%s" % (rel.split("/")[0], os.path.basename(rel).split(".")[0])] = trimmed(p)
     return out
 
 

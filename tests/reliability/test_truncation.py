@@ -2,7 +2,7 @@
 """A trace cut off anywhere (a job killed while writing) is salvaged.
 
 The base trace of tools/gen_damaged.py is cut at every byte offset, and a
-~190 KB trace is gzip- and zstd-compressed and cut at evenly spaced offsets
+~145 KB trace is gzip- and zstd-compressed and cut at evenly spaced offsets
 of the compressed stream. For every cut:
 
 * before the traceEvents array has begun: exit 1, "file ends at byte N
