@@ -12,7 +12,7 @@ Then:
   the kept flags count the kept events; `report DB` prints the same rows;
 * peak RSS of `report`, `ingest` and `report DB` stays under
   NS_LOAD_MAX_RSS_MB. The default, 512 MiB, is a regression guard above the
-  measured 424 / 482 / 426 MiB (2026-12-02, MALLOC_PERTURB_ set as meson
+  measured 418 / 476 / 418 MiB (2026-12-02, MALLOC_PERTURB_ set as meson
   test sets it): the performance target, "peak RSS < 300 MB for a 1 GB
   trace", is NOT met yet (docs/performance.md, "Memory"). Run with
   NS_LOAD_MAX_RSS_MB=300 to check the target itself.
