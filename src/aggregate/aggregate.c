@@ -223,8 +223,17 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	return 0;
 }
 
-/* Stable order (start, -end): fevents are built in trace order, so the
- * position is the tie-break that makes qsort stable. */
+/* PyTorch's stable order (start, -end): items are listed in trace order,
+ * so the position is the tie-break that makes qsort stable. */
+static int cmp_order(int64_t start_a, int64_t end_a, int64_t pos_a, int64_t start_b, int64_t end_b, int64_t pos_b)
+{
+	if (start_a != start_b)
+		return start_a < start_b ? -1 : 1;
+	if (end_a != end_b)
+		return end_a > end_b ? -1 : 1;
+	return pos_a < pos_b ? -1 : pos_a > pos_b;
+}
+
 struct sort_item {
 	int64_t start, end;
 	size_t pos;
@@ -233,11 +242,7 @@ struct sort_item {
 static int cmp_items(const void *a, const void *b)
 {
 	const struct sort_item *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	return cmp_order(x->start, x->end, (int64_t)x->pos, y->start, y->end, (int64_t)y->pos);
 }
 
 /* Calls sort after the ops that start with them, so that an op can contain
@@ -252,12 +257,7 @@ static int cmp_enclosing_order(const void *x, const void *y, void *ctx)
 {
 	const struct ns_event *events = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const struct ns_event *a = &events[i], *b = &events[j];
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
-	if (enclosing_end(a) != enclosing_end(b))
-		return enclosing_end(a) > enclosing_end(b) ? -1 : 1;
-	return i < j ? -1 : i > j;
+	return cmp_order(events[i].ts_ns, enclosing_end(&events[i]), i, events[j].ts_ns, enclosing_end(&events[j]), j);
 }
 
 /* For every runtime/driver event: the innermost cpu_op on its thread whose
@@ -529,9 +529,7 @@ static int cmp_kernel_order(const void *x, const void *y, void *ctx)
 {
 	const struct ns_fevent *fevents = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	if (fevents[i].start_ns != fevents[j].start_ns)
-		return fevents[i].start_ns < fevents[j].start_ns ? -1 : 1;
-	return i < j ? -1 : i > j;
+	return cmp_order(fevents[i].start_ns, 0, i, fevents[j].start_ns, 0, j);
 }
 
 static bool counts_as_kernel(const struct ns_fevent *fe)
@@ -708,12 +706,7 @@ static int cmp_fevent_order(const void *x, const void *y, void *ctx)
 {
 	const struct ns_fevent *fevents = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const struct ns_fevent *a = &fevents[i], *b = &fevents[j];
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	if (a->end_ns != b->end_ns)
-		return a->end_ns > b->end_ns ? -1 : 1;
-	return i < j ? -1 : i > j;
+	return cmp_order(fevents[i].start_ns, fevents[i].end_ns, i, fevents[j].start_ns, fevents[j].end_ns, j);
 }
 
 /* Sorts fevents by (start, -end), stably, and remaps the index links. The
