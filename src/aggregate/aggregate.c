@@ -329,11 +329,14 @@ static int build_lookup(struct work *w, enum lookup which)
 			rc = ns_i64map_put_first(&w->rt_by_corr, ev->correlation, (int64_t)i);
 		else if (which == LOOKUP_FLOWS && slice && is_runtime_cat(ev->cat))
 			rc = ns_i64map_put_first(&w->rt_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
-		else if (which == LOOKUP_FLOWS && ev->kind == NS_KIND_FLOW_S)
-			rc = ns_i64map_put_first(&w->flow_s_by_id, ev->correlation, (int64_t)i);
-		else if (which == LOOKUP_FLOWS && ev->kind == NS_KIND_FLOW_F)
-			rc = ns_i64map_put_first(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
 		if (rc)
+			return -1;
+	}
+	for (size_t i = 0; which == LOOKUP_FLOWS && i < t->n_flows; i++) {
+		const struct ns_flow *fl = &t->flows[i];
+		if (fl->kind == NS_KIND_FLOW_S ? ns_i64map_put_first(&w->flow_s_by_id, fl->id, (int64_t)i)
+					       : ns_i64map_put_first(&w->flow_f_by_key, thread_ts_key(fl->thread, fl->ts_ns),
+								     (int64_t)i))
 			return -1;
 	}
 	return 0;
@@ -379,11 +382,10 @@ static int64_t op_of_device(struct work *w, size_t dev)
 		rt = ns_i64map_get(&w->rt_by_corr, ev->correlation, NO_INDEX);
 	if (rt == NO_INDEX && have(w, LOOKUP_FLOWS)) {
 		int64_t f = ns_i64map_get(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), NO_INDEX);
-		int64_t s = f != NO_INDEX ? ns_i64map_get(&w->flow_s_by_id, w->t->events[f].correlation, NO_INDEX)
-					  : NO_INDEX;
+		int64_t s = f != NO_INDEX ? ns_i64map_get(&w->flow_s_by_id, w->t->flows[f].id, NO_INDEX) : NO_INDEX;
 		if (s != NO_INDEX) {
-			const struct ns_event *se = &w->t->events[s];
-			rt = ns_i64map_get(&w->rt_by_key, thread_ts_key(se->thread, se->ts_ns), NO_INDEX);
+			const struct ns_flow *start = &w->t->flows[s];
+			rt = ns_i64map_get(&w->rt_by_key, thread_ts_key(start->thread, start->ts_ns), NO_INDEX);
 		}
 	}
 	return rt != NO_INDEX ? op_of_runtime(w, (size_t)rt) : NO_INDEX;

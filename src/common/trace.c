@@ -78,6 +78,7 @@ void ns_trace_release(struct ns_trace *t)
 	free(t->path);
 	ns_strtab_release(&t->strings);
 	free(t->events);
+	free(t->flows);
 	free(t->threads);
 	free(t->meta);
 	memset(t, 0, sizeof(*t));
@@ -119,19 +120,31 @@ int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str
 	return (int64_t)t->n_threads++;
 }
 
+/* Shrinks *ptr from *cap to n elements (a failed shrink keeps the block). */
+static void trim(void **ptr, size_t *cap, size_t elem, size_t n)
+{
+	void *p = n && n < *cap ? realloc(*ptr, n * elem) : NULL;
+	if (p) {
+		*ptr = p;
+		*cap = n;
+	}
+}
+
 void ns_trace_trim(struct ns_trace *t)
 {
-	if (t->n_events && t->n_events < t->cap_events) {
-		struct ns_event *p = realloc(t->events, t->n_events * sizeof(*p));
-		if (p) { /* (a failed shrink keeps the larger block) */
-			t->events = p;
-			t->cap_events = t->n_events;
-		}
-	}
+	trim((void **)&t->events, &t->cap_events, sizeof(*t->events), t->n_events);
+	trim((void **)&t->flows, &t->cap_flows, sizeof(*t->flows), t->n_flows);
 }
 
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev)
 {
+	if (ev->kind == NS_KIND_FLOW_S || ev->kind == NS_KIND_FLOW_F) {
+		if (t->n_flows == t->cap_flows &&
+		    grow((void **)&t->flows, &t->cap_flows, sizeof(*t->flows), 1024) < 0)
+			return -1;
+		t->flows[t->n_flows++] = (struct ns_flow){ ev->correlation, ev->ts_ns, ev->thread, ev->kind };
+		return 0;
+	}
 	if (t->n_events == t->cap_events &&
 	    grow((void **)&t->events, &t->cap_events, sizeof(*t->events), 4096) < 0)
 		return -1;
@@ -201,6 +214,13 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out)
 			if (ev.name == UINT32_MAX || ev.input_dims == UINT32_MAX || ev.stack == UINT32_MAX ||
 			    ev.neff == UINT32_MAX ||
 			    ns_trace_push(out, &ev))
+				return -1;
+		}
+		for (size_t i = 0; i < t->n_flows; i++) {
+			struct ns_event end = { .ts_ns = t->flows[i].ts_ns + shift, .correlation = t->flows[i].id,
+						.thread = t->flows[i].thread + thread_base, .kind = t->flows[i].kind };
+			end.correlation += (int64_t)k << 40; /* as the correlation ids above */
+			if (ns_trace_push(out, &end))
 				return -1;
 		}
 		for (int c = 0; c < NS_CAT__COUNT; c++)

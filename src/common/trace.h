@@ -86,6 +86,16 @@ struct ns_event {
 	uint8_t flags;        /* enum ns_event_flag */
 };
 
+/* One end of an ac2g flow (with an integer id). Flows are kept apart from
+ * the events, 24 bytes instead of 80: only the linking of device work to
+ * its launch reads them (spec B7), and a CUDA trace has two per kernel. */
+struct ns_flow {
+	int64_t id;
+	int64_t ts_ns;
+	uint32_t thread;
+	uint8_t kind;         /* NS_KIND_FLOW_S or NS_KIND_FLOW_F */
+};
+
 /* One (pid, tid) track. pid/tid are JSON ints or strings in Kineto traces;
  * both are kept as text, plus the integer value when they are integers. */
 struct ns_thread {
@@ -97,8 +107,10 @@ struct ns_thread {
 struct ns_trace {
 	char *path;               /* the file it came from (owned) */
 	struct ns_strtab strings; /* names, categories, pid/tid text, shapes */
-	struct ns_event *events;  /* kept events, file order */
+	struct ns_event *events;  /* kept events other than flow ends, file order */
 	size_t n_events, cap_events;
+	struct ns_flow *flows;    /* kept flow ends, file order */
+	size_t n_flows, cap_flows;
 	struct ns_thread *threads;
 	size_t n_threads, cap_threads;
 	uint64_t n_trace_events;  /* every element of traceEvents, kept or not */
@@ -123,8 +135,10 @@ void ns_trace_init(struct ns_trace *t);
 void ns_trace_release(struct ns_trace *t);
 /* Returns the index of the (pid, tid) thread, adding it if new; -1 on OOM. */
 int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str tid_text, int64_t tid);
+/* Appends a kept event; a flow end (NS_KIND_FLOW_S/F, the id in
+ * `correlation`) goes to t->flows. -1 on OOM. */
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev);
-/* Gives back the unused capacity of the event array (after ingest). */
+/* Gives back the unused capacity of the event and flow arrays (after ingest). */
 void ns_trace_trim(struct ns_trace *t);
 const char *ns_cat_name(enum ns_cat cat);
 enum ns_cat ns_cat_from_string(const char *s, size_t len);

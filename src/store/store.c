@@ -907,7 +907,7 @@ static int write_trace_row(struct ns_store *s, const struct ns_trace *t, const s
 	else
 		sqlite3_bind_null(st, 13);
 	sqlite3_bind_int64(st, 14, (int64_t)t->n_trace_events);
-	sqlite3_bind_int64(st, 15, (int64_t)t->n_events);
+	sqlite3_bind_int64(st, 15, (int64_t)(t->n_events + t->n_flows)); /* events.kept = 1 */
 	bind_opt(st, 16, t->truncated_at < 0 ? NS_NONE : t->truncated_at);
 	return step_insert(s, st, "cannot store the trace", err);
 }

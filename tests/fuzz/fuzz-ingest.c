@@ -9,6 +9,7 @@
  * - every report is valid UTF-8 and the JSON report parses as JSON;
  * - the event sink sees every traceEvents element once, in file order. */
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "aggregate/aggregate.h"
@@ -140,20 +141,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(strcmp(r1.err.msg, r2.err.msg) == 0, "'%s' whole, '%s' in pieces", r1.err.msg, r2.err.msg);
 		FUZZ_CHECK(strcmp(r1.warn.msg, r2.warn.msg) == 0, "'%s' whole, '%s' in pieces", r1.warn.msg,
 			   r2.warn.msg);
-		FUZZ_CHECK(t.n_events == t2.n_events && t.n_trace_events == t2.n_trace_events &&
+		FUZZ_CHECK(t.n_events == t2.n_events && t.n_flows == t2.n_flows && t.n_trace_events == t2.n_trace_events &&
 				   t.truncated_at == t2.truncated_at,
 			   "events %zu/%llu cut %lld whole, %zu/%llu cut %lld in pieces", t.n_events,
 			   (unsigned long long)t.n_trace_events, (long long)t.truncated_at, t2.n_events,
 			   (unsigned long long)t2.n_trace_events, (long long)t2.truncated_at);
 		for (size_t i = 0; i < t.n_events; i++)
 			FUZZ_CHECK(same_event(&t.events[i], &t2.events[i]), "event %zu differs", i);
+		for (size_t i = 0; i < t.n_flows; i++)
+			FUZZ_CHECK(memcmp(&t.flows[i], &t2.flows[i], offsetof(struct ns_flow, kind) + 1) == 0,
+				   "flow end %zu differs", i);
 	}
 	ns_trace_release(&t2);
 
 	if (r1.rc == 0) {
 		FUZZ_CHECK(r1.sink.count == t.n_trace_events, "sink saw %llu of %llu events",
 			   (unsigned long long)r1.sink.count, (unsigned long long)t.n_trace_events);
-		FUZZ_CHECK(t.n_events <= t.n_trace_events, "kept more than read");
+		FUZZ_CHECK(t.n_events + t.n_flows <= t.n_trace_events, "kept more than read");
 		FUZZ_CHECK(t.truncated_at < 0 || r1.warn.msg[0] != 0, "truncation without warning");
 		check_strings(&t);
 		aggregate_and_report(&t, h);

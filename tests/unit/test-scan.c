@@ -179,8 +179,9 @@ static void check_era_c(const struct loaded *l)
 {
 	const struct ns_trace *t = &l->t;
 	cr_assert_eq(t->n_trace_events, ERA_C_ELEMENTS);
-	/* kept: 1 annotation, 1 op, 1 memory, 1 runtime, 1 kernel, 2 flows, 1 Trace span */
-	cr_assert_eq(t->n_events, 8, "kept %zu events", t->n_events);
+	/* kept: 1 annotation, 1 op, 1 memory, 1 runtime, 1 kernel, 1 Trace span; and 2 flow ends */
+	cr_assert_eq(t->n_events, 6, "kept %zu events", t->n_events);
+	cr_assert_eq(t->n_flows, 2, "kept %zu flow ends", t->n_flows);
 	cr_assert(!t->legacy_array);
 	cr_assert(t->has_base_time);
 	cr_assert_eq(t->base_time_ns, INT64_C(1730000000000000000));
@@ -233,11 +234,11 @@ static void check_era_c(const struct loaded *l)
 	cr_assert_eq(op->thread, rt->thread);
 	cr_assert_neq(op->thread, k->thread);
 
-	const struct ns_event *fs = find_event(t, "ac2g", 0), *ff = find_event(t, "ac2g", 1);
+	const struct ns_flow *fs = &t->flows[0], *ff = &t->flows[1];
 	cr_assert_eq(fs->kind, NS_KIND_FLOW_S);
 	cr_assert_eq(ff->kind, NS_KIND_FLOW_F);
-	cr_assert_eq(fs->correlation, 101);
-	cr_assert_eq(ff->correlation, 101);
+	cr_assert_eq(fs->id, 101);
+	cr_assert_eq(ff->id, 101);
 	cr_assert_eq(ff->thread, k->thread);
 
 	const struct ns_event *span = find_event(t, "PyTorch Profiler (0)", 0);
@@ -496,7 +497,7 @@ Test(kineto, legacy_array_form_and_legacy_categories)
 	cr_assert(!t->ts_has_fraction);
 	cr_assert(!t->has_base_time);
 	cr_assert_eq(t->n_trace_events, 8);
-	cr_assert_eq(t->n_events, 8);
+	cr_assert_eq(t->n_events, 6); /* and 2 flow ends, below */
 	const struct ns_event *op = find_event(t, "aten::conv2d", 0);
 	cr_assert_eq(op->cat, NS_CAT_CPU_OP);
 	cr_assert_eq(op->ts_ns, INT64_C(1611000000000010000));
@@ -510,11 +511,11 @@ Test(kineto, legacy_array_form_and_legacy_categories)
 	cr_assert_eq(find_event(t, "Memcpy HtoD", 0)->cat, NS_CAT_GPU_MEMCPY);
 	cr_assert_eq(find_event(t, "Memset (Device)", 0)->cat, NS_CAT_GPU_MEMSET);
 	cr_assert_eq(find_event(t, "ProfilerStep#3", 0)->cat, NS_CAT_GPU_USER_ANNOTATION);
-	const struct ns_event *fs = find_event(t, "launch", 0), *ff = find_event(t, "launch", 1);
+	cr_assert_eq(t->n_flows, 2, "the legacy \"async\" category is ac2g");
+	const struct ns_flow *fs = &t->flows[0], *ff = &t->flows[1];
 	cr_assert_eq(fs->kind, NS_KIND_FLOW_S);
-	cr_assert_eq(fs->cat, NS_CAT_AC2G);
 	cr_assert_eq(ff->kind, NS_KIND_FLOW_F);
-	cr_assert_eq(ff->correlation, 77);
+	cr_assert_eq(ff->id, 77);
 	const struct ns_thread *kth = &t->threads[find_event(t, "implicit_convolve_sgemm", 0)->thread];
 	cr_assert_eq(kth->tid, NS_NONE);
 	cr_assert_str_eq(S(t, kth->tid_text), "stream 7");
@@ -580,9 +581,10 @@ Test(kineto, flows_with_string_ids_are_not_links)
 	struct loaded l;
 	load_ok(&l, write_text("fl.json", text));
 	cr_assert_eq(l.t.n_trace_events, 3);
-	cr_assert_eq(l.t.n_events, 1);
-	cr_assert_eq(l.t.events[0].kind, NS_KIND_FLOW_F);
-	cr_assert_eq(l.t.events[0].correlation, 31);
+	cr_assert_eq(l.t.n_events, 0);
+	cr_assert_eq(l.t.n_flows, 1, "only the ac2g flow with an integer id");
+	cr_assert_eq(l.t.flows[0].kind, NS_KIND_FLOW_F);
+	cr_assert_eq(l.t.flows[0].id, 31);
 	ns_trace_release(&l.t);
 }
 

@@ -255,7 +255,7 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 					 .self_cpu_ns = 17850, .device_ns = 4321, .self_device_ns = 4321 };
 	fevents[2] = (struct ns_fevent){ .event = 3, .start_ns = 1030000, .end_ns = 1042400, .name = launch,
 					 .parent = 1, .depth = 2, .launched_by = -1, .self_cpu_ns = 12400 };
-	fevents[3] = (struct ns_fevent){ .event = 5, .start_ns = 1045000, .end_ns = 1049321, .name = kernel,
+	fevents[3] = (struct ns_fevent){ .event = 4, /* (flow ends are not events) */ .start_ns = 1045000, .end_ns = 1049321, .name = kernel,
 					 .thread = 1, .device_type = NS_DEV_CUDA, .parent = -1, .launched_by = 1,
 					 .device_ns = 4321, .self_device_ns = 4321 };
 	fevents[4] = (struct ns_fevent){ .event = -1, .start_ns = 1250000, .end_ns = 1250000, .name = memory,
@@ -1016,10 +1016,11 @@ Test(store, bench)
 	for (size_t i = 0; i < n_events; i++) {
 		if (raws[i].ph != NS_PH_X)
 			continue;
-		agg.fevents[agg.n_fevents++] = (struct ns_fevent){ .event = (int32_t)i, .name = raws[i].ev.name,
-								   .thread = raws[i].ev.thread, .parent = -1,
-								   .launched_by = i % 5 == 3 ? (int32_t)agg.n_fevents - 2 : -1,
-								   .end_ns = 5000, .self_cpu_ns = 3000 };
+		/* f is also the model's index: the X events are kept, the flow ends go to t.flows */
+		int32_t f = (int32_t)agg.n_fevents++;
+		agg.fevents[f] = (struct ns_fevent){ .event = f, .name = raws[i].ev.name, .thread = raws[i].ev.thread,
+						     .parent = -1, .launched_by = i % 5 == 3 ? f - 2 : -1, .end_ns = 5000,
+						     .self_cpu_ns = 3000 };
 	}
 	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
 	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
