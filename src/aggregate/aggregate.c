@@ -586,12 +586,12 @@ out:
 
 /* spec A2 step 7: [memory] records count toward every CPU event whose
  * [start, end] contains them (any thread); unused ones become rows. */
-static bool is_cpu_mem(int16_t dt)
+static bool is_cpu_mem(int64_t dt)
 {
 	return dt == 0 || dt == 2 || dt == 5;
 }
 
-static bool is_device_mem(int16_t dt)
+static bool is_device_mem(int64_t dt)
 {
 	return dt == 1 || dt == 20 || dt == 6 || dt == 12;
 }
@@ -628,8 +628,8 @@ static int assign_memory(struct work *w)
 		goto out;
 	for (size_t k = 0; k < n_rec; k++) {
 		const struct ns_event *ev = &t->events[recs[k].pos];
-		cpu_sum[k + 1] = cpu_sum[k] + (is_cpu_mem(ev->mem_device_type) ? ev->bytes : 0);
-		dev_sum[k + 1] = dev_sum[k] + (is_device_mem(ev->mem_device_type) ? ev->bytes : 0);
+		cpu_sum[k + 1] = cpu_sum[k] + (is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
+		dev_sum[k + 1] = dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 	}
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
@@ -690,8 +690,8 @@ static int assign_memory(struct work *w)
 		fe->thread = ev->thread;
 		fe->device_type = NS_DEV_CPU;
 		fe->parent = fe->launched_by = NO_INDEX;
-		mem->cpu = is_cpu_mem(ev->mem_device_type) ? ev->bytes : 0;
-		mem->device = is_device_mem(ev->mem_device_type) ? ev->bytes : 0;
+		mem->cpu = is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
+		mem->device = is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 	}
 	free(unused);
 	rc = 0;

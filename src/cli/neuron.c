@@ -300,7 +300,8 @@ static int feed(struct ns_trace *t, size_t first, ns_event_sink sink, void *sink
 		raw.ev = t->events[i];
 		raw.kept = true;
 		raw.ph = NS_PH_X;
-		raw.rf_id = raw.seq_nr = raw.fwd_tid = raw.device = raw.stream = NS_NONE;
+		raw.rf_id = raw.seq_nr = raw.fwd_tid = raw.device = raw.stream = raw.ev_idx = NS_NONE;
+		raw.mem_device_type = -1;
 		int rc = sink(sink_ctx, t, &raw, err);
 		if (rc)
 			return rc;

@@ -203,9 +203,10 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out)
 			ev.ts_ns += shift;
 			ev.thread += thread_base;
 			/* ids are per process: keep files apart (ids fit in 32 bits) */
-			if (ev.external_id != NS_NONE)
+			bool ids = ev.kind != NS_KIND_MEMORY && ev.kind != NS_KIND_OOM;
+			if (ids && ev.external_id != NS_NONE)
 				ev.external_id += (int64_t)k << 40;
-			if (ev.correlation != NS_NONE)
+			if (ids && ev.correlation != NS_NONE)
 				ev.correlation += (int64_t)k << 40;
 			ev.name = reintern(out, t, ev.name);
 			ev.input_dims = reintern(out, t, ev.input_dims);

@@ -67,20 +67,27 @@ enum ns_event_flag {
 	NS_EV_TS_FRACTION = 1 << 1 /* ts token had a fraction (era C / ns precision) */
 };
 
+/* 64 bytes: the model's largest array. What only the store needs (Ev Idx,
+ * Record function id, ...) stays in struct ns_raw_event. */
 struct ns_event {
 	int64_t ts_ns;
 	int64_t dur_ns;       /* 0 for instants and flows */
-	int64_t external_id;  /* args "External id" / "external id", or NS_NONE */
-	int64_t correlation;  /* args "correlation" (device/runtime), flow id for flows, or NS_NONE */
-	int64_t ev_idx;       /* args "Ev Idx", or NS_NONE */
-	int64_t bytes;        /* memory events: args "Bytes"; else 0 */
+	union {
+		struct {      /* every kind but memory records */
+			int64_t external_id;  /* args "External id" / "external id", or NS_NONE */
+			int64_t correlation;  /* args "correlation" (device/runtime), flow id for flows, or NS_NONE */
+		};
+		struct {      /* NS_KIND_MEMORY, NS_KIND_OOM */
+			int64_t bytes;        /* args "Bytes" (0 if absent) */
+			int64_t device_type;  /* args "Device Type" (c10 DeviceType), or -1 */
+		} mem;
+	};
 	uint32_t idx;         /* position in traceEvents (file order), joins the store's events.id */
 	ns_str name;          /* as written (ProfilerStep#N is rewritten by aggregate, not here) */
 	ns_str input_dims;    /* raw JSON text of args "Input Dims"/"Input dims", compacted; 0 if absent */
 	uint32_t thread;      /* index into ns_trace.threads */
 	ns_str stack;         /* args "Call stack" ("frame;frame;..."), 0 if absent */
 	ns_str neff;          /* NEFF hash of device work (docs/neuron.md "NEFF hash"), 0 if absent */
-	int16_t mem_device_type; /* memory events: args "Device Type" (c10 DeviceType), else -1 */
 	uint8_t cat;          /* enum ns_cat */
 	uint8_t kind;         /* enum ns_kind */
 	uint8_t flags;        /* enum ns_event_flag */

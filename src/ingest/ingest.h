@@ -23,6 +23,9 @@ struct ns_raw_event {
 	int64_t fwd_tid;           /* args "Fwd thread id" */
 	int64_t device;            /* args "device" */
 	int64_t stream;            /* args "stream" */
+	int64_t ev_idx;            /* args "Ev Idx" */
+	int64_t bytes;             /* args "Bytes" (0 if absent; memory records also have it in ev.mem) */
+	int16_t mem_device_type;   /* args "Device Type", or -1 (likewise) */
 	ns_str input_types;        /* raw JSON of args "Input type", compacted */
 	const char *args;          /* raw JSON text of "args" (NULL if absent) */
 	size_t args_len;

@@ -348,13 +348,13 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 		if (span_is(key, "stream"))
 			return val->is_string ? 0 : int_field(ps, val, val_start, "stream", &raw->stream);
 		if (span_is(key, "Ev Idx"))
-			return int_field(ps, val, val_start, "Ev Idx", &ev->ev_idx);
+			return int_field(ps, val, val_start, "Ev Idx", &raw->ev_idx);
 		if (span_is(key, "device"))
 			return val->is_string ? 0 : int_field(ps, val, val_start, "device", &raw->device);
 		break;
 	case 5:
 		if (span_is(key, "Bytes"))
-			return int_field(ps, val, val_start, "Bytes", &ev->bytes);
+			return int_field(ps, val, val_start, "Bytes", &raw->bytes);
 		break;
 	case 8:
 		if (span_is(key, "finished")) { /* a repeated key: the last one counts */
@@ -372,7 +372,7 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 		if (span_is(key, "Device Type")) {
 			int64_t v = -1;
 			int rc = int_field(ps, val, val_start, "Device Type", &v);
-			ev->mem_device_type = (int16_t)(v >= 0 && v < 100 ? v : -1);
+			raw->mem_device_type = (int16_t)(v >= 0 && v < 100 ? v : -1);
 			return rc;
 		}
 		break;
@@ -404,10 +404,11 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 static void reset_args(struct ns_raw_event *raw)
 {
 	struct ns_event *ev = &raw->ev;
-	ev->external_id = ev->correlation = ev->ev_idx = NS_NONE;
-	ev->bytes = 0;
+	ev->external_id = ev->correlation = NS_NONE;
 	ev->input_dims = ev->stack = ev->neff = 0;
-	ev->mem_device_type = -1;
+	raw->ev_idx = NS_NONE;
+	raw->bytes = 0;
+	raw->mem_device_type = -1;
 	ev->flags &= (uint8_t)~NS_EV_UNFINISHED;
 	raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
 	raw->input_types = 0;
@@ -620,8 +621,13 @@ static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw
 	default:
 		break;
 	}
+	if (raw->kept && (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM)) {
+		/* (in place of the ids: a memory record links to nothing) */
+		ev->mem.bytes = raw->bytes;
+		ev->mem.device_type = raw->mem_device_type;
+	}
 	if (raw->kept) {
-		int64_t bytes = ev->bytes < 0 ? (ev->bytes == INT64_MIN ? INT64_MAX : -ev->bytes) : ev->bytes;
+		int64_t bytes = raw->bytes < 0 ? (raw->bytes == INT64_MIN ? INT64_MAX : -raw->bytes) : raw->bytes;
 		if (ev->dur_ns > SUM_LIMIT - ps->dur_sum || bytes > SUM_LIMIT - ps->bytes_sum)
 			return fail_at(ps, p, ev->dur_ns > SUM_LIMIT - ps->dur_sum
 						      ? "the events' durations add up to more than 2^56 ns (2.3 years)"

@@ -356,10 +356,8 @@ static int emit(struct work *w)
 			.dur_ns = iv->dur,
 			.external_id = iv->external_id,
 			.correlation = iv->correlation,
-			.ev_idx = NS_NONE,
 			.idx = (uint32_t)(t->n_trace_events + k),
 			.name = ns_strtab_intern(&t->strings, text, strlen(text)),
-			.mem_device_type = -1,
 			.cat = NS_CAT_KERNEL,
 			.kind = NS_KIND_SLICE,
 		};

@@ -254,11 +254,13 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 		ev.thread = (uint32_t)thread;
 		ev.ts_ns = column_opt(st, 6);
 		ev.dur_ns = column_opt(st, 7);
-		ev.external_id = column_opt(st, 8);
-		ev.correlation = column_opt(st, 9);
-		ev.ev_idx = column_opt(st, 10);
-		ev.bytes = bytes == NS_NONE ? 0 : bytes;
-		ev.mem_device_type = (int16_t)(mem_type == NS_NONE ? -1 : mem_type);
+		if (ev.kind == NS_KIND_MEMORY || ev.kind == NS_KIND_OOM) {
+			ev.mem.bytes = bytes == NS_NONE ? 0 : bytes;
+			ev.mem.device_type = mem_type == NS_NONE ? -1 : mem_type;
+		} else {
+			ev.external_id = column_opt(st, 8);
+			ev.correlation = column_opt(st, 9);
+		}
 		if (ns_trace_push(t, &ev) < 0)
 			return load_oom(l, err);
 	}

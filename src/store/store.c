@@ -558,18 +558,18 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 	}
 	bind_opt(st, 13, ev->ts_ns);
 	bind_opt(st, 14, ev->dur_ns);
-	bind_opt(st, 15, ev->external_id);
-	bind_opt(st, 16, ev->correlation);
+	bool mem = raw->kept && (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM);
+	bind_opt(st, 15, mem ? NS_NONE : ev->external_id); /* (the union holds ev->mem there) */
+	bind_opt(st, 16, mem ? NS_NONE : ev->correlation);
 	bind_opt(st, 17, raw->rf_id);
 	bind_opt(st, 18, raw->seq_nr);
 	bind_opt(st, 19, raw->fwd_tid);
 	bind_opt(st, 20, raw->device);
 	bind_opt(st, 21, raw->stream);
-	bind_opt(st, 22, ev->ev_idx);
+	bind_opt(st, 22, raw->ev_idx);
 	/* bytes is 0 for everything but memory events: NULL there */
-	bind_opt(st, 23, ev->bytes == 0 && ev->kind != NS_KIND_MEMORY && ev->kind != NS_KIND_OOM
-				 ? NS_NONE : ev->bytes);
-	bind_opt(st, 24, ev->mem_device_type < 0 ? NS_NONE : ev->mem_device_type);
+	bind_opt(st, 23, raw->bytes == 0 && !mem ? NS_NONE : raw->bytes);
+	bind_opt(st, 24, raw->mem_device_type < 0 ? NS_NONE : raw->mem_device_type);
 	bind_sid(st, 25, dims);
 	bind_sid(st, 26, types);
 	bind_sid(st, 27, stack);

@@ -115,11 +115,11 @@ static void aggregate_and_report(struct ns_trace *t, uint64_t h)
 
 static bool same_event(const struct ns_event *a, const struct ns_event *b)
 {
+	/* (external_id and correlation share their bytes with a memory record's fields) */
 	return a->ts_ns == b->ts_ns && a->dur_ns == b->dur_ns && a->external_id == b->external_id &&
-	       a->correlation == b->correlation && a->ev_idx == b->ev_idx && a->bytes == b->bytes &&
-	       a->idx == b->idx && a->name == b->name && a->input_dims == b->input_dims &&
-	       a->thread == b->thread && a->stack == b->stack && a->mem_device_type == b->mem_device_type &&
-	       a->cat == b->cat && a->kind == b->kind && a->flags == b->flags;
+	       a->correlation == b->correlation && a->idx == b->idx && a->name == b->name &&
+	       a->input_dims == b->input_dims && a->thread == b->thread && a->stack == b->stack &&
+	       a->neff == b->neff && a->cat == b->cat && a->kind == b->kind && a->flags == b->flags;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -303,8 +303,8 @@ static void make_trace(struct ns_trace *t)
 	};
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
 		struct ns_event ev = { .ts_ns = evs[i].ts, .dur_ns = evs[i].dur, .external_id = evs[i].ext,
-				       .correlation = evs[i].corr, .ev_idx = NS_NONE, .idx = (uint32_t)i, .thread = th,
-				       .mem_device_type = -1, .cat = (uint8_t)evs[i].cat };
+				       .correlation = evs[i].corr, .idx = (uint32_t)i, .thread = th,
+				       .cat = (uint8_t)evs[i].cat };
 		ev.name = ns_strtab_intern(&t->strings, evs[i].name, strlen(evs[i].name));
 		cr_assert_eq(ns_trace_push(t, &ev), 0);
 		t->has_cat[evs[i].cat] = true;
@@ -412,8 +412,7 @@ Test(ntff, neff_keys_mixed)
 	uint32_t th = (uint32_t)ns_trace_thread(&t, pid, 0, tid, NS_NONE);
 	for (int k = 0; k < 2; k++) {
 		struct ns_event ev = { .ts_ns = 5000 + k * 1000, .dur_ns = 500, .external_id = 1, .correlation = 501,
-				       .ev_idx = NS_NONE, .idx = (uint32_t)(4 + k), .thread = th, .mem_device_type = -1,
-				       .cat = NS_CAT_KERNEL };
+				       .idx = (uint32_t)(4 + k), .thread = th, .cat = NS_CAT_KERNEL };
 		ev.name = ns_strtab_intern(&t.strings, "k", 1);
 		ev.neff = ns_strtab_intern(&t.strings, k ? "2" : "1", 1);
 		cr_assert_eq(ns_trace_push(&t, &ev), 0);

@@ -197,7 +197,7 @@ static void check_era_c(const struct loaded *l)
 	cr_assert_eq(ua->ts_ns, 1010000);
 	cr_assert_eq(ua->dur_ns, 200000);
 	cr_assert_eq(ua->external_id, 1);
-	cr_assert_eq(ua->ev_idx, 0);
+	/* ("Ev Idx" goes to the store only: tests/unit/test-store.c) */
 	cr_assert_eq(ua->idx, 0);
 
 	const struct ns_event *op = find_event(t, "aten::add", 0);
@@ -212,10 +212,9 @@ static void check_era_c(const struct loaded *l)
 
 	const struct ns_event *mem = find_event(t, "[memory]", 0);
 	cr_assert_eq(mem->kind, NS_KIND_MEMORY);
-	cr_assert_eq(mem->bytes, -4096);
-	cr_assert_eq(mem->mem_device_type, 1);
+	cr_assert_eq(mem->mem.bytes, -4096);
+	cr_assert_eq(mem->mem.device_type, 1);
 	cr_assert_eq(mem->ts_ns, 1023000);
-	cr_assert_eq(mem->ev_idx, 3);
 
 	const struct ns_event *rt = find_event(t, "cudaLaunchKernel", 0);
 	cr_assert_eq(rt->cat, NS_CAT_CUDA_RUNTIME);
@@ -551,11 +550,11 @@ Test(kineto, memory_and_oom_instants)
 	cr_assert_eq(l.t.n_events, 2);
 	cr_assert_eq(l.t.n_trace_events, 3);
 	cr_assert_eq(l.t.events[0].kind, NS_KIND_MEMORY);
-	cr_assert_eq(l.t.events[0].bytes, 512);
-	cr_assert_eq(l.t.events[0].mem_device_type, 0);
+	cr_assert_eq(l.t.events[0].mem.bytes, 512);
+	cr_assert_eq(l.t.events[0].mem.device_type, 0);
 	cr_assert_eq(l.t.events[1].kind, NS_KIND_OOM);
-	cr_assert_eq(l.t.events[1].bytes, 1073741824);
-	cr_assert_eq(l.t.events[1].mem_device_type, 1);
+	cr_assert_eq(l.t.events[1].mem.bytes, 1073741824);
+	cr_assert_eq(l.t.events[1].mem.device_type, 1);
 	ns_trace_release(&l.t);
 }
 

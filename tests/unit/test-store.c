@@ -121,9 +121,11 @@ static void emit(struct ns_store *s, struct ns_trace *t, struct raw_spec spec)
 	raw.ev.dur_ns = spec.dur_ns;
 	raw.ev.external_id = spec.external_id;
 	raw.ev.correlation = spec.correlation;
-	raw.ev.ev_idx = spec.ev_idx;
-	raw.ev.bytes = spec.bytes;
-	raw.ev.mem_device_type = spec.mem_device_type;
+	if (spec.kind == NS_KIND_MEMORY || spec.kind == NS_KIND_OOM) /* as parse_event does */
+		raw.ev.mem.bytes = spec.bytes, raw.ev.mem.device_type = spec.mem_device_type;
+	raw.ev_idx = spec.ev_idx;
+	raw.bytes = spec.bytes;
+	raw.mem_device_type = spec.mem_device_type;
 	raw.ev.name = S(t, spec.name);
 	raw.ev.input_dims = spec.input_dims ? S(t, spec.input_dims) : 0;
 	raw.ev.stack = spec.stack ? S(t, spec.stack) : 0;
@@ -391,16 +393,14 @@ Test(store, load_rebuilds_the_model)
 		cr_expect_eq(a->idx, b->idx, "event %zu", i);
 		cr_expect_eq(a->ts_ns, b->ts_ns, "event %zu", i);
 		cr_expect_eq(a->dur_ns, b->dur_ns, "event %zu", i);
+		/* the ids, or for memory records the bytes and device type */
 		cr_expect_eq(a->external_id, b->external_id, "event %zu", i);
 		cr_expect_eq(a->correlation, b->correlation, "event %zu", i);
-		cr_expect_eq(a->ev_idx, b->ev_idx, "event %zu", i);
-		cr_expect_eq(a->bytes, b->bytes, "event %zu", i);
 		cr_expect_eq(a->name, b->name, "event %zu", i);
 		cr_expect_eq(a->input_dims, b->input_dims, "event %zu", i);
 		cr_expect_eq(a->thread, b->thread, "event %zu", i);
 		cr_expect_eq(a->stack, b->stack, "event %zu", i);
 		cr_expect_eq(a->neff, b->neff, "event %zu", i);
-		cr_expect_eq(a->mem_device_type, b->mem_device_type, "event %zu", i);
 		cr_expect_eq(a->cat, b->cat, "event %zu", i);
 		cr_expect_eq(a->kind, b->kind, "event %zu", i);
 		cr_expect_eq(a->flags, b->flags, "event %zu", i);
@@ -697,7 +697,7 @@ Test(store, write_failure_is_an_io_error_and_leaves_nothing)
 		struct ns_raw_event raw;
 		memset(&raw, 0, sizeof(raw));
 		raw.ev.idx = (uint32_t)t.n_trace_events++;
-		raw.ev.ts_ns = raw.ev.external_id = raw.ev.correlation = raw.ev.ev_idx = NS_NONE;
+		raw.ev.ts_ns = raw.ev.external_id = raw.ev.correlation = raw.ev_idx = NS_NONE;
 		raw.rf_id = raw.seq_nr = raw.fwd_tid = raw.device = raw.stream = NS_NONE;
 		raw.args = "{\"padding\": \"................................................................\"}";
 		raw.args_len = strlen(raw.args);
@@ -988,8 +988,8 @@ Test(store, bench)
 		int phase = (int)(i % 5);
 		int64_t corr = 100000 + (int64_t)(i / 5);
 		raw->ev = (struct ns_event){ .ts_ns = 1000000 + (int64_t)i * 1000, .external_id = corr,
-					     .correlation = phase ? corr : NS_NONE, .ev_idx = phase ? NS_NONE : (int64_t)i,
-					     .idx = (uint32_t)i, .mem_device_type = -1, .thread = phase < 3 ? cpu : gpu,
+					     .correlation = phase ? corr : NS_NONE,
+					     .idx = (uint32_t)i, .thread = phase < 3 ? cpu : gpu,
 					     .cat = (uint8_t)ns_cat_from_string(ns_strtab_get(&t.strings, cats[phase]),
 										ns_strtab_len(&t.strings, cats[phase])) };
 		raw->ev.name = phase == 0 ? ops[(i / 5) % 97] : phase == 1 ? launch : phase == 3 ? kernel : cats[2];
@@ -1000,6 +1000,8 @@ Test(store, bench)
 		raw->ph = phase == 2 ? NS_PH_S : phase == 4 ? NS_PH_F : NS_PH_X;
 		raw->cat_text = cats[phase];
 		raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
+		raw->ev_idx = phase ? NS_NONE : (int64_t)i;
+		raw->mem_device_type = -1;
 		if (raw->ph == NS_PH_X) {
 			raw->args = args[i % N_ARGS];
 			raw->args_len = strlen(raw->args);
