@@ -113,7 +113,7 @@ static const char *const load_sql[LOAD__COUNT] = {
 			 " WHERE trace_id = ? ORDER BY id",
 	[LOAD_META] = "SELECT key, value_json FROM metadata WHERE trace_id = ? ORDER BY ord",
 	[LOAD_EVENTS] = "SELECT id, activity, kind, flags, name_id, thread_id, ts_ns, dur_ns, external_id,"
-			" correlation, ev_idx, bytes, mem_device_type, input_dims_id, stack_id, neff FROM events"
+			" correlation, bytes, mem_device_type, input_dims_id, stack_id, neff FROM events"
 			" WHERE trace_id = ? AND kept ORDER BY id",
 };
 
@@ -236,16 +236,16 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct ns_event ev;
 		memset(&ev, 0, sizeof(ev));
-		int64_t thread = column_opt(st, 5), bytes = column_opt(st, 11), mem_type = column_opt(st, 12);
+		int64_t thread = column_opt(st, 5), bytes = column_opt(st, 10), mem_type = column_opt(st, 11);
 		ev.idx = (uint32_t)sqlite3_column_int64(st, 0);
 		ev.cat = (uint8_t)sqlite3_column_int(st, 1);
 		ev.kind = (uint8_t)sqlite3_column_int(st, 2);
 		ev.flags = (uint8_t)sqlite3_column_int(st, 3);
-		if ((rc = local_string(l, st, 4, &ev.name, err)) || (rc = local_string(l, st, 13, &ev.input_dims, err)) ||
-		    (rc = local_string(l, st, 14, &ev.stack, err)))
+		if ((rc = local_string(l, st, 4, &ev.name, err)) || (rc = local_string(l, st, 12, &ev.input_dims, err)) ||
+		    (rc = local_string(l, st, 13, &ev.stack, err)))
 			return rc;
 		/* the model's own strings are loaded already: this finds the id */
-		if (sqlite3_column_type(st, 15) != SQLITE_NULL && intern_column(st, 15, t, &ev.neff) < 0)
+		if (sqlite3_column_type(st, 14) != SQLITE_NULL && intern_column(st, 14, t, &ev.neff) < 0)
 			return load_oom(l, err);
 		if (thread < 0 || (uint64_t)thread >= t->n_threads)
 			return ns_error_set(err, NS_ERR_INPUT,

@@ -121,8 +121,10 @@ static void emit(struct ns_store *s, struct ns_trace *t, struct raw_spec spec)
 	raw.ev.dur_ns = spec.dur_ns;
 	raw.ev.external_id = spec.external_id;
 	raw.ev.correlation = spec.correlation;
-	if (spec.kind == NS_KIND_MEMORY || spec.kind == NS_KIND_OOM) /* as parse_event does */
-		raw.ev.mem.bytes = spec.bytes, raw.ev.mem.device_type = spec.mem_device_type;
+	if (spec.kind == NS_KIND_MEMORY || spec.kind == NS_KIND_OOM) { /* as parse_event does */
+		raw.ev.mem.bytes = spec.bytes;
+		raw.ev.mem.device_type = spec.mem_device_type;
+	}
 	raw.ev_idx = spec.ev_idx;
 	raw.bytes = spec.bytes;
 	raw.mem_device_type = spec.mem_device_type;
