@@ -37,7 +37,7 @@ struct ns_report_opts {
 	int max_shapes_width;            /* 80 */
 	int max_src_width;               /* 75 */
 	bool show_neff;                  /* --by-neff: a NEFF column (ns_avg.neff; docs/neuron.md) */
-	/* One document for several traces (docs/report.md "Several traces"): */
+	/* One document for several traces (docs/cli.md, "report"): */
 	bool json_open;                  /* JSON: leave the object open (no "}"): the caller adds keys, closes it */
 	bool trace_columns;              /* CSV: leading "path" and "rank" columns */
 	bool no_csv_header;              /* CSV: rows only (a later trace of the same document) */
