@@ -234,17 +234,6 @@ static int cmp_order(int64_t start_a, int64_t end_a, int64_t pos_a, int64_t star
 	return pos_a < pos_b ? -1 : pos_a > pos_b;
 }
 
-struct sort_item {
-	int64_t start, end;
-	size_t pos;
-};
-
-static int cmp_items(const void *a, const void *b)
-{
-	const struct sort_item *x = a, *y = b;
-	return cmp_order(x->start, x->end, (int64_t)x->pos, y->start, y->end, (int64_t)y->pos);
-}
-
 /* Calls sort after the ops that start with them, so that an op can contain
  * a call starting at its own start. */
 static int64_t enclosing_end(const struct ns_event *ev)
@@ -456,10 +445,10 @@ static int resolve_launchers(struct work *w)
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		int64_t op = NO_INDEX;
-		if (becomes_fevent(w, ev) && is_runtime_cat(ev->cat))
-			op = op_of_runtime(w, i);
-		else if (becomes_fevent(w, ev) && is_launch_target(ev->cat))
-			op = op_of_device(w, i);
+		if (becomes_fevent(w, ev))
+			op = is_runtime_cat(ev->cat)     ? op_of_runtime(w, i)
+			     : is_launch_target(ev->cat) ? op_of_device(w, i)
+							 : NO_INDEX;
 		w->launcher[i] = (int32_t)op;
 	}
 	return w->oom ? -1 : 0;
@@ -596,12 +585,20 @@ static bool is_device_mem(int64_t dt)
 	return dt == 1 || dt == 20 || dt == 6 || dt == 12;
 }
 
+/* (time, position) over event indices */
+static int cmp_event_time(const void *x, const void *y, void *ctx)
+{
+	const struct ns_event *events = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	return cmp_order(events[i].ts_ns, 0, i, events[j].ts_ns, 0, j);
+}
+
 static int assign_memory(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
 	size_t n_rec = 0, n_oom = 0, n_new = 0;
-	struct sort_item *recs = NULL;
+	int32_t *recs = NULL; /* memory records (event indices) by time */
 	int64_t *cpu_sum = NULL, *dev_sum = NULL, *used = NULL;
 	int rc = -1;
 
@@ -620,14 +617,14 @@ static int assign_memory(struct work *w)
 	n_rec = 0;
 	for (size_t i = 0; i < t->n_events; i++)
 		if (t->events[i].kind == NS_KIND_MEMORY)
-			recs[n_rec++] = (struct sort_item){ t->events[i].ts_ns, 0, i };
-	qsort(recs, n_rec, sizeof(*recs), cmp_items);
+			recs[n_rec++] = (int32_t)i;
+	qsort_r(recs, n_rec, sizeof(*recs), cmp_event_time, t->events);
 	/* (grown below with the rows the unused records become) */
 	a->mem = calloc(a->n_fevents + n_rec + n_oom + 1, sizeof(*a->mem));
 	if (!a->mem)
 		goto out;
 	for (size_t k = 0; k < n_rec; k++) {
-		const struct ns_event *ev = &t->events[recs[k].pos];
+		const struct ns_event *ev = &t->events[recs[k]];
 		cpu_sum[k + 1] = cpu_sum[k] + (is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 		dev_sum[k + 1] = dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 	}
@@ -638,7 +635,7 @@ static int assign_memory(struct work *w)
 		size_t lo = 0, hi = n_rec;
 		while (lo < hi) { /* first record with ts >= start */
 			size_t mid = (lo + hi) / 2;
-			if (recs[mid].start < fe->start_ns)
+			if (t->events[recs[mid]].ts_ns < fe->start_ns)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -647,7 +644,7 @@ static int assign_memory(struct work *w)
 		hi = n_rec;
 		while (lo < hi) { /* first record with ts > end */
 			size_t mid = (lo + hi) / 2;
-			if (recs[mid].start <= fe->end_ns)
+			if (t->events[recs[mid]].ts_ns <= fe->end_ns)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -667,7 +664,7 @@ static int assign_memory(struct work *w)
 	for (size_t k = 0; k < n_rec; k++) {
 		running += used[k];
 		if (running == 0) {
-			unused[recs[k].pos] = true;
+			unused[recs[k]] = true;
 			n_new++;
 		}
 	}
