@@ -112,12 +112,10 @@ struct work {
 	int64_t t0_ns;
 	ns_str filtered[sizeof(filtered_names) / sizeof(filtered_names[0])];
 	ns_str profiler_step_star;
-	ns_str empty_list;        /* "[]" */
 	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
 	int32_t *fe_of_event;     /* event -> fevent index, or -1 */
 	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
-	struct ns_i64map shapes_of_dims; /* Input Dims string -> its Python str() */
 };
 
 static bool name_filtered(const struct work *w, ns_str name)
@@ -134,7 +132,7 @@ static int64_t thread_ts_key(uint32_t thread, int64_t ts_ns)
 }
 
 /* spec A2 step 2: ProfilerStep#N -> ProfilerStep*, and the optional overload split. */
-static int table_name(struct work *w, const struct ns_event *ev, ns_str *name, ns_str *overload)
+static int rewrite_name(struct work *w, const struct ns_event *ev, ns_str *name, ns_str *overload)
 {
 	const char *text = ns_strtab_get(&w->t->strings, ev->name);
 	size_t len = ns_strtab_len(&w->t->strings, ev->name);
@@ -167,11 +165,32 @@ static int table_name(struct work *w, const struct ns_event *ev, ns_str *name, n
 	return 0;
 }
 
+static int64_t name_key(const struct ns_agg *a, const struct ns_event *ev)
+{
+	return (int64_t)ev->name << 1 | (a->split_overloads && ev->cat == NS_CAT_CPU_OP);
+}
+
+/* rewrite_name, once per distinct name: the result is kept in a->names
+ * (ns_fevent_overload reads the overload there). */
+static int table_name(struct work *w, const struct ns_event *ev, ns_str *name)
+{
+	struct ns_agg *a = w->out;
+	int64_t key = name_key(a, ev), known = ns_i64map_get(&a->names, key, -1);
+	ns_str overload;
+	if (known != -1) { /* (-1 would be the name UINT32_MAX, which is no string) */
+		*name = (ns_str)((uint64_t)known & UINT32_MAX);
+		return 0;
+	}
+	if (rewrite_name(w, ev, name, &overload))
+		return -1;
+	return ns_i64map_set(&a->names, key, (int64_t)((uint64_t)overload << 32 | *name));
+}
+
 /* Python str() of the input shapes: "Input Dims" [[1024],[1024],[]] becomes
  * "[[1024], [1024], []]"; a TensorList (nested list) input becomes "[]". */
 static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 {
-	int64_t known = ns_i64map_get(&w->shapes_of_dims, dims, -1);
+	int64_t known = ns_i64map_get(&w->out->shapes, dims, -1);
 	if (known >= 0) {
 		*out = (ns_str)known;
 		return 0;
@@ -186,7 +205,7 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	if (!buf)
 		return -1;
 	if (n == 0 || p[0] != '[') {
-		*out = w->empty_list;
+		*out = w->out->empty_list;
 		free(buf);
 		return 0;
 	}
@@ -218,7 +237,7 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	}
 	*out = ns_strtab_intern(&w->t->strings, buf, o);
 	free(buf);
-	if (*out == UINT32_MAX || ns_i64map_set(&w->shapes_of_dims, dims, *out))
+	if (*out == UINT32_MAX || ns_i64map_set(&w->out->shapes, dims, *out))
 		return -1;
 	return 0;
 }
@@ -463,7 +482,7 @@ static int make_fevents(struct work *w)
 	int rc = -1;
 
 	ns_i64map_init(&dev_starts);
-	for (size_t i = 0; i < t->n_events; i++) {
+	for (size_t i = 0; i < t->n_events && t->has_cat[NS_CAT_GPU_USER_ANNOTATION]; i++) {
 		const struct ns_event *ev = &t->events[i];
 		if (ev->kind == NS_KIND_SLICE && is_launch_target(ev->cat) &&
 		    ns_i64map_put_first(&dev_starts, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i))
@@ -478,6 +497,7 @@ static int make_fevents(struct work *w)
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		struct ns_fevent *fe = &a->fevents[a->n_fevents];
+		ns_str shapes;
 		w->fe_of_event[i] = NO_INDEX;
 		if (!becomes_fevent(w, ev))
 			continue;
@@ -487,18 +507,15 @@ static int make_fevents(struct work *w)
 		fe->end_ns = ev->ts_ns + ev->dur_ns;
 		if (ev->cat == NS_CAT_GPU_USER_ANNOTATION)
 			unwiden(w, ev, &fe->start_ns, &fe->end_ns, &dev_starts);
-		if (table_name(w, ev, &fe->name, &fe->overload))
+		if (table_name(w, ev, &fe->name))
 			goto out;
-		/* an event without Input Dims has input_shapes [] in PyTorch */
-		if ((w->opts->group_by & NS_GROUP_SHAPE) &&
-		    (ev->input_dims ? shapes_string(w, ev->input_dims, &fe->input_shapes)
-				    : (fe->input_shapes = w->empty_list) == UINT32_MAX))
+		/* (ns_fevent_shapes reads the strings made here) */
+		if (a->by_shape && ev->input_dims && shapes_string(w, ev->input_dims, &shapes))
 			goto out;
-		fe->stack = ev->stack;
 		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
 		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
 		fe->thread = ev->thread;
-		fe->parent = fe->launched_by = NO_INDEX;
+		fe->link = fe->first_child = fe->next_sibling = NO_INDEX;
 		if (fe->device_type == NS_DEV_CPU && ev->cat != NS_CAT_CPU_OP && ev->cat != NS_CAT_USER_ANNOTATION) {
 			/* spec A2 step 6: Kineto's host events move to their op's thread,
 			 * or to the main thread when no op launched them */
@@ -525,8 +542,8 @@ static int cmp_kernel_order(const void *x, const void *y, void *ctx)
 
 static bool counts_as_kernel(const struct ns_fevent *fe)
 {
-	return fe->launched_by != NO_INDEX && (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 ||
-					       fe->device_type == NS_DEV_XPU);
+	return ns_fevent_launcher(fe) != NO_INDEX &&
+	       (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 || fe->device_type == NS_DEV_XPU);
 }
 
 /* spec A2 step 6: device work -> the kernels list of the op that launched it. */
@@ -543,9 +560,9 @@ static int attach_kernels(struct work *w)
 		if (fe->device_type == NS_DEV_CPU || !is_launch_target(ev->cat))
 			continue;
 		int64_t op = w->launcher[fe->event];
-		fe->launched_by = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
+		fe->link = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
 		if (counts_as_kernel(fe)) /* kernels_len counts here, kernels_off is set below */
-			a->fevents[fe->launched_by].kernels_len++;
+			a->fevents[fe->link].kernels_len++;
 	}
 	for (size_t f = 0; f < n_fe; f++) {
 		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
@@ -563,7 +580,7 @@ static int attach_kernels(struct work *w)
 	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a->fevents);
 	for (size_t k = 0; k < n_order; k++) {
 		const struct ns_fevent *fe = &a->fevents[order[k]];
-		struct ns_fevent *op = &a->fevents[fe->launched_by];
+		struct ns_fevent *op = &a->fevents[fe->link];
 		a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
 		a->kernels_ns[op->kernels_off + op->kernels_len++] = fe->end_ns - fe->start_ns;
 	}
@@ -593,13 +610,55 @@ static int cmp_event_time(const void *x, const void *y, void *ctx)
 	return cmp_order(events[i].ts_ns, 0, i, events[j].ts_ns, 0, j);
 }
 
+/* The memory records at times in [start, end]: a->mem_recs[*first .. *last). */
+static void records_within(const struct ns_agg *a, int64_t start, int64_t end, size_t *first, size_t *last)
+{
+	const struct ns_event *events = a->trace->events;
+	size_t lo = 0, hi = a->n_mem_recs;
+	while (lo < hi) { /* first record with ts >= start */
+		size_t mid = (lo + hi) / 2;
+		if (events[a->mem_recs[mid]].ts_ns < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	hi = a->n_mem_recs;
+	while (lo < hi) { /* first record with ts > end */
+		size_t mid = (lo + hi) / 2;
+		if (events[a->mem_recs[mid]].ts_ns <= end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*last = lo;
+}
+
+/* The cpu and device columns of one fevent: a memory row's own record, a
+ * CPU event's records within its span, nothing for device events. */
+static struct ns_fmem own_mem(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	const struct ns_event *ev = &a->trace->events[fe->event];
+	struct ns_fmem m = { 0 };
+	size_t first, last;
+	if (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM) {
+		m.cpu = is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
+		m.device = is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
+	} else if (fe->device_type == NS_DEV_CPU) {
+		records_within(a, fe->start_ns, fe->end_ns, &first, &last);
+		m.cpu = a->mem_cpu_sum[last] - a->mem_cpu_sum[first];
+		m.device = a->mem_dev_sum[last] - a->mem_dev_sum[first];
+	}
+	return m;
+}
+
 static int assign_memory(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
 	size_t n_rec = 0, n_oom = 0, n_new = 0;
-	int32_t *recs = NULL; /* memory records (event indices) by time */
-	int64_t *cpu_sum = NULL, *dev_sum = NULL, *used = NULL;
+	int64_t *used = NULL; /* +1 where a CPU event's records begin, -1 where they end */
+	bool *unused = NULL;  /* per event: a record no CPU event contains */
 	int rc = -1;
 
 	for (size_t i = 0; i < t->n_events; i++) {
@@ -608,77 +667,51 @@ static int assign_memory(struct work *w)
 	}
 	if (n_rec + n_oom == 0)
 		return 0;
-	recs = malloc((n_rec + 1) * sizeof(*recs));
-	cpu_sum = calloc(n_rec + 1, sizeof(*cpu_sum));
-	dev_sum = calloc(n_rec + 1, sizeof(*dev_sum));
+	a->has_mem = true;
+	a->mem_recs = malloc((n_rec + 1) * sizeof(*a->mem_recs));
+	a->mem_cpu_sum = calloc(n_rec + 1, sizeof(*a->mem_cpu_sum));
+	a->mem_dev_sum = calloc(n_rec + 1, sizeof(*a->mem_dev_sum));
 	used = calloc(n_rec + 1, sizeof(*used));
-	if (!recs || !cpu_sum || !dev_sum || !used)
+	unused = calloc(t->n_events + 1, sizeof(*unused));
+	if (!a->mem_recs || !a->mem_cpu_sum || !a->mem_dev_sum || !used || !unused)
 		goto out;
-	n_rec = 0;
 	for (size_t i = 0; i < t->n_events; i++)
 		if (t->events[i].kind == NS_KIND_MEMORY)
-			recs[n_rec++] = (int32_t)i;
-	qsort_r(recs, n_rec, sizeof(*recs), cmp_event_time, t->events);
-	/* (grown below with the rows the unused records become) */
-	a->mem = calloc(a->n_fevents + n_rec + n_oom + 1, sizeof(*a->mem));
-	if (!a->mem)
-		goto out;
+			a->mem_recs[a->n_mem_recs++] = (int32_t)i;
+	qsort_r(a->mem_recs, n_rec, sizeof(*a->mem_recs), cmp_event_time, t->events);
 	for (size_t k = 0; k < n_rec; k++) {
-		const struct ns_event *ev = &t->events[recs[k]];
-		cpu_sum[k + 1] = cpu_sum[k] + (is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
-		dev_sum[k + 1] = dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
+		const struct ns_event *ev = &t->events[a->mem_recs[k]];
+		a->mem_cpu_sum[k + 1] = a->mem_cpu_sum[k] + (is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
+		a->mem_dev_sum[k + 1] = a->mem_dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 	}
 	for (size_t f = 0; f < a->n_fevents; f++) {
-		struct ns_fevent *fe = &a->fevents[f];
+		const struct ns_fevent *fe = &a->fevents[f];
+		size_t first, last;
 		if (fe->device_type != NS_DEV_CPU)
 			continue;
-		size_t lo = 0, hi = n_rec;
-		while (lo < hi) { /* first record with ts >= start */
-			size_t mid = (lo + hi) / 2;
-			if (t->events[recs[mid]].ts_ns < fe->start_ns)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		size_t first = lo;
-		hi = n_rec;
-		while (lo < hi) { /* first record with ts > end */
-			size_t mid = (lo + hi) / 2;
-			if (t->events[recs[mid]].ts_ns <= fe->end_ns)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		a->mem[f].cpu = cpu_sum[lo] - cpu_sum[first];
-		a->mem[f].device = dev_sum[lo] - dev_sum[first];
-		if (lo > first) {
+		records_within(a, fe->start_ns, fe->end_ns, &first, &last);
+		if (last > first) {
 			used[first]++;
-			used[lo]--;
+			used[last]--;
 		}
 	}
 	/* unused records and every OOM record become zero-length CPU rows, in trace order */
 	int64_t running = 0;
-	bool *unused = calloc(t->n_events + 1, sizeof(*unused));
-	if (!unused)
-		goto out;
 	for (size_t k = 0; k < n_rec; k++) {
 		running += used[k];
 		if (running == 0) {
-			unused[recs[k]] = true;
+			unused[a->mem_recs[k]] = true;
 			n_new++;
 		}
 	}
 	struct ns_fevent *grown = realloc(a->fevents, (a->n_fevents + n_new + n_oom + 1) * sizeof(*grown));
-	if (!grown) {
-		free(unused);
+	if (!grown)
 		goto out;
-	}
 	a->fevents = grown;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		if (!(ev->kind == NS_KIND_OOM || (ev->kind == NS_KIND_MEMORY && unused[i])))
 			continue;
-		struct ns_fmem *mem = &a->mem[a->n_fevents];
 		struct ns_fevent *fe = &a->fevents[a->n_fevents++];
 		memset(fe, 0, sizeof(*fe));
 		fe->event = (int32_t)i;
@@ -686,17 +719,12 @@ static int assign_memory(struct work *w)
 		fe->name = ev->name;
 		fe->thread = ev->thread;
 		fe->device_type = NS_DEV_CPU;
-		fe->parent = fe->launched_by = NO_INDEX;
-		mem->cpu = is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
-		mem->device = is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
+		fe->link = fe->first_child = fe->next_sibling = NO_INDEX;
 	}
-	free(unused);
 	rc = 0;
 out:
-	free(recs);
-	free(cpu_sum);
-	free(dev_sum);
 	free(used);
+	free(unused);
 	return rc;
 }
 
@@ -708,9 +736,9 @@ static int cmp_fevent_order(const void *x, const void *y, void *ctx)
 	return cmp_order(fevents[i].start_ns, fevents[i].end_ns, i, fevents[j].start_ns, fevents[j].end_ns, j);
 }
 
-/* Sorts fevents by (start, -end), stably, and remaps the index links. The
- * permutation is applied in place, cycle by cycle, so the (large) fevent
- * array is never copied. */
+/* Sorts fevents by (start, -end), stably, and remaps the launcher links
+ * (the only links so far). The permutation is applied in place, cycle by
+ * cycle, so the (large) fevent array is never copied. */
 static int sort_fevents(struct work *w)
 {
 	struct ns_agg *a = w->out;
@@ -732,25 +760,20 @@ static int sort_fevents(struct work *w)
 		if (order[start] == (int32_t)start || order[start] == NO_INDEX)
 			continue;
 		struct ns_fevent held = a->fevents[start];
-		struct ns_fmem held_mem = ns_fevent_mem(a, start);
 		size_t k = start;
 		while ((size_t)order[k] != start) {
 			size_t from = (size_t)order[k];
 			a->fevents[k] = a->fevents[from];
-			if (a->mem)
-				a->mem[k] = a->mem[from];
 			order[k] = NO_INDEX;
 			k = from;
 		}
 		a->fevents[k] = held;
-		if (a->mem)
-			a->mem[k] = held_mem;
 		order[k] = NO_INDEX;
 	}
 	for (size_t k = 0; k < n; k++) {
 		struct ns_fevent *fe = &a->fevents[k];
-		if (fe->launched_by != NO_INDEX)
-			fe->launched_by = new_of_old[fe->launched_by];
+		if (fe->link != NO_INDEX)
+			fe->link = new_of_old[fe->link];
 	}
 	rc = 0;
 out:
@@ -759,13 +782,9 @@ out:
 	return rc;
 }
 
-/* Children lists as index chains (first child, next sibling). */
-struct tree {
-	int32_t *first, *last, *next; /* exactly one child: first == last != NO_INDEX */
-};
-
-/* spec A3: _populate_cpu_children, then _remove_dup_nodes. */
-static int build_tree(struct work *w, struct tree *tr)
+/* spec A3: _populate_cpu_children, then _remove_dup_nodes. Children lists
+ * are chains through the fevents (first_child, next_sibling). */
+static int build_tree(struct work *w)
 {
 	struct ns_agg *a = w->out;
 	size_t n = a->n_fevents;
@@ -775,106 +794,173 @@ static int build_tree(struct work *w, struct tree *tr)
 	for (size_t i = 0; i <= w->t->n_threads; i++)
 		top[i] = NO_INDEX;
 	for (size_t f = 0; f < n; f++) {
-		tr->first[f] = tr->last[f] = tr->next[f] = NO_INDEX;
-	}
-	for (size_t f = 0; f < n; f++) {
 		struct ns_fevent *ev = &a->fevents[f];
 		if (ev->device_type != NS_DEV_CPU || ev->is_async)
 			continue;
 		int32_t *tp = &top[ev->thread];
 		while (*tp != NO_INDEX) {
-			const struct ns_fevent *p = &a->fevents[*tp];
+			struct ns_fevent *p = &a->fevents[*tp];
 			if (ev->start_ns >= p->end_ns || ev->end_ns > p->end_ns) {
-				*tp = p->parent; /* the stack below p is p's parent chain */
+				*tp = p->link; /* the stack below p is p's parent chain */
 				continue;
 			}
-			ev->parent = *tp;
-			if (tr->last[*tp] == NO_INDEX)
-				tr->first[*tp] = (int32_t)f;
-			else
-				tr->next[tr->last[*tp]] = (int32_t)f;
-			tr->last[*tp] = (int32_t)f;
+			ev->link = *tp;
+			ev->next_sibling = p->first_child; /* prepended: reversed below */
+			p->first_child = (int32_t)f;
 			break;
 		}
 		*tp = (int32_t)f;
 	}
 	free(top);
+	for (size_t f = 0; f < n; f++) { /* children in start order, as PyTorch appends them */
+		struct ns_fevent *p = &a->fevents[f];
+		int32_t reversed = NO_INDEX;
+		for (int32_t ch = p->first_child, next; ch != NO_INDEX; ch = next) {
+			next = a->fevents[ch].next_sibling;
+			a->fevents[ch].next_sibling = reversed;
+			reversed = ch;
+		}
+		p->first_child = reversed;
+	}
 
 	for (bool changed = true; changed;) {
 		changed = false;
 		for (size_t f = 0; f < n; f++) {
 			struct ns_fevent *c = &a->fevents[f];
-			if (c->removed || c->parent == NO_INDEX)
+			int32_t parent = ns_fevent_parent(c);
+			if (c->removed || parent == NO_INDEX)
 				continue;
-			struct ns_fevent *p = &a->fevents[c->parent];
-			if (p->name != c->name || tr->first[c->parent] != tr->last[c->parent])
-				continue; /* (c is a child, so first != NO_INDEX) */
-			tr->first[c->parent] = tr->first[f];
-			tr->last[c->parent] = tr->last[f];
+			struct ns_fevent *p = &a->fevents[parent];
+			if (p->name != c->name || p->first_child != (int32_t)f || c->next_sibling != NO_INDEX)
+				continue; /* (c is p's only child exactly when both hold) */
+			p->first_child = c->first_child;
 			p->kernels_off = c->kernels_off;
 			p->kernels_len = c->kernels_len;
-			for (int32_t ch = tr->first[f]; ch != NO_INDEX; ch = tr->next[ch])
-				a->fevents[ch].parent = c->parent;
+			for (int32_t ch = c->first_child; ch != NO_INDEX; ch = a->fevents[ch].next_sibling)
+				a->fevents[ch].link = parent;
+			c->first_child = NO_INDEX;
 			c->removed = true;
 			changed = true;
 		}
 	}
-	for (size_t f = 0; f < n; f++) {
-		struct ns_fevent *fe = &a->fevents[f];
-		fe->depth = fe->parent == NO_INDEX ? 0 : a->fevents[fe->parent].depth + 1;
-	}
 	return 0;
 }
 
-/* spec A4, children before parents (a child sorts after its parent). The
- * doubles repeat PyTorch's operations in its order; the ns twins are exact. */
-static void compute_metrics(struct work *w, const struct tree *tr)
+/* spec A4: the device totals, children before parents (a child sorts after
+ * its parent). The doubles repeat PyTorch's operations in its order; the ns
+ * twins are exact. Each fevent's kernel list is read before the total
+ * takes its place. */
+static void compute_device_totals(struct ns_agg *a)
 {
-	struct ns_agg *a = w->out;
-	bool use_device = a->backend != NS_BACKEND_NONE;
 	for (size_t k = a->n_fevents; k-- > 0;) {
 		struct ns_fevent *fe = &a->fevents[k];
-		bool cpu = fe->device_type == NS_DEV_CPU;
-		double child_cpu = 0, child_dev = 0, kern = 0;
-		double span_us = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
-		int64_t child_cpu_ns = 0, child_dev_ns = 0, kern_ns = 0, child_cpu_mem = 0, child_dev_mem = 0;
-		if (fe->removed)
+		uint32_t off = fe->kernels_off, len = fe->kernels_len;
+		double kern = 0, child_dev = 0;
+		int64_t kern_ns = 0, child_dev_ns = 0;
+		fe->device_time_total = 0;
+		fe->device_ns = 0;
+		if (fe->removed || fe->is_async || !a->use_device)
 			continue;
-		for (int32_t ch = tr->first[k]; ch != NO_INDEX; ch = tr->next[ch]) {
-			const struct ns_fevent *c = &a->fevents[ch];
-			child_cpu += ns_fevent_us(a, c->end_ns) - ns_fevent_us(a, c->start_ns);
-			child_dev += c->device_time_total;
-			child_cpu_ns += c->end_ns - c->start_ns;
-			child_dev_ns += c->device_ns;
-			if (a->mem) {
-				child_cpu_mem += a->mem[ch].cpu;
-				child_dev_mem += a->mem[ch].device;
-			}
+		if (fe->device_type != NS_DEV_CPU) {
+			fe->device_time_total = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
+			fe->device_ns = fe->end_ns - fe->start_ns;
+			continue;
 		}
-		for (uint32_t i = 0; i < fe->kernels_len; i++) {
-			kern += a->kernels[fe->kernels_off + i];
-			kern_ns += a->kernels_ns[fe->kernels_off + i];
+		for (uint32_t i = 0; i < len; i++) {
+			kern += a->kernels[off + i];
+			kern_ns += a->kernels_ns[off + i];
 		}
-		/* (children are CPU events, whose cpu_time_total is their span) */
-		fe->self_cpu_time_total = cpu && !fe->is_async ? span_us - child_cpu : 0;
-		fe->self_cpu_ns = cpu && !fe->is_async ? ns_fevent_cpu_ns(fe) - child_cpu_ns : 0;
-		if (fe->is_async || !use_device) {
-			fe->device_time_total = fe->self_device_time_total = 0;
-			fe->device_ns = fe->self_device_ns = 0;
-		} else if (cpu) {
-			fe->device_time_total = kern + child_dev;
-			fe->self_device_time_total = fe->device_time_total - child_dev;
-			fe->device_ns = kern_ns + child_dev_ns;
-			fe->self_device_ns = kern_ns;
-		} else {
-			fe->device_time_total = fe->self_device_time_total = span_us;
-			fe->device_ns = fe->self_device_ns = fe->end_ns - fe->start_ns;
+		for (int32_t ch = fe->first_child; ch != NO_INDEX; ch = a->fevents[ch].next_sibling) {
+			child_dev += a->fevents[ch].device_time_total;
+			child_dev_ns += a->fevents[ch].device_ns;
 		}
-		if (a->mem) {
-			a->mem[k].self_cpu = cpu && !fe->is_async ? a->mem[k].cpu - child_cpu_mem : 0;
-			a->mem[k].self_device = cpu && !fe->is_async ? a->mem[k].device - child_dev_mem : 0;
-		}
+		fe->device_time_total = kern + child_dev;
+		fe->device_ns = kern_ns + child_dev_ns;
 	}
+}
+
+struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f)
+{
+	const struct ns_fevent *fe = &a->fevents[f];
+	struct ns_fself s = { 0 };
+	bool cpu = fe->device_type == NS_DEV_CPU;
+	double span_us = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
+	double child_cpu = 0, child_dev = 0;
+	int64_t child_cpu_ns = 0, child_dev_ns = 0;
+	if (fe->removed)
+		return s;
+	for (int32_t ch = fe->first_child; ch != NO_INDEX; ch = a->fevents[ch].next_sibling) {
+		const struct ns_fevent *c = &a->fevents[ch];
+		/* (children are CPU events, whose cpu_time_total is their span) */
+		child_cpu += ns_fevent_us(a, c->end_ns) - ns_fevent_us(a, c->start_ns);
+		child_dev += c->device_time_total;
+		child_cpu_ns += c->end_ns - c->start_ns;
+		child_dev_ns += c->device_ns;
+	}
+	if (cpu && !fe->is_async) {
+		s.self_cpu_time_total = span_us - child_cpu;
+		s.self_cpu_ns = ns_fevent_cpu_ns(fe) - child_cpu_ns;
+	}
+	if (fe->is_async || !a->use_device)
+		return s;
+	if (cpu) {
+		s.self_device_time_total = fe->device_time_total - child_dev;
+		s.self_device_ns = fe->device_ns - child_dev_ns;
+	} else {
+		s.self_device_time_total = span_us;
+		s.self_device_ns = fe->end_ns - fe->start_ns;
+	}
+	return s;
+}
+
+struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f)
+{
+	const struct ns_fevent *fe = &a->fevents[f];
+	struct ns_fmem m = { 0 };
+	if (!a->has_mem)
+		return m;
+	m = own_mem(a, fe);
+	if (fe->removed || fe->device_type != NS_DEV_CPU || fe->is_async)
+		return m;
+	m.self_cpu = m.cpu;
+	m.self_device = m.device;
+	for (int32_t ch = fe->first_child; ch != NO_INDEX; ch = a->fevents[ch].next_sibling) {
+		struct ns_fmem c = own_mem(a, &a->fevents[ch]);
+		m.self_cpu -= c.cpu;
+		m.self_device -= c.device;
+	}
+	return m;
+}
+
+int ns_fevent_depth(const struct ns_agg *a, size_t f)
+{
+	int depth = 0;
+	for (int32_t p = ns_fevent_parent(&a->fevents[f]); p != NO_INDEX; p = ns_fevent_parent(&a->fevents[p]))
+		depth++;
+	return depth;
+}
+
+ns_str ns_fevent_overload(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	const struct ns_event *ev = &a->trace->events[fe->event];
+	if (!a->split_overloads || ev->kind != NS_KIND_SLICE)
+		return 0;
+	return (ns_str)((uint64_t)ns_i64map_get(&a->names, name_key(a, ev), 0) >> 32);
+}
+
+ns_str ns_fevent_shapes(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	const struct ns_event *ev = &a->trace->events[fe->event];
+	if (!a->by_shape || ev->kind != NS_KIND_SLICE)
+		return 0;
+	/* an event without Input Dims has input_shapes [] in PyTorch */
+	return ev->input_dims ? (ns_str)ns_i64map_get(&a->shapes, ev->input_dims, 0) : a->empty_list;
+}
+
+ns_str ns_fevent_stack(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	const struct ns_event *ev = &a->trace->events[fe->event];
+	return ev->kind == NS_KIND_SLICE ? ev->stack : 0;
 }
 
 /* PyTorch's _filter_stack_entry: frames of the profiler's own plumbing. */
@@ -944,10 +1030,10 @@ static int key_averages(struct work *w)
 		key.device_type = fe->device_type;
 		key.is_user_annotation = fe->is_user_annotation;
 		if (o->group_by & NS_GROUP_OVERLOAD)
-			key.overload = fe->overload;
+			key.overload = ns_fevent_overload(a, fe);
 		if (o->group_by & NS_GROUP_SHAPE)
-			key.input_shapes = fe->input_shapes;
-		if (o->stack_n > 0 && (key.stack = stack_prefix(w->t, fe->stack, o->stack_n)) == UINT32_MAX)
+			key.input_shapes = ns_fevent_shapes(a, fe);
+		if (o->stack_n > 0 && (key.stack = stack_prefix(w->t, ns_fevent_stack(a, fe), o->stack_n)) == UINT32_MAX)
 			goto out;
 		if (neff_of)
 			key.neff = neff_of[f];
@@ -985,21 +1071,23 @@ static int key_averages(struct work *w)
 				goto out;
 		}
 		struct ns_avg *r = &a->avgs[row];
+		struct ns_fself self = ns_fevent_self(a, f);
 		fe->avg = (int32_t)row;
 		r->cpu_time_total += fe->device_type == NS_DEV_CPU
 					     ? ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns) : 0;
 		r->device_time_total += fe->device_time_total;
-		r->self_cpu_time_total += fe->self_cpu_time_total;
-		r->self_device_time_total += fe->self_device_time_total;
+		r->self_cpu_time_total += self.self_cpu_time_total;
+		r->self_device_time_total += self.self_device_time_total;
 		r->cpu_ns += ns_fevent_cpu_ns(fe);
 		r->device_ns += fe->device_ns;
-		r->self_cpu_ns += fe->self_cpu_ns;
-		r->self_device_ns += fe->self_device_ns;
-		if (a->mem) {
-			r->cpu_mem += a->mem[f].cpu;
-			r->device_mem += a->mem[f].device;
-			r->self_cpu_mem += a->mem[f].self_cpu;
-			r->self_device_mem += a->mem[f].self_device;
+		r->self_cpu_ns += self.self_cpu_ns;
+		r->self_device_ns += self.self_device_ns;
+		if (a->has_mem) {
+			struct ns_fmem mem = ns_fevent_mem(a, f);
+			r->cpu_mem += mem.cpu;
+			r->device_mem += mem.device;
+			r->self_cpu_mem += mem.self_cpu;
+			r->self_device_mem += mem.self_device;
 		}
 		r->count++;
 	}
@@ -1032,20 +1120,11 @@ static void release_links(struct work *w)
 	w->launcher = w->fe_of_event = NULL;
 }
 
-static void release_tree(struct tree *tr)
-{
-	free(tr->first);
-	free(tr->last);
-	free(tr->next);
-	memset(tr, 0, sizeof(*tr));
-}
-
 int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
 		 struct ns_error *err)
 {
 	static const struct ns_agg_opts defaults = { .backend_override = -1 };
 	struct work w = { .t = t, .opts = opts ? opts : &defaults, .out = out };
-	struct tree tr = { 0 };
 	int rc = NS_ERR_NOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -1055,17 +1134,21 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	out->trace = t;
 	out->backend = w.opts->backend_override >= 0 ? (enum ns_backend)w.opts->backend_override : infer_backend(t);
 	out->profile_memory = t->profile_memory;
+	out->use_device = out->backend != NS_BACKEND_NONE;
+	out->by_shape = w.opts->group_by & NS_GROUP_SHAPE;
+	out->split_overloads = w.opts->split_overloads;
+	ns_i64map_init(&out->names);
+	ns_i64map_init(&out->shapes);
 	w.ext_trusted = t->ts_has_fraction || t->has_base_time;
 	for (size_t i = 0; i < sizeof(filtered_names) / sizeof(filtered_names[0]); i++)
 		w.filtered[i] = ns_strtab_intern(&t->strings, filtered_names[i], strlen(filtered_names[i]));
 	w.profiler_step_star = ns_strtab_intern(&t->strings, "ProfilerStep*", 13);
-	w.empty_list = ns_strtab_intern(&t->strings, "[]", 2);
+	out->empty_list = ns_strtab_intern(&t->strings, "[]", 2);
 	ns_i64map_init(&w.op_by_ext);
 	ns_i64map_init(&w.rt_by_corr);
 	ns_i64map_init(&w.flow_s_by_id);
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
-	ns_i64map_init(&w.shapes_of_dims);
 	out->t0_ns = w.t0_ns = trace_origin(t);
 	if (resolve_launchers(&w))
 		goto out;
@@ -1074,16 +1157,9 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	if (!w.fe_of_event || make_fevents(&w) || attach_kernels(&w))
 		goto out;
 	release_links(&w);
-	if (assign_memory(&w) || sort_fevents(&w))
+	if (assign_memory(&w) || sort_fevents(&w) || build_tree(&w))
 		goto out;
-	size_t n = out->n_fevents + 1;
-	tr.first = malloc(n * sizeof(*tr.first));
-	tr.last = malloc(n * sizeof(*tr.last));
-	tr.next = malloc(n * sizeof(*tr.next));
-	if (!tr.first || !tr.last || !tr.next || build_tree(&w, &tr))
-		goto out;
-	compute_metrics(&w, &tr);
-	release_tree(&tr);
+	compute_device_totals(out);
 	if (key_averages(&w))
 		goto out;
 	rc = NS_OK;
@@ -1091,9 +1167,7 @@ out:
 	if (rc)
 		ns_error_set(err, rc, "%s: out of memory while aggregating %zu events", t->path ? t->path : "trace",
 			     t->n_events);
-	release_tree(&tr);
 	release_links(&w);
-	ns_i64map_release(&w.shapes_of_dims);
 	if (rc)
 		ns_agg_release(out);
 	return rc;
@@ -1102,7 +1176,11 @@ out:
 void ns_agg_release(struct ns_agg *a)
 {
 	free(a->fevents);
-	free(a->mem);
+	free(a->mem_recs);
+	free(a->mem_cpu_sum);
+	free(a->mem_dev_sum);
+	ns_i64map_release(&a->names);
+	ns_i64map_release(&a->shapes);
 	free(a->kernels);
 	free(a->kernels_ns);
 	free(a->avgs);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/i64map.h"
 #include "common/trace.h"
 
 enum ns_devtype { NS_DEV_CPU = 0, NS_DEV_CUDA, NS_DEV_PRIVATEUSE1, NS_DEV_XPU, NS_DEV_MTIA, NS_DEV_HPU };
@@ -19,31 +20,40 @@ enum ns_devtype { NS_DEV_CPU = 0, NS_DEV_CUDA, NS_DEV_PRIVATEUSE1, NS_DEV_XPU, N
 enum ns_backend { NS_BACKEND_NONE = 0, NS_BACKEND_CUDA, NS_BACKEND_PRIVATEUSE1, NS_BACKEND_XPU,
 		  NS_BACKEND_MTIA, NS_BACKEND_HPU };
 
-/* One PyTorch FunctionEvent. Kept small (the largest array of a report:
- * one per kept slice): links are 32-bit indices, the CPU time and the µs
- * times are derived (ns_fevent_cpu_ns, ns_fevent_us), and the memory columns
- * live in ns_agg.mem only when the trace has memory records. */
+/* One PyTorch FunctionEvent: 64 bytes, the largest array of a report (one
+ * per kept slice, alive beside the events). What can be derived is not
+ * stored: the overload, input shapes, stack and depth (ns_fevent_overload,
+ * ns_fevent_shapes, ns_fevent_stack, ns_fevent_depth), the self times
+ * (ns_fevent_self: the total minus the children's, in PyTorch's order) and
+ * the memory columns (ns_fevent_mem: sums over the sorted memory records).
+ * Kept are what PyTorch computes recursively: the device totals. */
 struct ns_fevent {
 	int64_t start_ns, end_ns;
-	int32_t event;          /* index into trace->events; -1 for a synthesized [memory] row */
+	union {
+		struct {        /* before the totals are computed: own kernels, in ns_agg.kernels */
+			uint32_t kernels_off, kernels_len;
+		};
+		double device_time_total; /* PyTorch's double (µs): own kernels + children's totals */
+	};
+	int64_t device_ns;      /* its exact twin (ns) */
+	int32_t event;          /* index into trace->events (a memory row: its record) */
 	ns_str name;            /* after the ProfilerStep#N -> ProfilerStep* rewrite (and overload split) */
-	ns_str overload;        /* ".Tensor" part split off with capture_overload_names, else 0 */
-	ns_str input_shapes;    /* Python str() of the input shapes, e.g. "[[1024], [1024], []]" */
-	ns_str stack;           /* "Call stack" frames joined by ';' (0 if none) */
 	uint32_t thread;        /* after runtime events moved to their op's thread */
-	int32_t parent;         /* fevent index of the CPU parent, or -1 */
-	int32_t depth;          /* 0 for top level */
-	int32_t launched_by;    /* device events: fevent index of the op it is attributed to, or -1 */
+	/* CPU events have a parent, device events the op they are attributed
+	 * to, never both: read it with ns_fevent_parent / ns_fevent_launcher */
+	int32_t link;
+	int32_t first_child, next_sibling; /* CPU children, in start order (-1: none) */
 	int32_t avg;            /* the ns_agg.avgs row it was added to, or -1 (removed) */
-	uint32_t kernels_off, kernels_len; /* into ns_agg.kernels (own kernel durations, µs) */
 	uint8_t device_type;    /* enum ns_devtype */
 	bool is_user_annotation;
 	bool is_async;
 	bool removed;           /* merged into its same-name parent by _remove_dup_nodes */
-	/* PyTorch's doubles (µs); cpu_time_total is ns_fevent_us(end) - ns_fevent_us(start) */
-	double self_cpu_time_total, device_time_total, self_device_time_total;
-	/* exact integer twins (ns) for the database; cpu_ns is ns_fevent_cpu_ns() */
-	int64_t self_cpu_ns, device_ns, self_device_ns;
+};
+
+/* The self columns of one FunctionEvent (zeros when it is removed). */
+struct ns_fself {
+	double self_cpu_time_total, self_device_time_total; /* PyTorch's doubles (µs) */
+	int64_t self_cpu_ns, self_device_ns;                /* exact twins */
 };
 
 /* Memory columns of one FunctionEvent (bytes). */
@@ -80,7 +90,18 @@ struct ns_agg {
 	enum ns_backend backend;
 	struct ns_fevent *fevents;  /* sorted by (start, -end), stable */
 	size_t n_fevents;
-	struct ns_fmem *mem;        /* per fevent, or NULL when the trace has no memory records */
+	bool use_device;            /* device columns count (a backend is known) */
+	bool by_shape;              /* ns_fevent_shapes is kept (NS_GROUP_SHAPE) */
+	bool split_overloads;       /* ns_fevent_overload is kept */
+	bool has_mem;               /* the trace has [memory] or [OutOfMemory] records */
+	/* [memory] records by time (event indices) and the running sums of their
+	 * CPU and device bytes (n_mem_recs + 1 each): ns_fevent_mem's ranges */
+	int32_t *mem_recs;
+	int64_t *mem_cpu_sum, *mem_dev_sum;
+	size_t n_mem_recs;
+	struct ns_i64map names;     /* (event name, is cpu_op) -> table name | overload << 32 */
+	struct ns_i64map shapes;    /* Input Dims string -> Python str() of the shapes */
+	ns_str empty_list;          /* "[]" */
 	int64_t t0_ns;              /* PyTorch's time origin: µs times count from here */
 	double *kernels;            /* own kernel durations per op (µs, PyTorch's doubles) */
 	int64_t *kernels_ns;        /* the same, exact ns */
@@ -107,11 +128,27 @@ static inline int64_t ns_fevent_cpu_ns(const struct ns_fevent *fe)
 	return fe->device_type == NS_DEV_CPU && !fe->removed ? fe->end_ns - fe->start_ns : 0;
 }
 
-/* The memory columns of fevent f (zeros without memory records). */
-static inline struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f)
+/* The CPU parent (fevent index), or -1. */
+static inline int32_t ns_fevent_parent(const struct ns_fevent *fe)
 {
-	return a->mem ? a->mem[f] : (struct ns_fmem){ 0 };
+	return fe->device_type == NS_DEV_CPU ? fe->link : -1;
 }
+
+/* The op (fevent index) device work is attributed to, or -1. */
+static inline int32_t ns_fevent_launcher(const struct ns_fevent *fe)
+{
+	return fe->device_type != NS_DEV_CPU ? fe->link : -1;
+}
+
+struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f);
+struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f);
+int ns_fevent_depth(const struct ns_agg *a, size_t f); /* 0 for top level */
+/* The overload split off the name (0 unless capture_overload_names). */
+ns_str ns_fevent_overload(const struct ns_agg *a, const struct ns_fevent *fe);
+/* Python str() of the input shapes (0 unless grouped by shape). */
+ns_str ns_fevent_shapes(const struct ns_agg *a, const struct ns_fevent *fe);
+/* "Call stack" frames joined by ';' (0 if none). */
+ns_str ns_fevent_stack(const struct ns_agg *a, const struct ns_fevent *fe);
 const char *ns_backend_label(enum ns_backend b); /* "CUDA", "NEURON", "XPU", "MTIA", "HPU", "" */
 
 #endif

@@ -11,7 +11,7 @@
 static int64_t owner(const struct ns_agg *a, int64_t op)
 {
 	while (op >= 0 && a->fevents[op].removed)
-		op = a->fevents[op].parent;
+		op = ns_fevent_parent(&a->fevents[op]);
 	return op;
 }
 
@@ -30,7 +30,7 @@ ns_str *ns_agg_neff_keys(struct ns_trace *t, const struct ns_agg *a)
 	}
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		const struct ns_fevent *fe = &a->fevents[f];
-		int64_t op = fe->device_type != NS_DEV_CPU ? owner(a, fe->launched_by) : -1;
+		int64_t op = owner(a, ns_fevent_launcher(fe));
 		if (op < 0 || !keys[f] || a->fevents[op].device_type != NS_DEV_CPU)
 			continue;
 		keys[op] = !keys[op] || keys[op] == keys[f] ? keys[f] : mixed;
@@ -50,7 +50,7 @@ int ns_agg_engines(const struct ns_agg *a, const struct ns_engine_timeline *tl, 
 		const struct ns_fevent *fe = &a->fevents[f];
 		if (fe->device_type == NS_DEV_CPU || fe->event < 0)
 			continue;
-		int64_t core = ns_event_core(t, &t->events[fe->event]), op = owner(a, fe->launched_by);
+		int64_t core = ns_event_core(t, &t->events[fe->event]), op = owner(a, ns_fevent_launcher(fe));
 		for (int e = 0; e < NS_ENG__COUNT; e++) {
 			int64_t busy = ns_engine_busy_in(tl, core, (enum ns_engine)e, fe->start_ns, fe->end_ns);
 			if (fe->avg >= 0)

@@ -116,8 +116,8 @@ int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_e
 			*step = ns_i64map_get(&column_of_number, number_of_fe[f], NO_STEP);
 		else if (fe->device_type != NS_DEV_CPU)
 			continue;
-		else if (fe->parent >= 0)
-			*step = step_of_fe[fe->parent];
+		else if (ns_fevent_parent(fe) >= 0)
+			*step = step_of_fe[ns_fevent_parent(fe)];
 		if (*step == NO_STEP)
 			*step = step_at(spans, n_spans, fe->start_ns);
 	}
@@ -125,7 +125,7 @@ int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_e
 		const struct ns_fevent *fe = &agg->fevents[f];
 		if (fe->device_type == NS_DEV_CPU || number_of_fe[f] != NOT_A_STEP)
 			continue;
-		step_of_fe[f] = fe->launched_by >= 0 ? step_of_fe[fe->launched_by] : NO_STEP;
+		step_of_fe[f] = ns_fevent_launcher(fe) >= 0 ? step_of_fe[ns_fevent_launcher(fe)] : NO_STEP;
 		if (step_of_fe[f] == NO_STEP)
 			step_of_fe[f] = step_at(spans, n_spans, fe->start_ns);
 	}
@@ -143,9 +143,10 @@ int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_e
 		if (fe->avg < 0 || step_of_fe[f] == NO_STEP)
 			continue;
 		size_t cell = (size_t)fe->avg * out->n_steps + (size_t)step_of_fe[f];
+		struct ns_fself self = ns_fevent_self(agg, f);
 		out->calls[cell]++;
-		out->self_cpu_ns[cell] += fe->self_cpu_ns;
-		out->self_device_ns[cell] += fe->self_device_ns;
+		out->self_cpu_ns[cell] += self.self_cpu_ns;
+		out->self_device_ns[cell] += self.self_device_ns;
 	}
 	rc = NS_OK;
 out:

@@ -253,7 +253,7 @@ static bool row_printed(const struct view *v, size_t k, long *printed)
 	const struct ns_avg *r = &v->agg->avgs[v->order[k]];
 	if (v->o->row_limit >= 0 && *printed == v->o->row_limit)
 		return false;
-	if (v->o->top_level_only && r->first >= 0 && v->agg->fevents[r->first].parent >= 0)
+	if (v->o->top_level_only && r->first >= 0 && ns_fevent_parent(&v->agg->fevents[r->first]) >= 0)
 		return false;
 	(*printed)++;
 	return true;

@@ -771,15 +771,17 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 			continue;
 		bool oom = false;
 		ns_str key = map_string(s, t, fe->name);
-		ns_str overload = map_optional(s, t, fe->overload, &oom);
-		ns_str shapes = map_optional(s, t, fe->input_shapes, &oom);
+		ns_str overload = map_optional(s, t, ns_fevent_overload(agg, fe), &oom);
+		ns_str shapes = map_optional(s, t, ns_fevent_shapes(agg, fe), &oom);
+		struct ns_fself self = ns_fevent_self(agg, i);
+		struct ns_fmem mem = ns_fevent_mem(agg, i);
 		if (key == NO_STRING || oom)
 			return nomem(err, "storing event statistics");
 		sqlite3_bind_int64(st, 1, s->trace_id);
 		sqlite3_bind_int64(st, 2, event_id);
 		sqlite3_bind_int64(st, 3, (int64_t)i);
-		bind_opt(st, 4, fevent_event_id(t, agg, fe->parent));
-		sqlite3_bind_int(st, 5, fe->depth);
+		bind_opt(st, 4, fevent_event_id(t, agg, ns_fevent_parent(fe)));
+		sqlite3_bind_int(st, 5, ns_fevent_depth(agg, i));
 		sqlite3_bind_int64(st, 6, fe->thread);
 		sqlite3_bind_int64(st, 7, key);
 		bind_sid(st, 8, overload);
@@ -790,16 +792,15 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 		sqlite3_bind_int(st, 13, fe->removed);
 		sqlite3_bind_int64(st, 14, fe->start_ns);
 		sqlite3_bind_int64(st, 15, fe->end_ns);
-		sqlite3_bind_int64(st, 16, fe->self_cpu_ns);
+		sqlite3_bind_int64(st, 16, self.self_cpu_ns);
 		sqlite3_bind_int64(st, 17, ns_fevent_cpu_ns(fe));
-		sqlite3_bind_int64(st, 18, fe->self_device_ns);
+		sqlite3_bind_int64(st, 18, self.self_device_ns);
 		sqlite3_bind_int64(st, 19, fe->device_ns);
-		struct ns_fmem mem = ns_fevent_mem(agg, i);
 		sqlite3_bind_int64(st, 20, mem.cpu);
 		sqlite3_bind_int64(st, 21, mem.self_cpu);
 		sqlite3_bind_int64(st, 22, mem.device);
 		sqlite3_bind_int64(st, 23, mem.self_device);
-		bind_opt(st, 24, fevent_event_id(t, agg, fe->launched_by));
+		bind_opt(st, 24, fevent_event_id(t, agg, ns_fevent_launcher(fe)));
 		int rc = step_insert(s, st, "cannot store event statistics", err);
 		if (rc)
 			return rc;

@@ -132,7 +132,7 @@ static const struct ns_avg *ROW(const struct fx *f, const char *name)
 
 static int64_t parent_of(const struct fx *f, const char *name)
 {
-	return FE(f, name, 0)->parent;
+	return ns_fevent_parent(FE(f, name, 0));
 }
 
 /* ---- A3 _populate_cpu_children boundary rules ---- */
@@ -154,7 +154,7 @@ Test(tree, end_at_parent_end_is_a_child)
 	cr_assert_eq(parent_of(&f, "C"), fe(&f, "P", 0));
 	cr_assert_eq(ROW(&f, "P")->self_cpu_time_total, 5.0);
 	cr_assert_eq(ROW(&f, "P")->cpu_time_total, 10.0);
-	cr_assert_eq(FE(&f, "C", 0)->depth, 1);
+	cr_assert_eq(ns_fevent_depth(&f.a, (size_t)fe(&f, "C", 0)), 1);
 	release(&f);
 }
 
@@ -880,7 +880,7 @@ Test(rows, first_event_fixes_the_top_level_parent)
 	      NULL);
 	const struct ns_avg *x = ROW(&f, "x");
 	cr_assert_eq(x->count, 2);
-	cr_assert_geq(f.a.fevents[x->first].parent, 0, "the first x has a parent, so the row is not top level");
+	cr_assert_geq(ns_fevent_parent(&f.a.fevents[x->first]), 0, "the first x has a parent, so the row is not top level");
 	release(&f);
 }
 

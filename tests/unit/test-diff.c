@@ -139,18 +139,19 @@ static void fake_event(struct fake *f, const char *name)
 	cr_assert(ns_trace_push(&f->t, &ev) == 0);
 }
 
-static struct ns_fevent fe(int32_t event, int64_t start, int64_t end, enum ns_devtype dev, int32_t parent,
-			   int32_t launched_by, int64_t self_cpu, int64_t self_dev, int32_t avg)
+/* A fevent with no children: its self time is its span (self device time:
+ * device_ns). link is the CPU parent, or a device event's launcher. */
+static struct ns_fevent fe(int32_t event, int64_t start, int64_t end, enum ns_devtype dev, int32_t link,
+			   int64_t device_ns, int32_t avg)
 {
 	struct ns_fevent e = { 0 };
 	e.event = event;
 	e.start_ns = start;
 	e.end_ns = end;
 	e.device_type = (uint8_t)dev;
-	e.parent = parent;
-	e.launched_by = launched_by;
-	e.self_cpu_ns = self_cpu;
-	e.self_device_ns = self_dev;
+	e.link = link;
+	e.first_child = e.next_sibling = -1;
+	e.device_ns = dev == NS_DEV_CPU ? device_ns : end - start;
 	e.avg = avg;
 	return e;
 }
@@ -166,17 +167,21 @@ Test(steps, attribution_rules)
 	fake_event(&f, "ProfilerStep#4"); /* event 1 */
 	fake_event(&f, "aten::mm");       /* event 2 */
 	struct ns_fevent fevents[] = {
-		fe(0, 0, 100, NS_DEV_CPU, -1, -1, 40, 0, 0),        /* 0: step #3 */
-		fe(2, 10, 50, NS_DEV_CPU, 0, -1, 40, 50, 1),        /* 1: op in step #3 (ancestor) */
-		fe(1, 100, 200, NS_DEV_CPU, -1, -1, 60, 0, 0),      /* 2: step #4 */
-		fe(2, 110, 150, NS_DEV_CPU, 2, -1, 30, 0, 1),       /* 3: op in step #4 */
-		fe(2, 120, 170, NS_DEV_PRIVATEUSE1, -1, 1, 0, 50, 2), /* 4: kernel launched in #3, runs in #4 */
-		fe(2, 180, 190, NS_DEV_PRIVATEUSE1, -1, -1, 0, 10, 2), /* 5: unlinked kernel: interval #4 */
-		fe(2, 130, 140, NS_DEV_CPU, -1, -1, 10, 0, 1),      /* 6: other thread, no parent: interval #4 */
-		fe(2, 250, 260, NS_DEV_CPU, -1, -1, 10, 0, 3),      /* 7: after every step: none */
-		fe(2, 255, 258, NS_DEV_CPU, 7, -1, 3, 0, -1),       /* 8: removed (no row) */
+		fe(0, 0, 100, NS_DEV_CPU, -1, 50, 0),           /* 0: step #3, self CPU 100 - 40 */
+		fe(2, 10, 50, NS_DEV_CPU, 0, 50, 1),            /* 1: op in step #3 (ancestor) */
+		fe(1, 100, 200, NS_DEV_CPU, -1, 0, 0),          /* 2: step #4, self CPU 100 - 40 */
+		fe(2, 110, 150, NS_DEV_CPU, 2, 0, 1),           /* 3: op in step #4 */
+		fe(2, 120, 170, NS_DEV_PRIVATEUSE1, 1, 0, 2),   /* 4: kernel launched in #3, runs in #4 */
+		fe(2, 180, 190, NS_DEV_PRIVATEUSE1, -1, 0, 2),  /* 5: unlinked kernel: interval #4 */
+		fe(2, 130, 140, NS_DEV_CPU, -1, 0, 1),          /* 6: other thread, no parent: interval #4 */
+		fe(2, 250, 260, NS_DEV_CPU, -1, 0, 3),          /* 7: after every step: none */
+		fe(2, 255, 258, NS_DEV_CPU, 7, 0, -1),          /* 8: removed (no row) */
 	};
 	fevents[0].is_user_annotation = fevents[2].is_user_annotation = true;
+	fevents[0].first_child = 1;
+	fevents[2].first_child = 3;
+	fevents[8].removed = true;
+	f.agg.use_device = true;
 	f.agg.trace = &f.t;
 	f.agg.fevents = fevents;
 	f.agg.n_fevents = N_OF(fevents);
@@ -191,8 +196,9 @@ Test(steps, attribution_rules)
 	/* row 1: the op, once in #3 and twice in #4 (one by interval) */
 	cr_expect_eq(st.calls[1 * 2 + 0], 1);
 	cr_expect_eq(st.calls[1 * 2 + 1], 2);
+	cr_expect_eq(st.self_cpu_ns[0 * 2 + 0], 60);
 	cr_expect_eq(st.self_cpu_ns[1 * 2 + 0], 40);
-	cr_expect_eq(st.self_cpu_ns[1 * 2 + 1], 40);
+	cr_expect_eq(st.self_cpu_ns[1 * 2 + 1], 50);
 	cr_expect_eq(st.self_device_ns[1 * 2 + 0], 50);
 	/* row 2: kernels: the launching op's step wins over the interval */
 	cr_expect_eq(st.self_device_ns[2 * 2 + 0], 50);
@@ -211,7 +217,7 @@ Test(steps, no_annotations)
 	ns_trace_init(&f.t);
 	memset(&f.agg, 0, sizeof(f.agg));
 	fake_event(&f, "aten::mm");
-	struct ns_fevent fevents[] = { fe(0, 0, 10, NS_DEV_CPU, -1, -1, 10, 0, 0) };
+	struct ns_fevent fevents[] = { fe(0, 0, 10, NS_DEV_CPU, -1, 0, 0) };
 	f.agg.trace = &f.t;
 	f.agg.fevents = fevents;
 	f.agg.n_fevents = 1;

@@ -226,7 +226,7 @@ static struct ns_avg *hb_row(struct hb *h, const char *name, int dev, double sel
 	cr_assert_lt(i, h->cap);
 	struct ns_avg *r = &h->a.avgs[i];
 	struct ns_fevent *fe = &h->a.fevents[h->a.n_fevents++];
-	fe->parent = -1;
+	fe->link = -1;
 	fe->name = str(h, name);
 	fe->device_type = (uint8_t)dev;
 	r->key = fe->name;
@@ -478,8 +478,8 @@ Test(table, row_limit_is_checked_before_the_top_level_filter)
 	cpu_row(&h, "t1", 1.0, 1.0, 1);
 	cpu_row(&h, "t2", 1.0, 1.0, 1);
 	cpu_row(&h, "t3", 1.0, 1.0, 1);
-	h.a.fevents[0].parent = 2; /* c1 and c2 have a CPU parent */
-	h.a.fevents[1].parent = 2;
+	h.a.fevents[0].link = 2; /* c1 and c2 have a CPU parent */
+	h.a.fevents[1].link = 2;
 	struct ns_report_opts o = defaults();
 	o.row_limit = 2;
 	o.top_level_only = true;

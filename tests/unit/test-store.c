@@ -238,36 +238,33 @@ static void fill_example_trace_fields(struct ns_trace *t)
 }
 
 /* The aggregator's view of the example, by hand (PyTorch's numbers from
- * the spec's D2 where they exist). fevent 4 is a synthesized [memory] row. */
+ * the spec's D2 where they exist). The self columns follow from the
+ * children and the device totals; the memory columns from the one record
+ * (event 2: 4096 device bytes inside aten::add). Row 3 stands for a
+ * [memory] row with no FunctionEvent behind it. */
 static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 {
-	static struct ns_fevent fevents[5];
-	static struct ns_fmem mem[5];
+	static struct ns_fevent fevents[4];
 	static struct ns_avg avgs[4];
+	static int32_t mem_recs[1] = { 2 };
+	static int64_t mem_cpu_sum[2] = { 0, 0 }, mem_dev_sum[2] = { 0, 4096 };
 	memset(fevents, 0, sizeof(fevents));
-	memset(mem, 0, sizeof(mem));
 	memset(avgs, 0, sizeof(avgs));
 	memset(agg, 0, sizeof(*agg));
 	ns_str step = S(t, "ProfilerStep*"), add = S(t, "aten::add"), launch = S(t, "cudaLaunchKernel");
 	ns_str kernel = S(t, "void add_kernel<4>(int)"), memory = S(t, "[memory]");
 	ns_str shapes = S(t, "[[1024], [1024], []]");
 	fevents[0] = (struct ns_fevent){ .event = 0, .start_ns = 1010000, .end_ns = 1210000, .name = step,
-					 .is_user_annotation = true, .parent = -1, .launched_by = -1,
-					 .self_cpu_ns = 169750, .device_ns = 4321 };
+					 .is_user_annotation = true, .link = -1, .first_child = 1, .next_sibling = -1,
+					 .device_ns = 4321 };
 	fevents[1] = (struct ns_fevent){ .event = 1, .start_ns = 1020500, .end_ns = 1050750, .name = add,
-					 .input_shapes = shapes, .parent = 0, .depth = 1, .launched_by = -1,
-					 .self_cpu_ns = 17850, .device_ns = 4321, .self_device_ns = 4321 };
+					 .link = 0, .first_child = 2, .next_sibling = -1, .device_ns = 4321 };
 	fevents[2] = (struct ns_fevent){ .event = 3, .start_ns = 1030000, .end_ns = 1042400, .name = launch,
-					 .parent = 1, .depth = 2, .launched_by = -1, .self_cpu_ns = 12400 };
-	fevents[3] = (struct ns_fevent){ .event = 4, /* (flow ends are not events) */ .start_ns = 1045000, .end_ns = 1049321, .name = kernel,
-					 .thread = 1, .device_type = NS_DEV_CUDA, .parent = -1, .launched_by = 1,
-					 .device_ns = 4321, .self_device_ns = 4321 };
-	fevents[4] = (struct ns_fevent){ .event = -1, .start_ns = 1250000, .end_ns = 1250000, .name = memory,
-					 .parent = -1, .launched_by = -1 };
-	/* cpu_ns is derived from the span: 200000, 30250, 12400 */
-	mem[0] = (struct ns_fmem){ .device = 4096 };
-	mem[1] = (struct ns_fmem){ .device = 4096, .self_device = 4096 };
-	mem[4] = (struct ns_fmem){ .cpu = -512, .self_cpu = -512 };
+					 .link = 1, .first_child = -1, .next_sibling = -1 };
+	fevents[3] = (struct ns_fevent){ .event = 4, /* (flow ends are not events) */ .start_ns = 1045000,
+					 .end_ns = 1049321, .name = kernel, .thread = 1, .device_type = NS_DEV_CUDA,
+					 .link = 1, .first_child = -1, .next_sibling = -1, .device_ns = 4321 };
+	/* self CPU ns: 169750, 17850, 12400; cpu_ns is the span: 200000, 30250, 12400 */
 	avgs[0] = (struct ns_avg){ .key = step, .is_user_annotation = true, .first = 0, .count = 1,
 				   .cpu_ns = 200000, .self_cpu_ns = 169750, .device_ns = 4321,
 				   .device_mem = 4096 };
@@ -276,12 +273,22 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 				   .self_device_ns = 4321, .device_mem = 4096, .self_device_mem = 4096 };
 	avgs[2] = (struct ns_avg){ .key = kernel, .device_type = NS_DEV_CUDA, .first = 3, .count = 1,
 				   .device_ns = 4321, .self_device_ns = 4321 };
-	avgs[3] = (struct ns_avg){ .key = memory, .first = 4, .count = 1, .cpu_mem = -512, .self_cpu_mem = -512 };
+	avgs[3] = (struct ns_avg){ .key = memory, .first = -1, .count = 1, .cpu_mem = -512, .self_cpu_mem = -512 };
 	agg->trace = t;
 	agg->backend = NS_BACKEND_CUDA;
+	agg->use_device = true;
 	agg->fevents = fevents;
-	agg->mem = mem;
-	agg->n_fevents = 5;
+	agg->n_fevents = 4;
+	agg->has_mem = true;
+	agg->mem_recs = mem_recs;
+	agg->mem_cpu_sum = mem_cpu_sum;
+	agg->mem_dev_sum = mem_dev_sum;
+	agg->n_mem_recs = 1;
+	/* grouped by shape: aten::add's Input Dims give its shapes ("[]" for
+	 * none is left out: empty_list 0, as the columns were written before) */
+	agg->by_shape = true;
+	ns_i64map_init(&agg->shapes);
+	cr_assert_eq(ns_i64map_set(&agg->shapes, t->events[1].input_dims, shapes), 0);
 	agg->avgs = avgs;
 	agg->n_avgs = 4;
 }
@@ -307,6 +314,7 @@ static void write_example_db(const char *db_path, struct ns_trace *t, bool two_t
 	write_example_events(s, t);
 	build_example_agg(t, &agg);
 	cr_assert_eq(ns_store_end_trace(s, t, &agg, &err), 0, "%s", err.msg);
+	ns_i64map_release(&agg.shapes);
 	if (two_traces) {
 		struct ns_trace second;
 		struct ns_source_id src = { "b.json", "/data/b.json", 10, 20 };
@@ -492,7 +500,7 @@ Test(store, derived_tables_and_views)
 	write_example_db(db, &t, false);
 	ns_trace_release(&t);
 
-	/* the synthesized [memory] fevent has no events row and no event_stats row */
+	/* one event_stats row per FunctionEvent */
 	expect_query(db, "SELECT event_id, ord, parent_event_id, depth, thread_id, s.text AS key, device_type, "
 			 "self_cpu_ns, cpu_ns, self_device_ns, device_ns, launched_by_event_id "
 			 "FROM event_stats JOIN strings s ON s.id = key_id ORDER BY ord",
@@ -1023,8 +1031,9 @@ Test(store, bench)
 		/* f is also the model's index: the X events are kept, the flow ends go to t.flows */
 		int32_t f = (int32_t)agg.n_fevents++;
 		agg.fevents[f] = (struct ns_fevent){ .event = f, .name = raws[i].ev.name, .thread = raws[i].ev.thread,
-						     .parent = -1, .launched_by = i % 5 == 3 ? f - 2 : -1, .end_ns = 5000,
-						     .self_cpu_ns = 3000 };
+						     .device_type = i % 5 == 3 ? NS_DEV_CUDA : NS_DEV_CPU,
+						     .link = i % 5 == 3 ? f - 2 : -1, .first_child = -1,
+						     .next_sibling = -1, .start_ns = 2000, .end_ns = 5000 };
 	}
 	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
 	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
