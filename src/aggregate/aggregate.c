@@ -114,7 +114,6 @@ struct work {
 	ns_str profiler_step_star;
 	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
-	int32_t *fe_of_event;     /* event -> fevent index, or -1 */
 	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
 };
 
@@ -432,17 +431,22 @@ static uint32_t main_thread(const struct ns_trace *t)
 	return 0;
 }
 
-/* The gpu_user_annotation span is widened by the writer (spec B2): undo it
- * when the un-widened start is exactly the start of device work there. */
-static void unwiden(struct work *w, const struct ns_event *ev, int64_t *start, int64_t *end,
-		    const struct ns_i64map *dev_starts)
+/* The gpu_user_annotation span is widened by the writer (spec B2) by
+ * margin_start before and margin_dur - margin_start after. */
+static void set_unwiden_margins(struct work *w)
 {
 	int64_t margin_start = w->ext_trusted ? 1 : 1000;
 	int64_t margin_dur = w->ext_trusted ? 2 : 1000;
-	if (ns_i64map_get(dev_starts, thread_ts_key(ev->thread, ev->ts_ns + margin_start), NO_INDEX) != NO_INDEX) {
-		*start = ev->ts_ns + margin_start;
-		*end = *start + ev->dur_ns - margin_dur;
-	}
+	w->out->unwiden_start_ns = margin_start;
+	w->out->unwiden_end_ns = margin_start - margin_dur;
+}
+
+/* The widening is undone when the un-widened start is exactly the start of
+ * device work there. */
+static bool is_widened(const struct work *w, const struct ns_event *ev, const struct ns_i64map *dev_starts)
+{
+	int64_t start = ev->ts_ns + w->out->unwiden_start_ns;
+	return ns_i64map_get(dev_starts, thread_ts_key(ev->thread, start), NO_INDEX) != NO_INDEX;
 }
 
 /* spec A2 step 1: which Kineto events become FunctionEvents. */
@@ -473,22 +477,59 @@ static int resolve_launchers(struct work *w)
 	return w->oom ? -1 : 0;
 }
 
-static int make_fevents(struct work *w)
+/* The gpu_user_annotation events whose widening is undone (event indices,
+ * ascending; n in *n_out), found before the fevent array exists so that
+ * the lookup of device work starts is not alive beside it. */
+static int find_widened(struct work *w, int32_t **out, size_t *n_out)
 {
 	struct ns_trace *t = w->t;
-	struct ns_agg *a = w->out;
 	struct ns_i64map dev_starts;
-	uint32_t main_th = main_thread(t);
+	size_t n = 0, cap = 0;
 	int rc = -1;
-
+	*out = NULL;
+	*n_out = 0;
+	if (!t->has_cat[NS_CAT_GPU_USER_ANNOTATION])
+		return 0;
 	ns_i64map_init(&dev_starts);
-	for (size_t i = 0; i < t->n_events && t->has_cat[NS_CAT_GPU_USER_ANNOTATION]; i++) {
+	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		if (ev->kind == NS_KIND_SLICE && is_launch_target(ev->cat) &&
 		    ns_i64map_put_first(&dev_starts, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i))
 			goto out;
 	}
-	size_t n_fe = 0;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_GPU_USER_ANNOTATION || !is_widened(w, ev, &dev_starts))
+			continue;
+		if (n == cap) {
+			int32_t *grown = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*grown));
+			if (!grown)
+				goto out;
+			*out = grown;
+		}
+		(*out)[n++] = (int32_t)i;
+	}
+	*n_out = n;
+	rc = 0;
+out:
+	ns_i64map_release(&dev_starts);
+	return rc;
+}
+
+/* One fevent per event that becomes one, in trace order. A device event's
+ * link holds, for now, the event index of the op behind it (see
+ * link_launchers). */
+static int make_fevents(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	struct ns_agg *a = w->out;
+	uint32_t main_th = main_thread(t);
+	int32_t *widened;
+	size_t n_widened, next_widened = 0, n_fe = 0;
+	int rc = -1;
+
+	if (find_widened(w, &widened, &n_widened))
+		return -1;
 	for (size_t i = 0; i < t->n_events; i++)
 		n_fe += becomes_fevent(w, &t->events[i]);
 	a->fevents = malloc((n_fe + 1) * sizeof(*a->fevents)); /* the largest array: exact size */
@@ -498,15 +539,13 @@ static int make_fevents(struct work *w)
 		const struct ns_event *ev = &t->events[i];
 		struct ns_fevent *fe = &a->fevents[a->n_fevents];
 		ns_str shapes;
-		w->fe_of_event[i] = NO_INDEX;
+		while (next_widened < n_widened && (size_t)widened[next_widened] < i)
+			next_widened++;
 		if (!becomes_fevent(w, ev))
 			continue;
 		memset(fe, 0, sizeof(*fe));
 		fe->event = (int32_t)i;
-		fe->start_ns = ev->ts_ns;
-		fe->end_ns = ev->ts_ns + ev->dur_ns;
-		if (ev->cat == NS_CAT_GPU_USER_ANNOTATION)
-			unwiden(w, ev, &fe->start_ns, &fe->end_ns, &dev_starts);
+		fe->unwidened = next_widened < n_widened && (size_t)widened[next_widened] == i;
 		if (table_name(w, ev, &fe->name))
 			goto out;
 		/* (ns_fevent_shapes reads the strings made here) */
@@ -521,23 +560,47 @@ static int make_fevents(struct work *w)
 			 * or to the main thread when no op launched them */
 			int64_t op = is_runtime_cat(ev->cat) ? w->launcher[i] : NO_INDEX;
 			fe->thread = op != NO_INDEX ? t->events[op].thread : main_th;
+		} else if (fe->device_type != NS_DEV_CPU && is_launch_target(ev->cat)) {
+			fe->link = w->launcher[i];
 		}
-		w->fe_of_event[i] = (int32_t)a->n_fevents++;
+		a->n_fevents++;
 	}
 	rc = 0;
 out:
-	ns_i64map_release(&dev_starts);
+	free(widened);
 	return rc;
 }
 
-/* Kernel lists are filled in start order (then position), as PyTorch's
+/* Device events' links, from the op's event index to its fevent index (-1
+ * when the op is no FunctionEvent). Event indices survive the sort, so
+ * this runs after it, with one event -> fevent table and nothing else. */
+static int link_launchers(struct work *w)
+{
+	struct ns_agg *a = w->out;
+	int32_t *fe_of_event = malloc((w->t->n_events + 1) * sizeof(*fe_of_event));
+	if (!fe_of_event)
+		return -1;
+	for (size_t i = 0; i < w->t->n_events; i++)
+		fe_of_event[i] = NO_INDEX;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		fe_of_event[a->fevents[f].event] = (int32_t)f;
+	for (size_t f = 0; f < a->n_fevents; f++) {
+		struct ns_fevent *fe = &a->fevents[f];
+		if (fe->device_type != NS_DEV_CPU && fe->link != NO_INDEX)
+			fe->link = fe_of_event[fe->link];
+	}
+	free(fe_of_event);
+	return 0;
+}
+
+/* Kernel lists are filled in start order (then trace order), as PyTorch's
  * corr_map lists them: result.events() is sorted by start, stably, and the
  * naive double sum depends on it. */
 static int cmp_kernel_order(const void *x, const void *y, void *ctx)
 {
-	const struct ns_fevent *fevents = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	return cmp_order(fevents[i].start_ns, 0, i, fevents[j].start_ns, 0, j);
+	const struct ns_agg *a = ctx;
+	const struct ns_fevent *fi = &a->fevents[*(const int32_t *)x], *fj = &a->fevents[*(const int32_t *)y];
+	return cmp_order(ns_fevent_start(a, fi), 0, fi->event, ns_fevent_start(a, fj), 0, fj->event);
 }
 
 static bool counts_as_kernel(const struct ns_fevent *fe)
@@ -549,21 +612,13 @@ static bool counts_as_kernel(const struct ns_fevent *fe)
 /* spec A2 step 6: device work -> the kernels list of the op that launched it. */
 static int attach_kernels(struct work *w)
 {
-	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
 	size_t n_fe = a->n_fevents, n_order = 0;
 	int32_t *order = NULL;
 	int rc = -1;
-	for (size_t f = 0; f < n_fe; f++) {
-		struct ns_fevent *fe = &a->fevents[f];
-		const struct ns_event *ev = &t->events[fe->event];
-		if (fe->device_type == NS_DEV_CPU || !is_launch_target(ev->cat))
-			continue;
-		int64_t op = w->launcher[fe->event];
-		fe->link = op != NO_INDEX ? w->fe_of_event[op] : NO_INDEX;
-		if (counts_as_kernel(fe)) /* kernels_len counts here, kernels_off is set below */
-			a->fevents[fe->link].kernels_len++;
-	}
+	for (size_t f = 0; f < n_fe; f++) /* kernels_len counts here, kernels_off is set below */
+		if (counts_as_kernel(&a->fevents[f]))
+			a->fevents[a->fevents[f].link].kernels_len++;
 	for (size_t f = 0; f < n_fe; f++) {
 		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
 		a->n_kernels += a->fevents[f].kernels_len;
@@ -577,12 +632,12 @@ static int attach_kernels(struct work *w)
 	for (size_t f = 0; f < n_fe; f++)
 		if (counts_as_kernel(&a->fevents[f]))
 			order[n_order++] = (int32_t)f;
-	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a->fevents);
+	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a);
 	for (size_t k = 0; k < n_order; k++) {
 		const struct ns_fevent *fe = &a->fevents[order[k]];
 		struct ns_fevent *op = &a->fevents[fe->link];
-		a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
-		a->kernels_ns[op->kernels_off + op->kernels_len++] = fe->end_ns - fe->start_ns;
+		a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_span_us(a, fe);
+		a->kernels_ns[op->kernels_off + op->kernels_len++] = ns_fevent_span_ns(a, fe);
 	}
 	rc = 0;
 out:
@@ -645,7 +700,7 @@ static struct ns_fmem own_mem(const struct ns_agg *a, const struct ns_fevent *fe
 		m.cpu = is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 		m.device = is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 	} else if (fe->device_type == NS_DEV_CPU) {
-		records_within(a, fe->start_ns, fe->end_ns, &first, &last);
+		records_within(a, ns_fevent_start(a, fe), ns_fevent_end(a, fe), &first, &last);
 		m.cpu = a->mem_cpu_sum[last] - a->mem_cpu_sum[first];
 		m.device = a->mem_dev_sum[last] - a->mem_dev_sum[first];
 	}
@@ -689,7 +744,7 @@ static int assign_memory(struct work *w)
 		size_t first, last;
 		if (fe->device_type != NS_DEV_CPU)
 			continue;
-		records_within(a, fe->start_ns, fe->end_ns, &first, &last);
+		records_within(a, ns_fevent_start(a, fe), ns_fevent_end(a, fe), &first, &last);
 		if (last > first) {
 			used[first]++;
 			used[last]--;
@@ -714,8 +769,7 @@ static int assign_memory(struct work *w)
 			continue;
 		struct ns_fevent *fe = &a->fevents[a->n_fevents++];
 		memset(fe, 0, sizeof(*fe));
-		fe->event = (int32_t)i;
-		fe->start_ns = fe->end_ns = ev->ts_ns;
+		fe->event = (int32_t)i; /* an instant: start = end = its time */
 		fe->name = ev->name;
 		fe->thread = ev->thread;
 		fe->device_type = NS_DEV_CPU;
@@ -731,14 +785,14 @@ out:
 /* (start, -end), then the position: fevents are built in trace order */
 static int cmp_fevent_order(const void *x, const void *y, void *ctx)
 {
-	const struct ns_fevent *fevents = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	return cmp_order(fevents[i].start_ns, fevents[i].end_ns, i, fevents[j].start_ns, fevents[j].end_ns, j);
+	const struct ns_agg *a = ctx;
+	const struct ns_fevent *fi = &a->fevents[*(const int32_t *)x], *fj = &a->fevents[*(const int32_t *)y];
+	return cmp_order(ns_fevent_start(a, fi), ns_fevent_end(a, fi), *(const int32_t *)x, ns_fevent_start(a, fj),
+			 ns_fevent_end(a, fj), *(const int32_t *)y);
 }
 
-/* Sorts fevents by (start, -end), stably, and remaps the launcher links
- * (the only links so far). The permutation is applied in place, cycle by
- * cycle, so the (large) fevent array is never copied. */
+/* Sorts fevents by (start, -end), stably. The permutation is applied in
+ * place, cycle by cycle, so the (large) fevent array is never copied. */
 static int sort_fevents(struct work *w)
 {
 	struct ns_agg *a = w->out;
@@ -746,15 +800,11 @@ static int sort_fevents(struct work *w)
 	/* 32-bit indices, not (start, end, pos) items: this sort runs when the
 	 * event and fevent arrays are both alive, at the report's peak memory */
 	int32_t *order = malloc((n + 1) * sizeof(*order));
-	int32_t *new_of_old = malloc((n + 1) * sizeof(*new_of_old));
-	int rc = -1;
-	if (!order || !new_of_old)
-		goto out;
+	if (!order)
+		return -1;
 	for (size_t f = 0; f < n; f++)
 		order[f] = (int32_t)f;
-	qsort_r(order, n, sizeof(*order), cmp_fevent_order, a->fevents);
-	for (size_t k = 0; k < n; k++)
-		new_of_old[order[k]] = (int32_t)k;
+	qsort_r(order, n, sizeof(*order), cmp_fevent_order, a);
 	/* order[k] is the old index of the event that belongs at k; follow each cycle */
 	for (size_t start = 0; start < n; start++) {
 		if (order[start] == (int32_t)start || order[start] == NO_INDEX)
@@ -770,16 +820,8 @@ static int sort_fevents(struct work *w)
 		a->fevents[k] = held;
 		order[k] = NO_INDEX;
 	}
-	for (size_t k = 0; k < n; k++) {
-		struct ns_fevent *fe = &a->fevents[k];
-		if (fe->link != NO_INDEX)
-			fe->link = new_of_old[fe->link];
-	}
-	rc = 0;
-out:
 	free(order);
-	free(new_of_old);
-	return rc;
+	return 0;
 }
 
 /* spec A3: _populate_cpu_children, then _remove_dup_nodes. Children lists
@@ -797,10 +839,12 @@ static int build_tree(struct work *w)
 		struct ns_fevent *ev = &a->fevents[f];
 		if (ev->device_type != NS_DEV_CPU || ev->is_async)
 			continue;
+		int64_t start = ns_fevent_start(a, ev), end = ns_fevent_end(a, ev);
 		int32_t *tp = &top[ev->thread];
 		while (*tp != NO_INDEX) {
 			struct ns_fevent *p = &a->fevents[*tp];
-			if (ev->start_ns >= p->end_ns || ev->end_ns > p->end_ns) {
+			int64_t p_end = ns_fevent_end(a, p);
+			if (start >= p_end || end > p_end) {
 				*tp = p->link; /* the stack below p is p's parent chain */
 				continue;
 			}
@@ -862,8 +906,8 @@ static void compute_device_totals(struct ns_agg *a)
 		if (fe->removed || fe->is_async || !a->use_device)
 			continue;
 		if (fe->device_type != NS_DEV_CPU) {
-			fe->device_time_total = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
-			fe->device_ns = fe->end_ns - fe->start_ns;
+			fe->device_time_total = ns_fevent_span_us(a, fe);
+			fe->device_ns = ns_fevent_span_ns(a, fe);
 			continue;
 		}
 		for (uint32_t i = 0; i < len; i++) {
@@ -884,7 +928,7 @@ struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f)
 	const struct ns_fevent *fe = &a->fevents[f];
 	struct ns_fself s = { 0 };
 	bool cpu = fe->device_type == NS_DEV_CPU;
-	double span_us = ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns);
+	double span_us = ns_fevent_span_us(a, fe);
 	double child_cpu = 0, child_dev = 0;
 	int64_t child_cpu_ns = 0, child_dev_ns = 0;
 	if (fe->removed)
@@ -892,14 +936,14 @@ struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f)
 	for (int32_t ch = fe->first_child; ch != NO_INDEX; ch = a->fevents[ch].next_sibling) {
 		const struct ns_fevent *c = &a->fevents[ch];
 		/* (children are CPU events, whose cpu_time_total is their span) */
-		child_cpu += ns_fevent_us(a, c->end_ns) - ns_fevent_us(a, c->start_ns);
+		child_cpu += ns_fevent_span_us(a, c);
 		child_dev += c->device_time_total;
-		child_cpu_ns += c->end_ns - c->start_ns;
+		child_cpu_ns += ns_fevent_span_ns(a, c);
 		child_dev_ns += c->device_ns;
 	}
 	if (cpu && !fe->is_async) {
 		s.self_cpu_time_total = span_us - child_cpu;
-		s.self_cpu_ns = ns_fevent_cpu_ns(fe) - child_cpu_ns;
+		s.self_cpu_ns = ns_fevent_cpu_ns(a, fe) - child_cpu_ns;
 	}
 	if (fe->is_async || !a->use_device)
 		return s;
@@ -908,7 +952,7 @@ struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f)
 		s.self_device_ns = fe->device_ns - child_dev_ns;
 	} else {
 		s.self_device_time_total = span_us;
-		s.self_device_ns = fe->end_ns - fe->start_ns;
+		s.self_device_ns = ns_fevent_span_ns(a, fe);
 	}
 	return s;
 }
@@ -1073,12 +1117,11 @@ static int key_averages(struct work *w)
 		struct ns_avg *r = &a->avgs[row];
 		struct ns_fself self = ns_fevent_self(a, f);
 		fe->avg = (int32_t)row;
-		r->cpu_time_total += fe->device_type == NS_DEV_CPU
-					     ? ns_fevent_us(a, fe->end_ns) - ns_fevent_us(a, fe->start_ns) : 0;
+		r->cpu_time_total += fe->device_type == NS_DEV_CPU ? ns_fevent_span_us(a, fe) : 0;
 		r->device_time_total += fe->device_time_total;
 		r->self_cpu_time_total += self.self_cpu_time_total;
 		r->self_device_time_total += self.self_device_time_total;
-		r->cpu_ns += ns_fevent_cpu_ns(fe);
+		r->cpu_ns += ns_fevent_cpu_ns(a, fe);
 		r->device_ns += fe->device_ns;
 		r->self_cpu_ns += self.self_cpu_ns;
 		r->self_device_ns += self.self_device_ns;
@@ -1116,8 +1159,7 @@ static void release_links(struct work *w)
 {
 	release_lookups(w);
 	free(w->launcher);
-	free(w->fe_of_event);
-	w->launcher = w->fe_of_event = NULL;
+	w->launcher = NULL;
 }
 
 int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
@@ -1150,14 +1192,14 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
 	out->t0_ns = w.t0_ns = trace_origin(t);
+	set_unwiden_margins(&w);
 	if (resolve_launchers(&w))
 		goto out;
 	release_lookups(&w);
-	w.fe_of_event = malloc((t->n_events + 1) * sizeof(*w.fe_of_event));
-	if (!w.fe_of_event || make_fevents(&w) || attach_kernels(&w))
+	if (make_fevents(&w))
 		goto out;
 	release_links(&w);
-	if (assign_memory(&w) || sort_fevents(&w) || build_tree(&w))
+	if (assign_memory(&w) || sort_fevents(&w) || link_launchers(&w) || attach_kernels(&w) || build_tree(&w))
 		goto out;
 	compute_device_totals(out);
 	if (key_averages(&w))

@@ -20,15 +20,15 @@ enum ns_devtype { NS_DEV_CPU = 0, NS_DEV_CUDA, NS_DEV_PRIVATEUSE1, NS_DEV_XPU, N
 enum ns_backend { NS_BACKEND_NONE = 0, NS_BACKEND_CUDA, NS_BACKEND_PRIVATEUSE1, NS_BACKEND_XPU,
 		  NS_BACKEND_MTIA, NS_BACKEND_HPU };
 
-/* One PyTorch FunctionEvent: 64 bytes, the largest array of a report (one
+/* One PyTorch FunctionEvent: 48 bytes, the largest array of a report (one
  * per kept slice, alive beside the events). What can be derived is not
- * stored: the overload, input shapes, stack and depth (ns_fevent_overload,
+ * stored: the interval (ns_fevent_start, ns_fevent_end: the event's, or
+ * its un-widened form), the overload, input shapes, stack and depth (ns_fevent_overload,
  * ns_fevent_shapes, ns_fevent_stack, ns_fevent_depth), the self times
  * (ns_fevent_self: the total minus the children's, in PyTorch's order) and
  * the memory columns (ns_fevent_mem: sums over the sorted memory records).
  * Kept are what PyTorch computes recursively: the device totals. */
 struct ns_fevent {
-	int64_t start_ns, end_ns;
 	union {
 		struct {        /* before the totals are computed: own kernels, in ns_agg.kernels */
 			uint32_t kernels_off, kernels_len;
@@ -45,10 +45,12 @@ struct ns_fevent {
 	int32_t first_child, next_sibling; /* CPU children, in start order (-1: none) */
 	int32_t avg;            /* the ns_agg.avgs row it was added to, or -1 (removed) */
 	uint8_t device_type;    /* enum ns_devtype */
-	bool is_user_annotation;
-	bool is_async;
-	bool removed;           /* merged into its same-name parent by _remove_dup_nodes */
+	bool is_user_annotation : 1;
+	bool is_async : 1;
+	bool removed : 1;       /* merged into its same-name parent by _remove_dup_nodes */
+	bool unwidened : 1;     /* a gpu_user_annotation whose writer's widening is undone */
 };
+_Static_assert(sizeof(struct ns_fevent) == 48, "ns_fevent is the largest array of a report: keep it small");
 
 /* The self columns of one FunctionEvent (zeros when it is removed). */
 struct ns_fself {
@@ -102,6 +104,8 @@ struct ns_agg {
 	struct ns_i64map names;     /* (event name, is cpu_op) -> table name | overload << 32 */
 	struct ns_i64map shapes;    /* Input Dims string -> Python str() of the shapes */
 	ns_str empty_list;          /* "[]" */
+	int64_t unwiden_start_ns;   /* an unwidened event starts this much later... */
+	int64_t unwiden_end_ns;     /* ... and ends this much later (negative: earlier) */
 	int64_t t0_ns;              /* PyTorch's time origin: µs times count from here */
 	double *kernels;            /* own kernel durations per op (µs, PyTorch's doubles) */
 	int64_t *kernels_ns;        /* the same, exact ns */
@@ -121,11 +125,34 @@ static inline double ns_fevent_us(const struct ns_agg *a, int64_t ns)
 	return (double)(ns - a->t0_ns) / 1000.0;
 }
 
+/* PyTorch's start and end of a FunctionEvent (ns on the trace's axis). */
+static inline int64_t ns_fevent_start(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	return a->trace->events[fe->event].ts_ns + (fe->unwidened ? a->unwiden_start_ns : 0);
+}
+
+static inline int64_t ns_fevent_end(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	const struct ns_event *ev = &a->trace->events[fe->event];
+	return ev->ts_ns + ev->dur_ns + (fe->unwidened ? a->unwiden_end_ns : 0);
+}
+
+static inline int64_t ns_fevent_span_ns(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	return ns_fevent_end(a, fe) - ns_fevent_start(a, fe);
+}
+
+/* PyTorch's end_us - start_us: the double the time columns add up. */
+static inline double ns_fevent_span_us(const struct ns_agg *a, const struct ns_fevent *fe)
+{
+	return ns_fevent_us(a, ns_fevent_end(a, fe)) - ns_fevent_us(a, ns_fevent_start(a, fe));
+}
+
 /* CPU time (ns): the span of a CPU event; 0 for device events and for
  * events merged into their parent (which count nowhere). */
-static inline int64_t ns_fevent_cpu_ns(const struct ns_fevent *fe)
+static inline int64_t ns_fevent_cpu_ns(const struct ns_agg *a, const struct ns_fevent *fe)
 {
-	return fe->device_type == NS_DEV_CPU && !fe->removed ? fe->end_ns - fe->start_ns : 0;
+	return fe->device_type == NS_DEV_CPU && !fe->removed ? ns_fevent_span_ns(a, fe) : 0;
 }
 
 /* The CPU parent (fevent index), or -1. */

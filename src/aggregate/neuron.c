@@ -52,7 +52,7 @@ int ns_agg_engines(const struct ns_agg *a, const struct ns_engine_timeline *tl, 
 			continue;
 		int64_t core = ns_event_core(t, &t->events[fe->event]), op = owner(a, ns_fevent_launcher(fe));
 		for (int e = 0; e < NS_ENG__COUNT; e++) {
-			int64_t busy = ns_engine_busy_in(tl, core, (enum ns_engine)e, fe->start_ns, fe->end_ns);
+			int64_t busy = ns_engine_busy_in(tl, core, (enum ns_engine)e, ns_fevent_start(a, fe), ns_fevent_end(a, fe));
 			if (fe->avg >= 0)
 				out->ns[fe->avg][e] += busy;
 			if (op >= 0 && a->fevents[op].avg >= 0)

@@ -99,11 +99,11 @@ int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_e
 		if (number_of_fe[f] == NOT_A_STEP || fe->device_type != NS_DEV_CPU)
 			continue;
 		struct step_span *sp = &spans[n_spans];
-		sp->start_ns = fe->start_ns;
-		sp->end_ns = fe->end_ns;
+		sp->start_ns = ns_fevent_start(agg, fe);
+		sp->end_ns = ns_fevent_end(agg, fe);
 		sp->column = ns_i64map_get(&column_of_number, number_of_fe[f], NO_STEP);
-		sp->max_end_ns = n_spans && spans[n_spans - 1].max_end_ns > fe->end_ns ? spans[n_spans - 1].max_end_ns
-										       : fe->end_ns;
+		sp->max_end_ns = n_spans && spans[n_spans - 1].max_end_ns > sp->end_ns ? spans[n_spans - 1].max_end_ns
+										       : sp->end_ns;
 		n_spans++;
 	}
 
@@ -119,7 +119,7 @@ int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_e
 		else if (ns_fevent_parent(fe) >= 0)
 			*step = step_of_fe[ns_fevent_parent(fe)];
 		if (*step == NO_STEP)
-			*step = step_at(spans, n_spans, fe->start_ns);
+			*step = step_at(spans, n_spans, ns_fevent_start(agg, fe));
 	}
 	for (size_t f = 0; f < n_fe; f++) {
 		const struct ns_fevent *fe = &agg->fevents[f];
@@ -127,7 +127,7 @@ int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_e
 			continue;
 		step_of_fe[f] = ns_fevent_launcher(fe) >= 0 ? step_of_fe[ns_fevent_launcher(fe)] : NO_STEP;
 		if (step_of_fe[f] == NO_STEP)
-			step_of_fe[f] = step_at(spans, n_spans, fe->start_ns);
+			step_of_fe[f] = step_at(spans, n_spans, ns_fevent_start(agg, fe));
 	}
 
 	n_cells = out->n_rows * out->n_steps;

@@ -102,7 +102,9 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
 			return rc;
 		if (store) {
-			rc = ns_aggregate(t, NULL, &agg, err);
+			rc = ns_store_end_events(store, t, err);
+			if (rc == 0)
+				rc = ns_aggregate(t, NULL, &agg, err);
 			if (rc)
 				return rc;
 			rc = ns_store_end_trace(store, t, &agg, err);

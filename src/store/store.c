@@ -99,8 +99,9 @@ struct ns_store {
 	int64_t src_size, src_mtime_ns;
 	uint32_t *gmap;            /* trace string id -> database string id + 1 (0: not yet) */
 	size_t gmap_cap;
-	struct flow_end *flows;
+	struct flow_end *flows;    /* until ns_store_end_events */
 	size_t n_flows, cap_flows;
+	bool events_ended;         /* ns_store_end_events ran for this trace */
 	struct process *procs;
 	size_t n_procs, cap_procs;
 	int64_t *thread_sort;      /* thread index -> thread_sort_index, NS_NONE if unset */
@@ -364,6 +365,13 @@ out:
 	return rc;
 }
 
+static void forget_flows(struct ns_store *s)
+{
+	free(s->flows);
+	s->flows = NULL;
+	s->n_flows = s->cap_flows = 0;
+}
+
 /* Forgets everything about the trace being written. */
 static void reset_trace_state(struct ns_store *s)
 {
@@ -373,7 +381,8 @@ static void reset_trace_state(struct ns_store *s)
 	s->trace_id = 0;
 	if (s->gmap)
 		memset(s->gmap, 0, s->gmap_cap * sizeof(*s->gmap));
-	s->n_flows = 0;
+	forget_flows(s);
+	s->events_ended = false;
 	s->n_procs = 0;
 	for (size_t i = 0; i < s->cap_thread_sort; i++)
 		s->thread_sort[i] = NS_NONE;
@@ -790,10 +799,10 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 		sqlite3_bind_int(st, 11, fe->is_user_annotation);
 		sqlite3_bind_int(st, 12, fe->is_async);
 		sqlite3_bind_int(st, 13, fe->removed);
-		sqlite3_bind_int64(st, 14, fe->start_ns);
-		sqlite3_bind_int64(st, 15, fe->end_ns);
+		sqlite3_bind_int64(st, 14, ns_fevent_start(agg, fe));
+		sqlite3_bind_int64(st, 15, ns_fevent_end(agg, fe));
 		sqlite3_bind_int64(st, 16, self.self_cpu_ns);
-		sqlite3_bind_int64(st, 17, ns_fevent_cpu_ns(fe));
+		sqlite3_bind_int64(st, 17, ns_fevent_cpu_ns(agg, fe));
 		sqlite3_bind_int64(st, 18, self.self_device_ns);
 		sqlite3_bind_int64(st, 19, fe->device_ns);
 		sqlite3_bind_int64(st, 20, mem.cpu);
@@ -913,14 +922,28 @@ static int write_trace_row(struct ns_store *s, const struct ns_trace *t, const s
 	return step_insert(s, st, "cannot store the trace", err);
 }
 
+int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
+{
+	int rc;
+	if (!s->trace_id)
+		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: no trace was begun", s->db_path);
+	if (s->events_ended)
+		return 0;
+	if ((rc = write_threads(s, t, err)) || (rc = write_processes(s, t, err)) ||
+	    (rc = write_metadata(s, t, err)) || (rc = write_flows(s, t, err)))
+		return rc;
+	forget_flows(s);
+	s->events_ended = true;
+	return 0;
+}
+
 int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 		       struct ns_error *err)
 {
 	int rc;
 	if (!s->trace_id)
 		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: no trace was begun", s->db_path);
-	if ((rc = write_threads(s, t, err)) || (rc = write_processes(s, t, err)) ||
-	    (rc = write_metadata(s, t, err)) || (rc = write_flows(s, t, err)))
+	if ((rc = ns_store_end_events(s, t, err)))
 		goto out;
 	if (agg && ((rc = write_event_stats(s, t, agg, err)) || (rc = write_key_averages(s, t, agg, err))))
 		goto out;

@@ -31,8 +31,13 @@ int ns_store_begin_trace(struct ns_store *s, const struct ns_source_id *src, int
 			 struct ns_error *err);
 /* An ns_event_sink (ctx = struct ns_store *): inserts one traceEvents element. */
 int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err);
-/* Finishes the current trace: threads, processes, metadata, strings, and the
- * aggregator's derived per-event columns and key_averages rows. */
+/* Writes what the events alone give (threads, processes, metadata, the
+ * paired flows) and frees what was kept for it: call it before aggregating,
+ * so that the flow list is not alive beside the aggregator's arrays.
+ * ns_store_end_trace calls it if it was not called. */
+int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_error *err);
+/* Finishes the current trace: the above, strings, and the aggregator's
+ * derived per-event columns and key_averages rows. */
 int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 		       struct ns_error *err);
 /* Builds indexes and views, closes, and renames the temp file into place.

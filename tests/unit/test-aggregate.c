@@ -226,7 +226,7 @@ Test(dedup, same_name_only_child_is_merged)
 	cr_assert_eq(mul->cpu_time_total, 100.0);
 	cr_assert_eq(mul->self_cpu_time_total, 90.0, "the inner call's self time folds into the outer");
 	cr_assert_eq(parent_of(&f, "aten::empty"), fe(&f, "aten::mul", 0));
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "aten::mul", 0)->start_ns), 0.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "aten::mul", 0))), 0.0);
 	cr_assert_eq(fe(&f, "aten::mul", 1), -1, "the inner call is removed");
 	release(&f);
 }
@@ -434,8 +434,8 @@ Test(link, era_a_ignores_external_id_and_uses_the_enclosing_op)
 	cr_assert_eq(ROW(&f, "aten::add")->self_device_time_total, 10.0);
 	cr_assert_eq(ROW(&f, "aten::mul")->device_time_total, 0.0);
 	cr_assert_eq(ROW(&f, "aten::add")->self_cpu_time_total, 90.0);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "aten::add", 0)->start_ns), 0.0);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "aten::mul", 0)->start_ns), 1000.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "aten::add", 0))), 0.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "aten::mul", 0))), 1000.0);
 	release(&f);
 }
 
@@ -550,12 +550,12 @@ Test(events, gpu_annotation_unwidening_era_c)
 			      K("gpu_user_annotation", "other_stream", 8, 9.999, 4.002, ""),
 	      NULL);
 	const struct ns_fevent *ann = FE(&f, "ann", 0);
-	cr_assert_eq(ann->start_ns, 10000);
-	cr_assert_eq(ann->end_ns, 14000);
+	cr_assert_eq(ns_fevent_start(&f.a, ann), 10000);
+	cr_assert_eq(ns_fevent_end(&f.a, ann), 14000);
 	cr_assert_eq(ROW(&f, "ann")->self_device_time_total, 4.0);
-	cr_assert_eq(FE(&f, "lonely", 0)->start_ns, 50000, "no device work starts at ts+1ns: kept as written");
-	cr_assert_eq(FE(&f, "lonely", 0)->end_ns, 53000);
-	cr_assert_eq(FE(&f, "other_stream", 0)->start_ns, 9999, "a kernel on another stream does not count");
+	cr_assert_eq(ns_fevent_start(&f.a, FE(&f, "lonely", 0)), 50000, "no device work starts at ts+1ns: kept as written");
+	cr_assert_eq(ns_fevent_end(&f.a, FE(&f, "lonely", 0)), 53000);
+	cr_assert_eq(ns_fevent_start(&f.a, FE(&f, "other_stream", 0)), 9999, "a kernel on another stream does not count");
 	release(&f);
 }
 
@@ -570,8 +570,8 @@ Test(events, gpu_annotation_unwidening_era_a)
 		"\"tid\": \"PyTorch Profiler\", \"ts\": 1000, \"dur\": 5000}\n]}\n";
 	struct fx f;
 	build_text(&f, text, NULL);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "ann", 0)->start_ns), 10.0);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "ann", 0)->end_ns), 14.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "ann", 0))), 10.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_end(&f.a, FE(&f, "ann", 0))), 14.0);
 	cr_assert_eq(ROW(&f, "ann")->self_device_time_total, 4.0);
 	release(&f);
 }
@@ -595,11 +595,11 @@ Test(events, times_are_relative_to_the_span_as_doubles)
 {
 	struct fx f;
 	build(&f, X("cpu_op", "a", 1, 1020.500, 30.250, "") X("cpu_op", "b", 1, 0.001, 0.001, ""), NULL);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "a", 0)->start_ns), 1020500 / 1000.0);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "a", 0)->end_ns), 1050750 / 1000.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "a", 0))), 1020500 / 1000.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_end(&f.a, FE(&f, "a", 0))), 1050750 / 1000.0);
 	cr_assert_eq(ROW(&f, "a")->cpu_time_total, 1050750 / 1000.0 - 1020500 / 1000.0);
-	cr_assert_eq(ns_fevent_cpu_ns(FE(&f, "a", 0)), 30250);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "b", 0)->start_ns), 0.001);
+	cr_assert_eq(ns_fevent_cpu_ns(&f.a, FE(&f, "a", 0)), 30250);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "b", 0))), 0.001);
 	release(&f);
 }
 
@@ -613,9 +613,9 @@ Test(events, no_span_means_the_first_cpu_event_is_t0)
 			   "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"m\"}}]}";
 	struct fx f;
 	build_text(&f, text, NULL);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "a", 0)->start_ns), 0.0);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "b", 0)->start_ns), 10.5);
-	cr_assert_eq(ns_fevent_us(&f.a, FE(&f, "k", 0)->start_ns), -100.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "a", 0))), 0.0);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "b", 0))), 10.5);
+	cr_assert_eq(ns_fevent_us(&f.a, ns_fevent_start(&f.a, FE(&f, "k", 0))), -100.0);
 	release(&f);
 }
 
@@ -656,8 +656,8 @@ Test(memory, inclusive_bounds_and_unused_records)
 	cr_assert_eq(m->cpu_time_total, 0.0);
 	cr_assert(f.a.profile_memory);
 	/* the unused records are zero-length rows at their own time */
-	cr_assert_eq(FE(&f, "[memory]", 0)->start_ns, 9999);
-	cr_assert_eq(FE(&f, "[memory]", 1)->start_ns, 20001);
+	cr_assert_eq(ns_fevent_start(&f.a, FE(&f, "[memory]", 0)), 9999);
+	cr_assert_eq(ns_fevent_start(&f.a, FE(&f, "[memory]", 1)), 20001);
 	cr_assert_str_eq(S(&f, f.a.avgs[0].key), "[memory]", "first seen: the record at 9.999");
 	release(&f);
 }

@@ -132,22 +132,18 @@ struct fake {
 	struct ns_agg agg;
 };
 
-static void fake_event(struct fake *f, const char *name)
-{
-	struct ns_event ev = { 0 };
-	ev.name = ns_strtab_intern(&f->t.strings, name, strlen(name));
-	cr_assert(ns_trace_push(&f->t, &ev) == 0);
-}
 
-/* A fevent with no children: its self time is its span (self device time:
- * device_ns). link is the CPU parent, or a device event's launcher. */
-static struct ns_fevent fe(int32_t event, int64_t start, int64_t end, enum ns_devtype dev, int32_t link,
-			   int64_t device_ns, int32_t avg)
+/* A fevent (with its event) and no children: its self time is its span
+ * (self device time: device_ns). link is the CPU parent, or a device
+ * event's launcher. */
+static struct ns_fevent fe(struct fake *f, const char *name, int64_t start, int64_t end, enum ns_devtype dev,
+			   int32_t link, int64_t device_ns, int32_t avg)
 {
 	struct ns_fevent e = { 0 };
-	e.event = event;
-	e.start_ns = start;
-	e.end_ns = end;
+	struct ns_event ev = { .ts_ns = start, .dur_ns = end - start };
+	ev.name = ns_strtab_intern(&f->t.strings, name, strlen(name));
+	e.event = (int32_t)f->t.n_events;
+	cr_assert(ns_trace_push(&f->t, &ev) == 0);
 	e.device_type = (uint8_t)dev;
 	e.link = link;
 	e.first_child = e.next_sibling = -1;
@@ -163,19 +159,16 @@ Test(steps, attribution_rules)
 	struct ns_error err = { 0 };
 	ns_trace_init(&f.t);
 	memset(&f.agg, 0, sizeof(f.agg));
-	fake_event(&f, "ProfilerStep#3"); /* event 0 */
-	fake_event(&f, "ProfilerStep#4"); /* event 1 */
-	fake_event(&f, "aten::mm");       /* event 2 */
 	struct ns_fevent fevents[] = {
-		fe(0, 0, 100, NS_DEV_CPU, -1, 50, 0),           /* 0: step #3, self CPU 100 - 40 */
-		fe(2, 10, 50, NS_DEV_CPU, 0, 50, 1),            /* 1: op in step #3 (ancestor) */
-		fe(1, 100, 200, NS_DEV_CPU, -1, 0, 0),          /* 2: step #4, self CPU 100 - 40 */
-		fe(2, 110, 150, NS_DEV_CPU, 2, 0, 1),           /* 3: op in step #4 */
-		fe(2, 120, 170, NS_DEV_PRIVATEUSE1, 1, 0, 2),   /* 4: kernel launched in #3, runs in #4 */
-		fe(2, 180, 190, NS_DEV_PRIVATEUSE1, -1, 0, 2),  /* 5: unlinked kernel: interval #4 */
-		fe(2, 130, 140, NS_DEV_CPU, -1, 0, 1),          /* 6: other thread, no parent: interval #4 */
-		fe(2, 250, 260, NS_DEV_CPU, -1, 0, 3),          /* 7: after every step: none */
-		fe(2, 255, 258, NS_DEV_CPU, 7, 0, -1),          /* 8: removed (no row) */
+		fe(&f, "ProfilerStep#3", 0, 100, NS_DEV_CPU, -1, 50, 0),           /* 0: step #3, self CPU 100 - 40 */
+		fe(&f, "aten::mm", 10, 50, NS_DEV_CPU, 0, 50, 1),            /* 1: op in step #3 (ancestor) */
+		fe(&f, "ProfilerStep#4", 100, 200, NS_DEV_CPU, -1, 0, 0),          /* 2: step #4, self CPU 100 - 40 */
+		fe(&f, "aten::mm", 110, 150, NS_DEV_CPU, 2, 0, 1),           /* 3: op in step #4 */
+		fe(&f, "aten::mm", 120, 170, NS_DEV_PRIVATEUSE1, 1, 0, 2),   /* 4: kernel launched in #3, runs in #4 */
+		fe(&f, "aten::mm", 180, 190, NS_DEV_PRIVATEUSE1, -1, 0, 2),  /* 5: unlinked kernel: interval #4 */
+		fe(&f, "aten::mm", 130, 140, NS_DEV_CPU, -1, 0, 1),          /* 6: other thread, no parent: interval #4 */
+		fe(&f, "aten::mm", 250, 260, NS_DEV_CPU, -1, 0, 3),          /* 7: after every step: none */
+		fe(&f, "aten::mm", 255, 258, NS_DEV_CPU, 7, 0, -1),          /* 8: removed (no row) */
 	};
 	fevents[0].is_user_annotation = fevents[2].is_user_annotation = true;
 	fevents[0].first_child = 1;
@@ -216,8 +209,7 @@ Test(steps, no_annotations)
 	struct ns_error err = { 0 };
 	ns_trace_init(&f.t);
 	memset(&f.agg, 0, sizeof(f.agg));
-	fake_event(&f, "aten::mm");
-	struct ns_fevent fevents[] = { fe(0, 0, 10, NS_DEV_CPU, -1, 0, 0) };
+	struct ns_fevent fevents[] = { fe(&f, "aten::mm", 0, 10, NS_DEV_CPU, -1, 0, 0) };
 	f.agg.trace = &f.t;
 	f.agg.fevents = fevents;
 	f.agg.n_fevents = 1;
