@@ -169,7 +169,7 @@ static inline int32_t ns_fevent_launcher(const struct ns_fevent *fe)
 
 struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f);
 struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f);
-int ns_fevent_depth(const struct ns_agg *a, size_t f); /* 0 for top level */
+int ns_fevent_depth(const struct ns_agg *a, size_t f); /* 0 for top level; walks the parent chain */
 /* The overload split off the name (0 unless capture_overload_names). */
 ns_str ns_fevent_overload(const struct ns_agg *a, const struct ns_fevent *fe);
 /* Python str() of the input shapes (0 unless grouped by shape). */

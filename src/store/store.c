@@ -795,7 +795,17 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 			     struct ns_error *err)
 {
 	sqlite3_stmt *st = s->stmt[STMT_STATS];
+	/* depths in one pass (a parent comes before its children), not by
+	 * walking each chain: a deeply nested trace would make that quadratic */
+	int32_t *depth = malloc((agg->n_fevents + 1) * sizeof(*depth));
+	int rc = 0;
+	if (!depth)
+		return nomem(err, "storing event statistics");
 	for (size_t i = 0; i < agg->n_fevents; i++) {
+		int32_t parent = ns_fevent_parent(&agg->fevents[i]);
+		depth[i] = parent >= 0 ? depth[parent] + 1 : 0;
+	}
+	for (size_t i = 0; i < agg->n_fevents && !rc; i++) {
 		const struct ns_fevent *fe = &agg->fevents[i];
 		int64_t event_id = fevent_event_id(t, agg, (int64_t)i);
 		if (event_id == NS_NONE)
@@ -806,13 +816,15 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 		ns_str shapes = map_optional(s, t, ns_fevent_shapes(agg, fe), &oom);
 		struct ns_fself self = ns_fevent_self(agg, i);
 		struct ns_fmem mem = ns_fevent_mem(agg, i);
-		if (key == NO_STRING || oom)
-			return nomem(err, "storing event statistics");
+		if (key == NO_STRING || oom) {
+			rc = nomem(err, "storing event statistics");
+			break;
+		}
 		sqlite3_bind_int64(st, 1, s->trace_id);
 		sqlite3_bind_int64(st, 2, event_id);
 		sqlite3_bind_int64(st, 3, (int64_t)i);
 		bind_opt(st, 4, fevent_event_id(t, agg, ns_fevent_parent(fe)));
-		sqlite3_bind_int(st, 5, ns_fevent_depth(agg, i));
+		sqlite3_bind_int(st, 5, depth[i]);
 		sqlite3_bind_int64(st, 6, fe->thread);
 		sqlite3_bind_int64(st, 7, key);
 		bind_sid(st, 8, overload);
@@ -832,11 +844,10 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 		sqlite3_bind_int64(st, 22, mem.device);
 		sqlite3_bind_int64(st, 23, mem.self_device);
 		bind_opt(st, 24, fevent_event_id(t, agg, ns_fevent_launcher(fe)));
-		int rc = step_insert(s, st, "cannot store event statistics", err);
-		if (rc)
-			return rc;
+		rc = step_insert(s, st, "cannot store event statistics", err);
 	}
-	return 0;
+	free(depth);
+	return rc;
 }
 
 static void bind_model_text(sqlite3_stmt *st, int i, const struct ns_trace *t, ns_str id, bool zero_is_null)
