@@ -243,7 +243,7 @@ static int build_busy(struct reader *r)
 	for (size_t i = 0; i < r->n_raw; i++) {
 		if (r->raw[i].role == NS_DP_ACTIVE_TIME && r->raw[i].engine < NS_ENG__COUNT)
 			from_active[r->raw[i].engine] = true;
-		int64_t s = to_ns(r->raw[i].start, dp->unit);
+		int64_t s = to_ns(r->raw[i].start, dp->unit); /* (NS_NONE is INT64_MIN: never the max) */
 		max_start = s > max_start ? s : max_start;
 	}
 	/* timestamps below first_hw_timestamp are relative to it */
@@ -262,8 +262,12 @@ static int build_busy(struct reader *r)
 			const struct raw *x = &r->raw[i];
 			if (x->engine != e || (x->role == NS_DP_ACTIVE_TIME) != from_active[e])
 				continue;
-			dp->busy[e][n].start = to_ns(x->start, dp->unit) + dp->origin_ns;
-			dp->busy[e][n].end = to_ns(x->end, dp->unit) + dp->origin_ns;
+			int64_t start = ns_add_or_none(to_ns(x->start, dp->unit), dp->origin_ns);
+			int64_t end = ns_add_or_none(to_ns(x->end, dp->unit), dp->origin_ns);
+			if (start == NS_NONE || end == NS_NONE)
+				continue; /* beyond the ns range: no time to count */
+			dp->busy[e][n].start = start;
+			dp->busy[e][n].end = end;
 			dp->busy_src[e] = from_active[e] ? NS_ESRC_ACTIVE_TIME : x->role == NS_DP_DMA ? NS_ESRC_DMA
 												 : NS_ESRC_INSTRUCTION;
 			n++;

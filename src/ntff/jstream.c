@@ -437,7 +437,19 @@ enum ns_time_unit unit_from_magnitude(long double v)
 
 int64_t to_ns(long double v, enum ns_time_unit u)
 {
-	return (int64_t)llroundl(v * unit_factor(u));
+	long double ns = roundl(v * unit_factor(u));
+	/* (llroundl of a value beyond int64 is unspecified; the bound is 2^63) */
+	if (!isfinite(ns) || ns <= -9223372036854775808.0L || ns >= 9223372036854775808.0L)
+		return NS_NONE;
+	return (int64_t)ns;
+}
+
+int64_t ns_add_or_none(int64_t a, int64_t b)
+{
+	int64_t sum;
+	if (a == NS_NONE || b == NS_NONE || __builtin_add_overflow(a, b, &sum) || sum == NS_NONE)
+		return NS_NONE;
+	return sum;
 }
 
 static int cmp_spans(const void *a, const void *b)

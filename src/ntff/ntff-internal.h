@@ -72,7 +72,10 @@ long double unit_factor(enum ns_time_unit u);
  * (docs/neuron.md "Time units"): >= 1e17 ns, >= 1e14 us, >= 1e11 ms,
  * >= 1e8 s (epoch values); anything smaller is taken as relative ns. */
 enum ns_time_unit unit_from_magnitude(long double v);
+/* v in unit u as integer ns, or NS_NONE when it is not finite or beyond int64. */
 int64_t to_ns(long double v, enum ns_time_unit u);
+/* a + b, or NS_NONE when either is NS_NONE or the sum overflows. */
+int64_t ns_add_or_none(int64_t a, int64_t b);
 
 /* Sorts and merges spans in place; returns the new count. */
 size_t spans_merge(struct ns_span *s, size_t n);

@@ -318,7 +318,7 @@ static int read_event(struct reader *r, const struct jv *v, uint64_t offset, str
 	if (r->has_dur)
 		ev->dur = to_ns(r->dur, unit);
 	else if (r->has_end && r->has_ts)
-		ev->dur = to_ns(r->end, unit) - ev->ts;
+		ev->dur = ev->ts == NS_NONE ? NS_NONE : ns_add_or_none(to_ns(r->end, unit), -ev->ts);
 	if (ev->ts == NS_NONE && ev->nc_ts == NS_NONE && ev->cpu_ts == NS_NONE) {
 		sp->n_flows = flows_before;
 		return note_add(&sp->notes, sp->path, offset, "event '%s' has no timestamp; skipped",

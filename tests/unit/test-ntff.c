@@ -3,6 +3,7 @@
  * damage), correlation of system-profile intervals into kernel events and
  * their attribution by aggregate.c, engine timelines and --by-neff keys. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "aggregate/neuron.h"
 #include "ingest/capture.h"
 #include "ntff/ntff.h"
+#include "ntff/ntff-internal.h"
 
 static char tmpdir[256];
 
@@ -426,4 +428,22 @@ Test(ntff, neff_keys_mixed)
 	cr_assert_not_null(row(&agg, "aten::add", ""));
 	ns_agg_release(&agg);
 	ns_trace_release(&t);
+}
+
+/* Times in an export are numbers of any size: what does not fit int64 ns
+ * is no time (NS_NONE), never an overflow (a fuzz finding: a timestamp of
+ * 1.7e10 s read as ns). */
+Test(units, to_ns_is_exact_in_range_and_none_beyond)
+{
+	cr_expect_eq(to_ns(1.5L, NS_TU_US), 1500);
+	cr_expect_eq(to_ns(-2.0L, NS_TU_S), -2000000000);
+	cr_expect_eq(to_ns(9.2e18L, NS_TU_NS), INT64_C(9200000000000000000));
+	cr_expect_eq(to_ns(17660721565.2L, NS_TU_S), NS_NONE);
+	cr_expect_eq(to_ns(-9.3e18L, NS_TU_NS), NS_NONE);
+	cr_expect_eq(to_ns(INFINITY, NS_TU_NS), NS_NONE);
+	cr_expect_eq(to_ns(NAN, NS_TU_MS), NS_NONE);
+	cr_expect_eq(ns_add_or_none(INT64_MAX - 1, 1), INT64_MAX);
+	cr_expect_eq(ns_add_or_none(INT64_MAX, 1), NS_NONE);
+	cr_expect_eq(ns_add_or_none(NS_NONE, 0), NS_NONE);
+	cr_expect_eq(ns_add_or_none(0, -INT64_MAX), -INT64_MAX);
 }
