@@ -235,28 +235,6 @@ int ns_scan_rest_is_nul(struct ns_scan *s, struct ns_error *err)
 	}
 }
 
-size_t ns_json_skip_ws(const char *p, size_t n, size_t i)
-{
-	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
-		i++;
-	return i;
-}
-
-size_t ns_json_string_end(const char *p, size_t n, size_t i, bool *has_escape)
-{
-	*has_escape = false;
-	for (i++; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-		if (c == '"')
-			return i + 1;
-		if (c == '\\') {
-			*has_escape = true;
-			i++;
-		}
-	}
-	return 0;
-}
-
 static bool is_number_char(char c)
 {
 	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';

@@ -49,12 +49,32 @@ int ns_scan_rest_is_nul(struct ns_scan *s, struct ns_error *err);
 void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n);
 
 /* Primitives over a complete in-memory span p[0..n). Each returns the index
- * just past what it consumed, or 0 on a syntax error. */
-size_t ns_json_skip_ws(const char *p, size_t n, size_t i);
+ * just past what it consumed, or 0 on a syntax error. The two smallest are
+ * inline: the event loop calls them for every key and value. */
+static inline size_t ns_json_skip_ws(const char *p, size_t n, size_t i)
+{
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+		i++;
+	return i;
+}
+
 size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth);
-/* Scans a string token starting at p[i] == '"'. On return *raw_end is past
- * the closing quote and *has_escape says whether decoding is needed. */
-size_t ns_json_string_end(const char *p, size_t n, size_t i, bool *has_escape);
+/* Scans a string token starting at p[i] == '"'; returns the index past the
+ * closing quote, and *has_escape says whether decoding is needed. */
+static inline size_t ns_json_string_end(const char *p, size_t n, size_t i, bool *has_escape)
+{
+	*has_escape = false;
+	for (i++; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '"')
+			return i + 1;
+		if (c == '\\') {
+			*has_escape = true;
+			i++;
+		}
+	}
+	return 0;
+}
 /* Decodes the string body p[i+1 .. end-1) into out (capacity >= the body
  * length: decoding never grows). A malformed \u escape becomes '?' and a lone
  * surrogate U+FFFD. Returns the decoded length. */
