@@ -976,14 +976,6 @@ struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f)
 	return m;
 }
 
-int ns_fevent_depth(const struct ns_agg *a, size_t f)
-{
-	int depth = 0;
-	for (int32_t p = ns_fevent_parent(&a->fevents[f]); p != NO_INDEX; p = ns_fevent_parent(&a->fevents[p]))
-		depth++;
-	return depth;
-}
-
 ns_str ns_fevent_overload(const struct ns_agg *a, const struct ns_fevent *fe)
 {
 	const struct ns_event *ev = &a->trace->events[fe->event];

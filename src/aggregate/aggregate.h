@@ -23,8 +23,9 @@ enum ns_backend { NS_BACKEND_NONE = 0, NS_BACKEND_CUDA, NS_BACKEND_PRIVATEUSE1, 
 /* One PyTorch FunctionEvent: 48 bytes, the largest array of a report (one
  * per kept slice, alive beside the events). What can be derived is not
  * stored: the interval (ns_fevent_start, ns_fevent_end: the event's, or
- * its un-widened form), the overload, input shapes, stack and depth (ns_fevent_overload,
- * ns_fevent_shapes, ns_fevent_stack, ns_fevent_depth), the self times
+ * its un-widened form), the overload, input shapes and stack
+ * (ns_fevent_overload, ns_fevent_shapes, ns_fevent_stack), the depth (the
+ * parent chain's length), the self times
  * (ns_fevent_self: the total minus the children's, in PyTorch's order) and
  * the memory columns (ns_fevent_mem: sums over the sorted memory records).
  * Kept are what PyTorch computes recursively: the device totals. */
@@ -169,7 +170,6 @@ static inline int32_t ns_fevent_launcher(const struct ns_fevent *fe)
 
 struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f);
 struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f);
-int ns_fevent_depth(const struct ns_agg *a, size_t f); /* 0 for top level; walks the parent chain */
 /* The overload split off the name (0 unless capture_overload_names). */
 ns_str ns_fevent_overload(const struct ns_agg *a, const struct ns_fevent *fe);
 /* Python str() of the input shapes (0 unless grouped by shape). */

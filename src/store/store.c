@@ -777,7 +777,7 @@ static int write_flows(struct ns_store *s, const struct ns_trace *t, struct ns_e
 	return rc;
 }
 
-/* events.id of a fevent, or NS_NONE for none / a synthesized row. */
+/* events.id of a fevent (a memory row's: its record's), or NS_NONE for none. */
 static int64_t fevent_event_id(const struct ns_trace *t, const struct ns_agg *agg, int64_t fevent)
 {
 	if (fevent < 0 || (size_t)fevent >= agg->n_fevents)
@@ -788,9 +788,8 @@ static int64_t fevent_event_id(const struct ns_trace *t, const struct ns_agg *ag
 	return t->events[event].idx;
 }
 
-/* One event_stats row per FunctionEvent, in fevent order. A FunctionEvent
- * with no trace event behind it (event == -1) has no events row to refer to
- * and is skipped; it still counts in key_averages_rows. */
+/* One event_stats row per FunctionEvent, in fevent order. (A FunctionEvent
+ * without an events row, which only a hand-made ns_agg can have, is skipped.) */
 static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 			     struct ns_error *err)
 {
