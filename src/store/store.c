@@ -362,8 +362,8 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	 * journal or a sync before then. page_size must precede the first
 	 * write; threads lets the index builds at commit sort in parallel. An
 	 * 8 MiB page cache, with sorts spilling to temp files, keeps a large
-	 * ingest within the memory bound (docs/performance.md) at no cost in
-	 * speed (1 GB ingest: 12.4 s with 16 MiB, 11.1 s with 8). */
+	 * ingest within the memory bound (docs/performance.md); 1 GB ingests
+	 * took 11-12 s with 16 MiB and with 8, within the run-to-run noise. */
 	if ((rc = exec_sql(s,
 			   "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
 			   "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
@@ -973,9 +973,7 @@ int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struc
 		       struct ns_error *err)
 {
 	int rc;
-	if (!s->trace_id)
-		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: no trace was begun", s->db_path);
-	if ((rc = ns_store_end_events(s, t, err)))
+	if ((rc = ns_store_end_events(s, t, err))) /* (which checks that a trace was begun) */
 		goto out;
 	if (agg && ((rc = write_event_stats(s, t, agg, err)) || (rc = write_key_averages(s, t, agg, err))))
 		goto out;
