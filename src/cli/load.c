@@ -61,9 +61,43 @@ static bool any_truncated(const struct ns_run *run)
 	return false;
 }
 
-/* Parses every path into run->traces, streaming each into `store` if set. */
+/* The database being written, if any. A cache is optional: when it cannot
+ * be written (a full disk), it is dropped and the report goes on. */
+struct sink {
+	struct ns_store *store;
+	bool optional;
+	struct ns_error dropped; /* why an optional store was dropped */
+};
+
+/* Where a store call reports its failure. */
+static struct ns_error *store_err(struct sink *sk, struct ns_error *err)
+{
+	return sk->optional ? &sk->dropped : err;
+}
+
+/* rc of a store call, or 0 after dropping an optional store that failed. */
+static int store_result(struct sink *sk, int rc)
+{
+	if (rc && sk->optional) {
+		ns_store_abort(sk->store);
+		sk->store = NULL;
+		return 0;
+	}
+	return rc;
+}
+
+/* An ns_event_sink (ctx = struct sink *). */
+static int sink_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+{
+	struct sink *sk = ctx;
+	if (!sk->store)
+		return 0;
+	return store_result(sk, ns_store_event(sk->store, t, raw, store_err(sk, err)));
+}
+
+/* Parses every path into run->traces, streaming each into sk's store if set. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
-		     bool neuron, struct ns_store *store, struct ns_run *run, struct ns_error *err)
+		     bool neuron, struct sink *sk, struct ns_run *run, struct ns_error *err)
 {
 	uint64_t max_out = env_cap("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
 	uint32_t max_ratio = (uint32_t)env_cap("NEURON_STATS_MAX_RATIO", UINT32_MAX);
@@ -84,12 +118,11 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 			io.progress = show_progress;
 			io.progress_ctx = &prog;
 		}
-		if (store) {
-			rc = ns_store_begin_trace(store, &ids[i], &trace_id, err);
-			if (rc)
+		if (sk->store) {
+			if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &ids[i], &trace_id, store_err(sk, err)))))
 				return rc;
-			io.sink = ns_store_event;
-			io.sink_ctx = store;
+			io.sink = sink_event;
+			io.sink_ctx = sk;
 		}
 		rc = ns_ingest_file(paths[i], t, &io, &warn, err);
 		if (prog.shown)
@@ -101,13 +134,12 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		/* Neuron device work from the system profile (docs/neuron.md) */
 		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
 			return rc;
-		if (store) {
-			rc = ns_store_end_events(store, t, err);
-			if (rc == 0)
-				rc = ns_aggregate(t, NULL, &agg, err);
-			if (rc)
+		if (sk->store && (rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, err)))))
+			return rc;
+		if (sk->store) {
+			if ((rc = ns_aggregate(t, NULL, &agg, err)))
 				return rc;
-			rc = ns_store_end_trace(store, t, &agg, err);
+			rc = store_result(sk, ns_store_end_trace(sk->store, t, &agg, store_err(sk, err)));
 			ns_agg_release(&agg);
 			if (rc)
 				return rc;
@@ -121,7 +153,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	char **paths = NULL;
 	size_t n = 0;
 	struct ns_source_id *ids = NULL;
-	struct ns_store *store = NULL;
+	struct sink sk = { .store = NULL };
 	char *cache = NULL;
 	const char *db_out = o->db_out;
 	int rc;
@@ -157,28 +189,25 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		db_out = cache;
 	}
 	if (db_out) {
-		rc = ns_store_create(db_out, &store, err);
-		if (rc && !o->db_out) {
-			store = NULL; /* no writable cache: report anyway */
-			rc = 0;
-		}
-		if (rc)
+		sk.optional = !o->db_out;
+		if ((rc = store_result(&sk, ns_store_create(db_out, &sk.store, store_err(&sk, err)))))
 			goto out;
 	}
-	rc = parse_all(paths, ids, n, o, neuron, store, run, err);
-	if (rc == 0 && store) {
-		rc = ns_store_commit(store, err);
-		store = NULL;
-		if (rc == 0 && !o->db_out) {
-			uint64_t max = env_cap("NEURON_STATS_CACHE_MAX", UINT64_MAX);
-			ns_cache_prune(cache, max ? max : NS_CACHE_MAX_DEFAULT);
-		}
-		if (rc && !o->db_out)
+	rc = parse_all(paths, ids, n, o, neuron, &sk, run, err);
+	if (rc == 0 && sk.store) {
+		struct ns_store *store = sk.store;
+		sk.store = NULL; /* (commit frees it, whatever happens) */
+		rc = ns_store_commit(store, store_err(&sk, err));
+		if (sk.optional) {
+			if (rc == 0) {
+				uint64_t max = env_cap("NEURON_STATS_CACHE_MAX", UINT64_MAX);
+				ns_cache_prune(cache, max ? max : NS_CACHE_MAX_DEFAULT);
+			}
 			rc = 0; /* a failed cache write does not fail the report */
+		}
 	}
 out:
-	if (store)
-		ns_store_abort(store);
+	ns_store_abort(sk.store);
 	if (ids)
 		ns_source_ids_free(ids, n);
 	free(cache);

@@ -13,7 +13,11 @@
 
 int ns_store_sqlite_error(struct ns_error *err, sqlite3 *db, int rc, const char *path, const char *what)
 {
-	const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+	return ns_store_sqlite_failure(err, rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), path, what);
+}
+
+int ns_store_sqlite_failure(struct ns_error *err, int rc, const char *msg, const char *path, const char *what)
+{
 	enum ns_status status;
 	switch (rc & 0xff) {
 	case SQLITE_FULL:
@@ -106,15 +110,17 @@ enum load_stmt { LOAD_TRACES, LOAD_STRINGS, LOAD_THREADS, LOAD_META, LOAD_EVENTS
 
 static const char *const load_sql[LOAD__COUNT] = {
 	[LOAD_TRACES] = "SELECT id, path, rank, world_size, base_time_ns, ts_has_fraction, profile_memory,"
-			" legacy_array, activity_mask, n_trace_events, truncated_at FROM traces ORDER BY id",
+			" legacy_array, activity_mask, n_trace_events, truncated_at, first_event_id,"
+			" lead(first_event_id, 1, 9223372036854775807) OVER (ORDER BY id) FROM traces ORDER BY id",
 	[LOAD_STRINGS] = "SELECT ts.local_id, ts.string_id, s.text FROM trace_strings ts"
 			 " JOIN strings s ON s.id = ts.string_id WHERE ts.trace_id = ? ORDER BY ts.local_id",
 	[LOAD_THREADS] = "SELECT id, pid, tid, pid_text, tid_text, name FROM threads"
 			 " WHERE trace_id = ? ORDER BY id",
 	[LOAD_META] = "SELECT key, value_json FROM metadata WHERE trace_id = ? ORDER BY ord",
-	[LOAD_EVENTS] = "SELECT id, activity, kind, flags, name_id, thread_id, ts_ns, dur_ns, external_id,"
+	/* a trace's events are the ids from its first_event_id to the next trace's */
+	[LOAD_EVENTS] = "SELECT id - ?2, activity, kind, flags, name_id, thread_id, ts_ns, dur_ns, external_id,"
 			" correlation, bytes, mem_device_type, input_dims_id, stack_id, neff FROM events"
-			" WHERE trace_id = ? AND kept ORDER BY id",
+			" WHERE id >= ?2 AND id < ?3 AND trace_id = ?1 AND kept ORDER BY id",
 };
 
 struct loader {
@@ -124,6 +130,7 @@ struct loader {
 	uint32_t *to_local;  /* database string id -> trace string id + 1 (0: not in this trace) */
 	size_t n_to_local;
 	int64_t trace_id;
+	int64_t first_event_id;
 };
 
 static int64_t column_opt(sqlite3_stmt *st, int i)
@@ -237,7 +244,12 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 		struct ns_event ev;
 		memset(&ev, 0, sizeof(ev));
 		int64_t thread = column_opt(st, 5), bytes = column_opt(st, 10), mem_type = column_opt(st, 11);
-		ev.idx = (uint32_t)sqlite3_column_int64(st, 0);
+		int64_t idx = sqlite3_column_int64(st, 0);
+		if (idx < 0 || idx > UINT32_MAX)
+			return ns_error_set(err, NS_ERR_INPUT,
+					    "%s: damaged database: event %lld of trace %lld is outside its id range",
+					    l->path, (long long)(idx + l->first_event_id), (long long)l->trace_id);
+		ev.idx = (uint32_t)idx;
 		ev.cat = (uint8_t)sqlite3_column_int(st, 1);
 		ev.kind = (uint8_t)sqlite3_column_int(st, 2);
 		ev.flags = (uint8_t)sqlite3_column_int(st, 3);
@@ -249,8 +261,8 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 			return load_oom(l, err);
 		if (thread < 0 || (uint64_t)thread >= t->n_threads)
 			return ns_error_set(err, NS_ERR_INPUT,
-					    "%s: damaged database: event %u of trace %lld has no thread", l->path,
-					    ev.idx, (long long)l->trace_id);
+					    "%s: damaged database: event %lld of trace %lld has no thread", l->path,
+					    (long long)(idx + l->first_event_id), (long long)l->trace_id);
 		ev.thread = (uint32_t)thread;
 		ev.ts_ns = column_opt(st, 6);
 		ev.dur_ns = column_opt(st, 7);
@@ -289,10 +301,13 @@ static int load_trace(struct loader *l, struct ns_trace *t, struct ns_error *err
 	t->n_trace_events = (uint64_t)sqlite3_column_int64(tr, 9);
 	int64_t truncated_at = column_opt(tr, 10);
 	t->truncated_at = truncated_at == NS_NONE ? -1 : truncated_at;
+	l->first_event_id = sqlite3_column_int64(tr, 11);
 	for (int i = LOAD_STRINGS; i < LOAD__COUNT; i++) {
 		sqlite3_reset(l->stmt[i]);
 		sqlite3_bind_int64(l->stmt[i], 1, l->trace_id);
 	}
+	sqlite3_bind_int64(l->stmt[LOAD_EVENTS], 2, l->first_event_id);
+	sqlite3_bind_int64(l->stmt[LOAD_EVENTS], 3, sqlite3_column_int64(tr, 12));
 	if ((rc = load_strings(l, t, err)) || (rc = load_threads(l, t, err)) || (rc = load_meta(l, t, err)))
 		return rc;
 	return load_events(l, t, err);

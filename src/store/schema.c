@@ -41,6 +41,7 @@ const char ns_schema_tables[] =
 	"  backend TEXT,\n"
 	"  n_trace_events INTEGER NOT NULL,\n"
 	"  n_events INTEGER NOT NULL,\n"
+	"  first_event_id INTEGER NOT NULL,\n"
 	"  truncated_at INTEGER\n"
 	");\n"
 	"CREATE TABLE trace_strings (\n"
@@ -76,7 +77,7 @@ const char ns_schema_tables[] =
 	") WITHOUT ROWID;\n"
 	"CREATE TABLE events (\n"
 	"  trace_id INTEGER NOT NULL,\n"
-	"  id INTEGER NOT NULL,\n"
+	"  id INTEGER PRIMARY KEY,\n"
 	"  kept INTEGER NOT NULL,\n"
 	"  ph TEXT NOT NULL,\n"
 	"  cat_id INTEGER,\n"
@@ -123,7 +124,7 @@ const char ns_schema_tables[] =
 	");\n"
 	"CREATE TABLE event_stats (\n"
 	"  trace_id INTEGER NOT NULL,\n"
-	"  event_id INTEGER NOT NULL,\n"
+	"  event_id INTEGER PRIMARY KEY,\n"
 	"  ord INTEGER NOT NULL,\n"
 	"  parent_event_id INTEGER,\n"
 	"  depth INTEGER NOT NULL,\n"
@@ -212,7 +213,7 @@ const char ns_schema_views[] =
 	"       s.self_device_ns / 1000.0 AS self_device_us, s.device_ns / 1000.0 AS device_us,\n"
 	"       s.cpu_mem, s.self_cpu_mem, s.device_mem, s.self_device_mem\n"
 	"FROM event_stats s\n"
-	"JOIN events e ON e.trace_id = s.trace_id AND e.id = s.event_id\n"
+	"JOIN events e ON e.id = s.event_id\n"
 	"JOIN strings n ON n.id = e.name_id\n"
 	"JOIN strings k ON k.id = s.key_id\n"
 	"LEFT JOIN activities a ON a.id = e.activity\n"
@@ -230,10 +231,10 @@ const char ns_schema_views[] =
 	"FROM events k\n"
 	"JOIN activities a ON a.id = k.activity\n"
 	"JOIN strings kn ON kn.id = k.name_id\n"
-	"LEFT JOIN event_stats ks ON ks.trace_id = k.trace_id AND ks.event_id = k.id\n"
-	"LEFT JOIN events op ON op.trace_id = k.trace_id AND op.id = ks.launched_by_event_id\n"
+	"LEFT JOIN event_stats ks ON ks.event_id = k.id\n"
+	"LEFT JOIN events op ON op.id = ks.launched_by_event_id\n"
 	"LEFT JOIN strings opn ON opn.id = op.name_id\n"
-	"LEFT JOIN events rt ON rt.trace_id = k.trace_id AND rt.id = (\n"
+	"LEFT JOIN events rt ON rt.id = (\n"
 	"    SELECT r.id FROM events r\n"
 	"    WHERE r.trace_id = k.trace_id AND r.correlation = k.correlation AND r.kept\n"
 	"      AND r.activity IN (SELECT id FROM activities WHERE name IN " RUNTIME_CALLS ")\n"
@@ -247,7 +248,7 @@ const char ns_schema_views[] =
 	"       s.self_cpu_ns, s.cpu_ns, s.device_ns\n"
 	"FROM events e\n"
 	"JOIN strings n ON n.id = e.name_id\n"
-	"LEFT JOIN event_stats s ON s.trace_id = e.trace_id AND s.event_id = e.id\n"
+	"LEFT JOIN event_stats s ON s.event_id = e.id\n"
 	"WHERE e.kept AND e.activity = (SELECT id FROM activities WHERE name = 'user_annotation')\n"
 	"  AND n.text LIKE 'ProfilerStep#%';\n"
 	"CREATE VIEW memory_events AS\n"
@@ -261,9 +262,9 @@ const char ns_schema_views[] =
 	"JOIN strings n ON n.id = e.name_id\n"
 	"WHERE e.kept AND e.kind IN (1, 2);\n";
 
+const char ns_schema_correlation_index[] =
+	"CREATE INDEX IF NOT EXISTS events_by_correlation ON events (trace_id, correlation)\n"
+	"  WHERE correlation IS NOT NULL";
+
 const char ns_schema_indexes[] =
-	"CREATE UNIQUE INDEX events_by_id ON events (trace_id, id);\n"
-	"CREATE INDEX events_by_correlation ON events (trace_id, correlation)\n"
-	"  WHERE correlation IS NOT NULL;\n"
-	"CREATE UNIQUE INDEX event_stats_by_event ON event_stats (trace_id, event_id);\n"
 	"CREATE INDEX strings_by_text ON strings (text);\n";

@@ -23,7 +23,9 @@
 extern const char ns_schema_tables[];
 extern const char ns_schema_views[];
 /* Indexes, created after the bulk load (building them once is cheaper than
- * maintaining them row by row). */
+ * maintaining them row by row): the correlation index once a trace's events
+ * are in (later traces' rows update it), the rest at commit. */
+extern const char ns_schema_correlation_index[];
 extern const char ns_schema_indexes[];
 
 /* Sets err from a failed SQLite call: "<path>: <what>: <sqlite message>",
@@ -32,6 +34,9 @@ extern const char ns_schema_indexes[];
  * Returns the status. */
 int ns_store_sqlite_error(struct ns_error *err, sqlite3 *db, int rc, const char *path,
 			  const char *what);
+/* The same with SQLite's message given (taken where the failure happened). */
+int ns_store_sqlite_failure(struct ns_error *err, int rc, const char *msg, const char *path,
+			    const char *what);
 
 /* Opens an existing database read-only. On failure sets err and returns
  * non-zero (*out is NULL). */

@@ -2,10 +2,14 @@
  *
  * Design notes:
  * - Speed: every traceEvents element becomes one events row through one
- *   prepared INSERT that is reset and re-bound per row, inside a single
- *   transaction, with journaling and syncing off (the file is a private
- *   temp file until commit, so a crash can only lose the temp file).
- *   Indexes are built once, after the load, in ns_store_commit.
+ *   prepared INSERT, inside a single transaction, with journaling and
+ *   syncing off (the file is a private temp file until commit, so a crash
+ *   can only lose the temp file). The INSERTs run on a writer thread
+ *   (rowq.h) while this thread parses and aggregates. events.id and
+ *   event_stats.event_id are rowids, numbered across the database, so rows
+ *   append to their b-trees and need no index of their own; event_stats
+ *   rows go in events.id order for the same reason. The other indexes are
+ *   built once, after the rows they cover.
  * - Strings: the model interns strings per trace; the database has one
  *   strings table shared by all traces. gmap translates a trace's string ids
  *   to the database's on first use, so the hot path is an array lookup.
@@ -29,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/rowq.h"
 #include "store/store-internal.h"
 
 /* memory_events (schema.c) selects these kinds by number. */
@@ -45,9 +50,14 @@ enum stmt_id {
 	STMT_STATS,
 	STMT_AVG,
 	STMT_TRACE,
+	STMT_CORRELATION_INDEX,
 	STMT__COUNT
 };
+_Static_assert(STMT__COUNT < 256, "rowq.c keeps a statement id in a byte");
 
+/* What the writer thread runs: the INSERT of each table it fills, and the
+ * correlation index, which it builds once a trace's events are in (while
+ * the trace is being aggregated); and what a failure of each is called. */
 static const char *const stmt_sql[STMT__COUNT] = {
 	[STMT_EVENT] = "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[STMT_STRING] = "INSERT INTO strings VALUES (?,?)",
@@ -59,7 +69,21 @@ static const char *const stmt_sql[STMT__COUNT] = {
 	[STMT_STATS] = ("INSERT INTO event_stats VALUES "
 			"(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"), /* (): clang -Wstring-concatenation */
 	[STMT_AVG] = "INSERT INTO key_averages_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[STMT_TRACE] = "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[STMT_TRACE] = "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[STMT_CORRELATION_INDEX] = ns_schema_correlation_index,
+};
+static const char *const stmt_what[STMT__COUNT] = {
+	[STMT_EVENT] = "cannot store an event",
+	[STMT_STRING] = "cannot store strings",
+	[STMT_TRACE_STRING] = "cannot store strings",
+	[STMT_THREAD] = "cannot store a thread",
+	[STMT_PROCESS] = "cannot store a process",
+	[STMT_META] = "cannot store trace metadata",
+	[STMT_FLOW] = "cannot store a flow",
+	[STMT_STATS] = "cannot store event statistics",
+	[STMT_AVG] = "cannot store a key_averages row",
+	[STMT_TRACE] = "cannot store the trace",
+	[STMT_CORRELATION_INDEX] = "cannot build the correlation index",
 };
 
 #define NO_STRING UINT32_MAX /* an absent database string id */
@@ -89,13 +113,18 @@ struct process {
 struct ns_store {
 	char *db_path, *tmp_path;
 	int tmp_fd;                /* holds the flock that marks tmp_path as in use, or -1 */
+	off_t writeback_from;      /* start_writeback has started the bytes before this */
+	bool writeback;            /* start_writeback may work: the producer has nothing else to do */
 	sqlite3 *db;
 	sqlite3_stmt *stmt[STMT__COUNT];
+	struct ns_rowq *rows;      /* runs the INSERTs; while it lives, only it uses db */
 	struct ns_strtab strings;  /* mirrors the strings table */
 	uint32_t strings_written;  /* ids below this are already in the table */
 	int64_t next_trace_id;
 	/* the trace being written (trace_id 0: none) */
 	int64_t trace_id;
+	int64_t first_event_id;    /* events.id of its traceEvents[0] */
+	int64_t end_event_id;      /* one past its highest events.id so far (the next trace's first) */
 	char *src_path, *src_abspath;
 	int64_t src_size, src_mtime_ns;
 	uint32_t *gmap;            /* trace string id -> database string id + 1 (0: not yet) */
@@ -142,43 +171,28 @@ static int exec_sql(struct ns_store *s, const char *sql, const char *what, struc
 	return 0;
 }
 
-/* Runs a bound INSERT and resets it for the next row. */
-static int step_insert(struct ns_store *s, sqlite3_stmt *st, const char *what, struct ns_error *err)
-{
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return ns_store_sqlite_error(err, s->db, rc, s->db_path, what);
-	return 0;
-}
-
-static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
-{
-	if (v == NS_NONE)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, v);
-}
-
-/* Binds a database string id, NULL for NO_STRING. */
-static void bind_sid(sqlite3_stmt *st, int i, ns_str sid)
+/* A database string id, NULL for NO_STRING. */
+static void put_sid(struct ns_rowq *q, ns_str sid)
 {
 	if (sid == NO_STRING)
-		sqlite3_bind_null(st, i);
+		ns_rowq_null(q);
 	else
-		sqlite3_bind_int64(st, i, sid);
+		ns_rowq_int(q, sid);
 }
 
-/* Binds a pid/tid as the trace wrote it: the integer, else the text. The
- * text lives in the model's string arena, which does not move until the
- * next intern, i.e. not before this row is stepped. */
-static void bind_track(sqlite3_stmt *st, int i, const struct ns_trace *t, ns_str text, int64_t value)
+/* One of the model's strings as text. */
+static void put_model_text(struct ns_rowq *q, const struct ns_trace *t, ns_str id)
+{
+	ns_rowq_text(q, ns_strtab_get(&t->strings, id), ns_strtab_len(&t->strings, id));
+}
+
+/* A pid/tid as the trace wrote it: the integer, else the text. */
+static void put_track(struct ns_rowq *q, const struct ns_trace *t, ns_str text, int64_t value)
 {
 	if (value != NS_NONE)
-		sqlite3_bind_int64(st, i, value);
+		ns_rowq_int(q, value);
 	else
-		sqlite3_bind_text(st, i, ns_strtab_get(&t->strings, text),
-				  (int)ns_strtab_len(&t->strings, text), SQLITE_STATIC);
+		put_model_text(q, t, text);
 }
 
 static ns_str map_string_slow(struct ns_store *s, const struct ns_trace *t, ns_str local)
@@ -214,13 +228,19 @@ static inline ns_str map_optional(struct ns_store *s, const struct ns_trace *t, 
 	return sid;
 }
 
-static void bind_database_text(struct ns_store *s, sqlite3_stmt *st, int i, ns_str sid)
+/* A database string as text, NULL for NO_STRING. */
+static void put_database_text(struct ns_store *s, ns_str sid)
 {
 	if (sid == NO_STRING)
-		sqlite3_bind_null(st, i);
+		ns_rowq_null(s->rows);
 	else
-		sqlite3_bind_text(st, i, ns_strtab_get(&s->strings, sid), (int)ns_strtab_len(&s->strings, sid),
-				  SQLITE_STATIC);
+		ns_rowq_text(s->rows, ns_strtab_get(&s->strings, sid), ns_strtab_len(&s->strings, sid));
+}
+
+/* events.id of a model event index (NS_NONE stays NS_NONE). */
+static int64_t event_id(const struct ns_store *s, int64_t idx)
+{
+	return idx == NS_NONE ? NS_NONE : s->first_event_id + idx;
 }
 
 /* Removes "<db_path>.tmp-<pid>-..." files whose writer is gone. A writer
@@ -333,6 +353,21 @@ out:
 	return rc;
 }
 
+/* Called when the producer is about to wait for the writer thread: once
+ * the trace is aggregated (and it only waits), asks the kernel to start
+ * writing back what SQLite has written so far, so that the fsync at commit
+ * has less left to do. (Before that, the writeback would delay the parsing
+ * more than the wait would have.) */
+static void start_writeback(void *ctx)
+{
+	enum { STEP = 16 << 20 };
+	struct ns_store *s = ctx;
+	struct stat st;
+	if (s->writeback && fstat(s->tmp_fd, &st) == 0 && st.st_size >= s->writeback_from + STEP &&
+	    sync_file_range(s->tmp_fd, s->writeback_from, st.st_size - s->writeback_from, SYNC_FILE_RANGE_WRITE) == 0)
+		s->writeback_from = st.st_size;
+}
+
 int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error *err)
 {
 	struct ns_store *s = calloc(1, sizeof(*s));
@@ -367,7 +402,7 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	if ((rc = exec_sql(s,
 			   "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
 			   "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
-			   "PRAGMA cache_size = -8192; PRAGMA threads = 2; BEGIN;",
+			   "PRAGMA cache_size = -4096; PRAGMA threads = 0; BEGIN;",
 			   "cannot configure the new database", err)) ||
 	    (rc = exec_sql(s, ns_schema_tables, "cannot create the schema", err)) ||
 	    (rc = exec_sql(s, ns_schema_views, "cannot create the schema views", err)) ||
@@ -380,6 +415,9 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 			goto out;
 		}
 	}
+	if ((rc = ns_rowq_start(&s->rows, s->db, s->stmt, stmt_what, STMT__COUNT, s->db_path, true, start_writeback,
+				s, err)))
+		goto out;
 	*out = s;
 out:
 	if (rc)
@@ -426,6 +464,7 @@ int ns_store_begin_trace(struct ns_store *s, const struct ns_source_id *src, int
 	s->src_size = src->size;
 	s->src_mtime_ns = src->mtime_ns;
 	s->trace_id = s->next_trace_id++;
+	s->first_event_id = s->end_event_id;
 	*trace_id = s->trace_id;
 	return 0;
 }
@@ -536,7 +575,6 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 					       [NS_PH_B] = "B", [NS_PH_E] = "E", [NS_PH_OTHER] = "?" };
 	struct ns_store *s = ctx;
 	const struct ns_event *ev = &raw->ev;
-	sqlite3_stmt *st = s->stmt[STMT_EVENT];
 	const struct ns_thread *th = ev->thread < t->n_threads ? &t->threads[ev->thread] : NULL;
 	bool is_flow = raw->ph == NS_PH_S || raw->ph == NS_PH_F;
 	bool oom = false;
@@ -566,58 +604,59 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 	if (name == NO_STRING || oom)
 		return nomem(err, "storing events");
 
-	sqlite3_bind_int64(st, 1, s->trace_id);
-	sqlite3_bind_int64(st, 2, ev->idx);
-	sqlite3_bind_int(st, 3, raw->kept);
-	sqlite3_bind_text(st, 4, ph_text[raw->ph <= NS_PH_OTHER ? raw->ph : NS_PH_OTHER], 1, SQLITE_STATIC);
-	bind_sid(st, 5, cat);
-	sqlite3_bind_int(st, 6, ev->cat);
-	if (raw->kept)
-		sqlite3_bind_int(st, 7, ev->kind);
-	else
-		sqlite3_bind_null(st, 7);
-	sqlite3_bind_int(st, 8, ev->flags);
-	sqlite3_bind_int64(st, 9, name);
+	struct ns_rowq *q = s->rows;
+	int64_t id = event_id(s, ev->idx);
+	if (id >= s->end_event_id)
+		s->end_event_id = id + 1;
+	ns_rowq_row(q, STMT_EVENT);
+	ns_rowq_int(q, s->trace_id);
+	ns_rowq_int(q, id);
+	ns_rowq_int(q, raw->kept);
+	ns_rowq_text(q, ph_text[raw->ph <= NS_PH_OTHER ? raw->ph : NS_PH_OTHER], 1);
+	put_sid(q, cat);
+	ns_rowq_int(q, ev->cat);
+	ns_rowq_opt(q, raw->kept ? ev->kind : NS_NONE);
+	ns_rowq_int(q, ev->flags);
+	ns_rowq_int(q, name);
 	if (th) {
-		bind_track(st, 10, t, th->pid_text, th->pid);
-		bind_track(st, 11, t, th->tid_text, th->tid);
-		sqlite3_bind_int64(st, 12, ev->thread);
+		put_track(q, t, th->pid_text, th->pid);
+		put_track(q, t, th->tid_text, th->tid);
+		ns_rowq_int(q, ev->thread);
 	} else {
-		sqlite3_bind_null(st, 10);
-		sqlite3_bind_null(st, 11);
-		sqlite3_bind_null(st, 12);
+		ns_rowq_null(q);
+		ns_rowq_null(q);
+		ns_rowq_null(q);
 	}
-	bind_opt(st, 13, ev->ts_ns);
-	bind_opt(st, 14, ev->dur_ns);
+	ns_rowq_opt(q, ev->ts_ns);
+	ns_rowq_opt(q, ev->dur_ns);
 	bool mem = raw->kept && (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM);
-	bind_opt(st, 15, mem ? NS_NONE : ev->external_id); /* (the union holds ev->mem there) */
-	bind_opt(st, 16, mem ? NS_NONE : ev->correlation);
-	bind_opt(st, 17, raw->rf_id);
-	bind_opt(st, 18, raw->seq_nr);
-	bind_opt(st, 19, raw->fwd_tid);
-	bind_opt(st, 20, raw->device);
-	bind_opt(st, 21, raw->stream);
-	bind_opt(st, 22, raw->ev_idx);
+	ns_rowq_opt(q, mem ? NS_NONE : ev->external_id); /* (the union holds ev->mem there) */
+	ns_rowq_opt(q, mem ? NS_NONE : ev->correlation);
+	ns_rowq_opt(q, raw->rf_id);
+	ns_rowq_opt(q, raw->seq_nr);
+	ns_rowq_opt(q, raw->fwd_tid);
+	ns_rowq_opt(q, raw->device);
+	ns_rowq_opt(q, raw->stream);
+	ns_rowq_opt(q, raw->ev_idx);
 	/* bytes is 0 for everything but memory events: NULL there */
-	bind_opt(st, 23, raw->bytes == 0 && !mem ? NS_NONE : raw->bytes);
-	bind_opt(st, 24, raw->mem_device_type < 0 ? NS_NONE : raw->mem_device_type);
-	bind_sid(st, 25, dims);
-	bind_sid(st, 26, types);
-	bind_sid(st, 27, stack);
+	ns_rowq_opt(q, raw->bytes == 0 && !mem ? NS_NONE : raw->bytes);
+	ns_rowq_opt(q, raw->mem_device_type < 0 ? NS_NONE : raw->mem_device_type);
+	put_sid(q, dims);
+	put_sid(q, types);
+	put_sid(q, stack);
 	if (flow_is_int)
-		sqlite3_bind_int64(st, 28, flow_int);
+		ns_rowq_int(q, flow_int);
 	else
-		bind_database_text(s, st, 28, flow_text);
+		put_database_text(s, flow_text);
 	if (raw->args)
-		sqlite3_bind_text(st, 29, raw->args, (int)raw->args_len, SQLITE_STATIC);
+		ns_rowq_text(q, raw->args, raw->args_len);
 	else
-		sqlite3_bind_null(st, 29);
+		ns_rowq_null(q);
 	if (ev->neff)
-		sqlite3_bind_text(st, 30, ns_strtab_get(&t->strings, ev->neff), (int)ns_strtab_len(&t->strings, ev->neff),
-				  SQLITE_STATIC);
+		put_model_text(q, t, ev->neff);
 	else
-		sqlite3_bind_null(st, 30);
-	if ((rc = step_insert(s, st, "cannot store an event", err)))
+		ns_rowq_null(q);
+	if ((rc = ns_rowq_end_row(q, err)))
 		return rc;
 
 	if (raw->ph == NS_PH_M)
@@ -629,25 +668,22 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 
 static int write_threads(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_THREAD];
+	struct ns_rowq *q = s->rows;
 	for (size_t i = 0; i < t->n_threads; i++) {
 		const struct ns_thread *th = &t->threads[i];
-		const struct ns_strtab *str = &t->strings;
-		sqlite3_bind_int64(st, 1, s->trace_id);
-		sqlite3_bind_int64(st, 2, (int64_t)i);
-		bind_track(st, 3, t, th->pid_text, th->pid);
-		bind_track(st, 4, t, th->tid_text, th->tid);
-		sqlite3_bind_text(st, 5, ns_strtab_get(str, th->pid_text), (int)ns_strtab_len(str, th->pid_text),
-				  SQLITE_STATIC);
-		sqlite3_bind_text(st, 6, ns_strtab_get(str, th->tid_text), (int)ns_strtab_len(str, th->tid_text),
-				  SQLITE_STATIC);
+		ns_rowq_row(q, STMT_THREAD);
+		ns_rowq_int(q, s->trace_id);
+		ns_rowq_int(q, (int64_t)i);
+		put_track(q, t, th->pid_text, th->pid);
+		put_track(q, t, th->tid_text, th->tid);
+		put_model_text(q, t, th->pid_text);
+		put_model_text(q, t, th->tid_text);
 		if (th->name)
-			sqlite3_bind_text(st, 7, ns_strtab_get(str, th->name), (int)ns_strtab_len(str, th->name),
-					  SQLITE_STATIC);
+			put_model_text(q, t, th->name);
 		else
-			sqlite3_bind_null(st, 7);
-		bind_opt(st, 8, i < s->cap_thread_sort ? s->thread_sort[i] : NS_NONE);
-		int rc = step_insert(s, st, "cannot store a thread", err);
+			ns_rowq_null(q);
+		ns_rowq_opt(q, i < s->cap_thread_sort ? s->thread_sort[i] : NS_NONE);
+		int rc = ns_rowq_end_row(q, err);
 		if (rc)
 			return rc;
 	}
@@ -656,15 +692,16 @@ static int write_threads(struct ns_store *s, const struct ns_trace *t, struct ns
 
 static int write_processes(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_PROCESS];
+	struct ns_rowq *q = s->rows;
 	for (size_t i = 0; i < s->n_procs; i++) {
 		const struct process *p = &s->procs[i];
-		sqlite3_bind_int64(st, 1, s->trace_id);
-		bind_track(st, 2, t, p->pid_text, p->pid);
-		bind_database_text(s, st, 3, p->name);
-		bind_database_text(s, st, 4, p->labels);
-		bind_opt(st, 5, p->sort_index);
-		int rc = step_insert(s, st, "cannot store a process", err);
+		ns_rowq_row(q, STMT_PROCESS);
+		ns_rowq_int(q, s->trace_id);
+		put_track(q, t, p->pid_text, p->pid);
+		put_database_text(s, p->name);
+		put_database_text(s, p->labels);
+		ns_rowq_opt(q, p->sort_index);
+		int rc = ns_rowq_end_row(q, err);
 		if (rc)
 			return rc;
 	}
@@ -673,16 +710,14 @@ static int write_processes(struct ns_store *s, const struct ns_trace *t, struct 
 
 static int write_metadata(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_META];
+	struct ns_rowq *q = s->rows;
 	for (size_t i = 0; i < t->n_meta; i++) {
-		ns_str key = t->meta[2 * i], value = t->meta[2 * i + 1];
-		sqlite3_bind_int64(st, 1, s->trace_id);
-		sqlite3_bind_int64(st, 2, (int64_t)i);
-		sqlite3_bind_text(st, 3, ns_strtab_get(&t->strings, key), (int)ns_strtab_len(&t->strings, key),
-				  SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, ns_strtab_get(&t->strings, value),
-				  (int)ns_strtab_len(&t->strings, value), SQLITE_STATIC);
-		int rc = step_insert(s, st, "cannot store trace metadata", err);
+		ns_rowq_row(q, STMT_META);
+		ns_rowq_int(q, s->trace_id);
+		ns_rowq_int(q, (int64_t)i);
+		put_model_text(q, t, t->meta[2 * i]);     /* key */
+		put_model_text(q, t, t->meta[2 * i + 1]); /* value */
+		int rc = ns_rowq_end_row(q, err);
 		if (rc)
 			return rc;
 	}
@@ -711,39 +746,38 @@ static bool same_flow(const struct flow_end *a, const struct flow_end *b)
 	       (a->id_is_int ? a->id_int == b->id_int : a->id_text == b->id_text);
 }
 
-/* Binds one endpoint's five columns starting at column i (NULLs if absent). */
-static void bind_flow_end(sqlite3_stmt *st, int i, const struct ns_trace *t, const struct flow_end *e)
+/* One endpoint's five columns (NULLs if absent). */
+static void put_flow_end(struct ns_store *s, const struct ns_trace *t, const struct flow_end *e)
 {
+	struct ns_rowq *q = s->rows;
 	const struct ns_thread *th = e && e->thread != NO_THREAD ? &t->threads[e->thread] : NULL;
-	if (e)
-		sqlite3_bind_int64(st, i, e->event);
-	else
-		sqlite3_bind_null(st, i);
+	ns_rowq_opt(q, e ? event_id(s, e->event) : NS_NONE);
 	if (th) {
-		sqlite3_bind_int64(st, i + 1, e->thread);
-		bind_track(st, i + 2, t, th->pid_text, th->pid);
-		bind_track(st, i + 3, t, th->tid_text, th->tid);
+		ns_rowq_int(q, e->thread);
+		put_track(q, t, th->pid_text, th->pid);
+		put_track(q, t, th->tid_text, th->tid);
 	} else {
-		for (int k = 1; k <= 3; k++)
-			sqlite3_bind_null(st, i + k);
+		for (int k = 0; k < 3; k++)
+			ns_rowq_null(q);
 	}
-	bind_opt(st, i + 4, e ? e->ts_ns : NS_NONE);
+	ns_rowq_opt(q, e ? e->ts_ns : NS_NONE);
 }
 
 static int write_flow(struct ns_store *s, const struct ns_trace *t, const struct flow_end *start,
 		      const struct flow_end *end, struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_FLOW];
+	struct ns_rowq *q = s->rows;
 	const struct flow_end *any = start ? start : end;
-	sqlite3_bind_int64(st, 1, s->trace_id);
-	bind_database_text(s, st, 2, any->cat);
+	ns_rowq_row(q, STMT_FLOW);
+	ns_rowq_int(q, s->trace_id);
+	put_database_text(s, any->cat);
 	if (any->id_is_int)
-		sqlite3_bind_int64(st, 3, any->id_int);
+		ns_rowq_int(q, any->id_int);
 	else
-		bind_database_text(s, st, 3, any->id_text);
-	bind_flow_end(st, 4, t, start);
-	bind_flow_end(st, 9, t, end);
-	return step_insert(s, st, "cannot store a flow", err);
+		put_database_text(s, any->id_text);
+	put_flow_end(s, t, start);
+	put_flow_end(s, t, end);
+	return ns_rowq_end_row(q, err);
 }
 
 /* Pairs flow starts and ends of one (cat, id) in file order: an "s" opens
@@ -778,37 +812,49 @@ static int write_flows(struct ns_store *s, const struct ns_trace *t, struct ns_e
 }
 
 /* events.id of a fevent (a memory row's: its record's), or NS_NONE for none. */
-static int64_t fevent_event_id(const struct ns_trace *t, const struct ns_agg *agg, int64_t fevent)
+static int64_t fevent_event_id(const struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+			       int64_t fevent)
 {
 	if (fevent < 0 || (size_t)fevent >= agg->n_fevents)
 		return NS_NONE;
 	int64_t event = agg->fevents[fevent].event;
 	if (event < 0 || (size_t)event >= t->n_events)
 		return NS_NONE;
-	return t->events[event].idx;
+	return event_id(s, t->events[event].idx);
 }
 
-/* One event_stats row per FunctionEvent, in fevent order. (A FunctionEvent
- * without an events row, which only a hand-made ns_agg can have, is skipped.) */
+/* One event_stats row per FunctionEvent, in events.id order: then each
+ * insert appends to the table's b-tree (in fevent order, a large trace's
+ * rows land all over it, and the page cache thrashes). A FunctionEvent
+ * without an events row, which only a hand-made ns_agg can have, is
+ * skipped. */
 static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 			     struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_STATS];
+	struct ns_rowq *q = s->rows;
+	int32_t *depth = malloc((agg->n_fevents + 1) * sizeof(*depth));
+	int32_t *fevent_of = malloc((t->n_events + 1) * sizeof(*fevent_of)); /* event index -> fevent */
+	int rc = 0;
+	if (!depth || !fevent_of) {
+		rc = nomem(err, "storing event statistics");
+		goto out;
+	}
 	/* depths in one pass (a parent comes before its children), not by
 	 * walking each chain: a deeply nested trace would make that quadratic */
-	int32_t *depth = malloc((agg->n_fevents + 1) * sizeof(*depth));
-	int rc = 0;
-	if (!depth)
-		return nomem(err, "storing event statistics");
 	for (size_t i = 0; i < agg->n_fevents; i++) {
 		int32_t parent = ns_fevent_parent(&agg->fevents[i]);
 		depth[i] = parent >= 0 ? depth[parent] + 1 : 0;
 	}
-	for (size_t i = 0; i < agg->n_fevents && !rc; i++) {
-		const struct ns_fevent *fe = &agg->fevents[i];
-		int64_t event_id = fevent_event_id(t, agg, (int64_t)i);
-		if (event_id == NS_NONE)
+	memset(fevent_of, 0xff, t->n_events * sizeof(*fevent_of)); /* -1 */
+	for (size_t i = 0; i < agg->n_fevents; i++)
+		if (fevent_event_id(s, t, agg, (int64_t)i) != NS_NONE)
+			fevent_of[agg->fevents[i].event] = (int32_t)i;
+	for (size_t e = 0; e < t->n_events && !rc; e++) {
+		if (fevent_of[e] < 0)
 			continue;
+		size_t i = (size_t)fevent_of[e];
+		const struct ns_fevent *fe = &agg->fevents[i];
+		int64_t id = event_id(s, t->events[e].idx);
 		bool oom = false;
 		ns_str key = map_string(s, t, fe->name);
 		ns_str overload = map_optional(s, t, ns_fevent_overload(agg, fe), &oom);
@@ -819,72 +865,76 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 			rc = nomem(err, "storing event statistics");
 			break;
 		}
-		sqlite3_bind_int64(st, 1, s->trace_id);
-		sqlite3_bind_int64(st, 2, event_id);
-		sqlite3_bind_int64(st, 3, (int64_t)i);
-		bind_opt(st, 4, fevent_event_id(t, agg, ns_fevent_parent(fe)));
-		sqlite3_bind_int(st, 5, depth[i]);
-		sqlite3_bind_int64(st, 6, fe->thread);
-		sqlite3_bind_int64(st, 7, key);
-		bind_sid(st, 8, overload);
-		bind_sid(st, 9, shapes);
-		sqlite3_bind_int(st, 10, fe->device_type);
-		sqlite3_bind_int(st, 11, fe->is_user_annotation);
-		sqlite3_bind_int(st, 12, fe->is_async);
-		sqlite3_bind_int(st, 13, fe->removed);
-		sqlite3_bind_int64(st, 14, ns_fevent_start(agg, fe));
-		sqlite3_bind_int64(st, 15, ns_fevent_end(agg, fe));
-		sqlite3_bind_int64(st, 16, self.self_cpu_ns);
-		sqlite3_bind_int64(st, 17, ns_fevent_cpu_ns(agg, fe));
-		sqlite3_bind_int64(st, 18, self.self_device_ns);
-		sqlite3_bind_int64(st, 19, fe->device_ns);
-		sqlite3_bind_int64(st, 20, mem.cpu);
-		sqlite3_bind_int64(st, 21, mem.self_cpu);
-		sqlite3_bind_int64(st, 22, mem.device);
-		sqlite3_bind_int64(st, 23, mem.self_device);
-		bind_opt(st, 24, fevent_event_id(t, agg, ns_fevent_launcher(fe)));
-		rc = step_insert(s, st, "cannot store event statistics", err);
+		ns_rowq_row(q, STMT_STATS);
+		ns_rowq_int(q, s->trace_id);
+		ns_rowq_int(q, id);
+		ns_rowq_int(q, (int64_t)i);
+		ns_rowq_opt(q, fevent_event_id(s, t, agg, ns_fevent_parent(fe)));
+		ns_rowq_int(q, depth[i]);
+		ns_rowq_int(q, fe->thread);
+		ns_rowq_int(q, key);
+		put_sid(q, overload);
+		put_sid(q, shapes);
+		ns_rowq_int(q, fe->device_type);
+		ns_rowq_int(q, fe->is_user_annotation);
+		ns_rowq_int(q, fe->is_async);
+		ns_rowq_int(q, fe->removed);
+		ns_rowq_int(q, ns_fevent_start(agg, fe));
+		ns_rowq_int(q, ns_fevent_end(agg, fe));
+		ns_rowq_int(q, self.self_cpu_ns);
+		ns_rowq_int(q, ns_fevent_cpu_ns(agg, fe));
+		ns_rowq_int(q, self.self_device_ns);
+		ns_rowq_int(q, fe->device_ns);
+		ns_rowq_int(q, mem.cpu);
+		ns_rowq_int(q, mem.self_cpu);
+		ns_rowq_int(q, mem.device);
+		ns_rowq_int(q, mem.self_device);
+		ns_rowq_opt(q, fevent_event_id(s, t, agg, ns_fevent_launcher(fe)));
+		rc = ns_rowq_end_row(q, err);
 	}
+out:
+	free(fevent_of);
 	free(depth);
 	return rc;
 }
 
-static void bind_model_text(sqlite3_stmt *st, int i, const struct ns_trace *t, ns_str id, bool zero_is_null)
+/* One of the model's strings, NULL for its id 0 ("absent"). */
+static void put_model_text_opt(struct ns_rowq *q, const struct ns_trace *t, ns_str id)
 {
-	if (zero_is_null && !id)
-		sqlite3_bind_null(st, i);
+	if (id)
+		put_model_text(q, t, id);
 	else
-		sqlite3_bind_text(st, i, ns_strtab_get(&t->strings, id), (int)ns_strtab_len(&t->strings, id),
-				  SQLITE_STATIC);
+		ns_rowq_null(q);
 }
 
 static int write_key_averages(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 			      struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_AVG];
+	struct ns_rowq *q = s->rows;
 	for (size_t i = 0; i < agg->n_avgs; i++) {
 		const struct ns_avg *a = &agg->avgs[i];
-		sqlite3_bind_int64(st, 1, s->trace_id);
-		sqlite3_bind_int64(st, 2, (int64_t)i);
-		bind_model_text(st, 3, t, a->key, false);
-		bind_model_text(st, 4, t, a->overload, true);
-		bind_model_text(st, 5, t, a->input_shapes, true);
-		bind_model_text(st, 6, t, a->stack, true);
-		bind_model_text(st, 7, t, a->neff, true);
-		sqlite3_bind_int(st, 8, a->device_type);
-		sqlite3_bind_int(st, 9, a->is_user_annotation);
-		sqlite3_bind_int(st, 10, a->is_async);
-		sqlite3_bind_int64(st, 11, a->count);
-		sqlite3_bind_int64(st, 12, a->self_cpu_ns);
-		sqlite3_bind_int64(st, 13, a->cpu_ns);
-		sqlite3_bind_int64(st, 14, a->self_device_ns);
-		sqlite3_bind_int64(st, 15, a->device_ns);
-		sqlite3_bind_int64(st, 16, a->cpu_mem);
-		sqlite3_bind_int64(st, 17, a->self_cpu_mem);
-		sqlite3_bind_int64(st, 18, a->device_mem);
-		sqlite3_bind_int64(st, 19, a->self_device_mem);
-		bind_opt(st, 20, fevent_event_id(t, agg, a->first));
-		int rc = step_insert(s, st, "cannot store a key_averages row", err);
+		ns_rowq_row(q, STMT_AVG);
+		ns_rowq_int(q, s->trace_id);
+		ns_rowq_int(q, (int64_t)i);
+		put_model_text(q, t, a->key);
+		put_model_text_opt(q, t, a->overload);
+		put_model_text_opt(q, t, a->input_shapes);
+		put_model_text_opt(q, t, a->stack);
+		put_model_text_opt(q, t, a->neff);
+		ns_rowq_int(q, a->device_type);
+		ns_rowq_int(q, a->is_user_annotation);
+		ns_rowq_int(q, a->is_async);
+		ns_rowq_int(q, a->count);
+		ns_rowq_int(q, a->self_cpu_ns);
+		ns_rowq_int(q, a->cpu_ns);
+		ns_rowq_int(q, a->self_device_ns);
+		ns_rowq_int(q, a->device_ns);
+		ns_rowq_int(q, a->cpu_mem);
+		ns_rowq_int(q, a->self_cpu_mem);
+		ns_rowq_int(q, a->device_mem);
+		ns_rowq_int(q, a->self_device_mem);
+		ns_rowq_opt(q, fevent_event_id(s, t, agg, a->first));
+		int rc = ns_rowq_end_row(q, err);
 		if (rc)
 			return rc;
 	}
@@ -894,15 +944,16 @@ static int write_key_averages(struct ns_store *s, const struct ns_trace *t, cons
 /* trace_strings: every string of the model, in the model's own numbering. */
 static int write_trace_strings(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_TRACE_STRING];
+	struct ns_rowq *q = s->rows;
 	for (ns_str local = 0; local < t->strings.count; local++) {
 		ns_str sid = map_string(s, t, local);
 		if (sid == NO_STRING)
 			return nomem(err, "storing strings");
-		sqlite3_bind_int64(st, 1, s->trace_id);
-		sqlite3_bind_int64(st, 2, local);
-		sqlite3_bind_int64(st, 3, sid);
-		int rc = step_insert(s, st, "cannot store strings", err);
+		ns_rowq_row(q, STMT_TRACE_STRING);
+		ns_rowq_int(q, s->trace_id);
+		ns_rowq_int(q, local);
+		ns_rowq_int(q, sid);
+		int rc = ns_rowq_end_row(q, err);
 		if (rc)
 			return rc;
 	}
@@ -912,11 +963,11 @@ static int write_trace_strings(struct ns_store *s, const struct ns_trace *t, str
 /* Appends the strings interned since the last call to the strings table. */
 static int write_new_strings(struct ns_store *s, struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_STRING];
 	for (; s->strings_written < s->strings.count; s->strings_written++) {
-		sqlite3_bind_int64(st, 1, s->strings_written);
-		bind_database_text(s, st, 2, s->strings_written);
-		int rc = step_insert(s, st, "cannot store strings", err);
+		ns_rowq_row(s->rows, STMT_STRING);
+		ns_rowq_int(s->rows, s->strings_written);
+		put_database_text(s, s->strings_written);
+		int rc = ns_rowq_end_row(s->rows, err);
 		if (rc)
 			return rc;
 	}
@@ -926,32 +977,34 @@ static int write_new_strings(struct ns_store *s, struct ns_error *err)
 static int write_trace_row(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 			   struct ns_error *err)
 {
-	sqlite3_stmt *st = s->stmt[STMT_TRACE];
+	struct ns_rowq *q = s->rows;
 	int64_t activity_mask = 0;
 	for (int cat = 0; cat < NS_CAT__COUNT && cat < 63; cat++)
 		if (t->has_cat[cat])
 			activity_mask |= (int64_t)1 << cat;
 	const char *backend = agg ? ns_backend_label(agg->backend) : NULL;
-	sqlite3_bind_int64(st, 1, s->trace_id);
-	sqlite3_bind_text(st, 2, s->src_path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, s->src_abspath, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, s->src_size);
-	sqlite3_bind_int64(st, 5, s->src_mtime_ns);
-	bind_opt(st, 6, t->rank);
-	bind_opt(st, 7, t->world_size);
-	bind_opt(st, 8, t->has_base_time ? t->base_time_ns : NS_NONE);
-	sqlite3_bind_int(st, 9, t->ts_has_fraction);
-	sqlite3_bind_int(st, 10, t->profile_memory);
-	sqlite3_bind_int(st, 11, t->legacy_array);
-	sqlite3_bind_int64(st, 12, activity_mask);
+	ns_rowq_row(q, STMT_TRACE);
+	ns_rowq_int(q, s->trace_id);
+	ns_rowq_text(q, s->src_path, strlen(s->src_path));
+	ns_rowq_text(q, s->src_abspath, strlen(s->src_abspath));
+	ns_rowq_int(q, s->src_size);
+	ns_rowq_int(q, s->src_mtime_ns);
+	ns_rowq_opt(q, t->rank);
+	ns_rowq_opt(q, t->world_size);
+	ns_rowq_opt(q, t->has_base_time ? t->base_time_ns : NS_NONE);
+	ns_rowq_int(q, t->ts_has_fraction);
+	ns_rowq_int(q, t->profile_memory);
+	ns_rowq_int(q, t->legacy_array);
+	ns_rowq_int(q, activity_mask);
 	if (backend && *backend)
-		sqlite3_bind_text(st, 13, backend, -1, SQLITE_STATIC);
+		ns_rowq_text(q, backend, strlen(backend));
 	else
-		sqlite3_bind_null(st, 13);
-	sqlite3_bind_int64(st, 14, (int64_t)t->n_trace_events);
-	sqlite3_bind_int64(st, 15, (int64_t)(t->n_events + t->n_flows)); /* events.kept = 1 */
-	bind_opt(st, 16, t->truncated_at < 0 ? NS_NONE : t->truncated_at);
-	return step_insert(s, st, "cannot store the trace", err);
+		ns_rowq_null(q);
+	ns_rowq_int(q, (int64_t)t->n_trace_events);
+	ns_rowq_int(q, (int64_t)(t->n_events + t->n_flows)); /* events.kept = 1 */
+	ns_rowq_int(q, s->first_event_id);
+	ns_rowq_opt(q, t->truncated_at < 0 ? NS_NONE : t->truncated_at);
+	return ns_rowq_end_row(q, err);
 }
 
 int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
@@ -964,6 +1017,9 @@ int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_
 	if ((rc = write_threads(s, t, err)) || (rc = write_processes(s, t, err)) ||
 	    (rc = write_metadata(s, t, err)) || (rc = write_flows(s, t, err)))
 		return rc;
+	ns_rowq_row(s->rows, STMT_CORRELATION_INDEX);
+	if ((rc = ns_rowq_end_row(s->rows, err)) || (rc = ns_rowq_flush(s->rows, err)))
+		return rc;
 	forget_flows(s);
 	s->events_ended = true;
 	return 0;
@@ -975,12 +1031,14 @@ int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struc
 	int rc;
 	if ((rc = ns_store_end_events(s, t, err))) /* (which checks that a trace was begun) */
 		goto out;
+	s->writeback = true;
 	if (agg && ((rc = write_event_stats(s, t, agg, err)) || (rc = write_key_averages(s, t, agg, err))))
 		goto out;
 	if ((rc = write_trace_strings(s, t, err)) || (rc = write_new_strings(s, err)) ||
 	    (rc = write_trace_row(s, t, agg, err)))
 		goto out;
 out:
+	s->writeback = false;
 	reset_trace_state(s);
 	return rc;
 }
@@ -1043,6 +1101,10 @@ int ns_store_commit(struct ns_store *s, struct ns_error *err)
 				  (long long)s->trace_id);
 		goto out;
 	}
+	rc = ns_rowq_finish(s->rows, err);
+	s->rows = NULL;
+	if (rc)
+		goto out;
 	/* ANALYZE with a small sampling limit gives the planner row counts for
 	 * the views' joins at a negligible cost. */
 	if ((rc = exec_sql(s, ns_schema_indexes, "cannot build the indexes", err)) ||
@@ -1076,6 +1138,8 @@ void ns_store_abort(struct ns_store *s)
 {
 	if (!s)
 		return;
+	ns_rowq_finish(s->rows, NULL);
+	s->rows = NULL;
 	finalize_statements(s);
 	if (s->db)
 		sqlite3_close(s->db);

@@ -13,7 +13,7 @@
 #include "common/trace.h"
 #include "ingest/ingest.h"
 
-#define NS_SCHEMA_VERSION 2 /* 2: events.neff */
+#define NS_SCHEMA_VERSION 3 /* 2: events.neff; 3: events.id is the rowid, unique in the database */
 
 struct ns_store;
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/rowq.h"
 #include "store/store.h"
 
 static char tmp_dir[] = "/tmp/test-store-XXXXXX";
@@ -423,6 +424,7 @@ Test(store, load_rebuilds_the_model)
 
 	/* the second trace has its own string numbering */
 	cr_expect_eq(loaded[1].n_events, 1);
+	cr_expect_eq(loaded[1].events[0].idx, 0); /* events.id 18 - first_event_id 18 */
 	cr_expect_str_eq(ns_strtab_get(&loaded[1].strings, loaded[1].events[0].name), "aten::mm");
 	cr_expect_eq(loaded[1].rank, NS_NONE);
 
@@ -955,11 +957,12 @@ Test(store, sql_json_format)
 
 /* ---- benchmark ---- */
 
-/* CPU time: the rate should not depend on what else the machine runs */
+/* Wall time: the inserts run on the store's writer thread, so the
+ * process's CPU time would count both threads. */
 static double now_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -1052,7 +1055,7 @@ Test(store, bench)
 	double done = now_s();
 	struct stat st;
 	stat(db, &st);
-	fprintf(stderr, "store bench: %zu events: CPU time: sink %.3f s, end_trace %.3f s, commit %.3f s: %.0f events/s, %.1f MB\n",
+	fprintf(stderr, "store bench: %zu events: wall time: sink %.3f s, end_trace %.3f s, commit %.3f s: %.0f events/s, %.1f MB\n",
 		n_events, sunk - start, ended - sunk, done - ended, (double)n_events / (done - start),
 		(double)st.st_size / 1e6);
 	for (int k = 0; k < N_ARGS; k++) {
@@ -1063,4 +1066,160 @@ Test(store, bench)
 	free(raws);
 	ns_trace_release(&t);
 	free(db);
+}
+
+/* events.id is unique in the database: a later trace's ids start after the
+ * earlier one's, at its traces.first_event_id, and load turns them back
+ * into positions in traceEvents. */
+Test(store, event_ids_are_unique_across_traces)
+{
+	char *db = tmp_path("example.db");
+	struct ns_trace t;
+	write_example_db(db, &t, true);
+	ns_trace_release(&t);
+	expect_query(db, "SELECT id, path, n_trace_events, first_event_id FROM traces ORDER BY id", NS_SQL_TABLE,
+		     "id  path                 n_trace_events  first_event_id\n"
+		     "--  -------------------  --------------  --------------\n"
+		     " 1  traces/example.json              18               0\n"
+		     " 2  b.json                            1              18\n");
+	expect_query(db, "SELECT e.trace_id, e.id, e.id - t.first_event_id AS position, e.name, s.event_id "
+			 "FROM named_events e JOIN traces t ON t.id = e.trace_id "
+			 "LEFT JOIN event_stats s ON s.event_id = e.id WHERE e.id >= 16 ORDER BY e.id",
+		     NS_SQL_TABLE,
+		     "trace_id  id  position  name                  event_id\n"
+		     "--------  --  --------  --------------------  --------\n"
+		     "       1  16        16  PyTorch Profiler (0)\n"
+		     "       1  17        17  Record Window End\n"
+		     "       2  18         0  aten::mm\n");
+	free(db);
+}
+
+/* ---- the writer thread's row queue (store/rowq.h) ---- */
+
+static const char *const rowq_what[] = { "cannot store a row" };
+
+/* A database with table r and its prepared INSERT of 3 values, in a
+ * transaction (as the store's), committed by rowq_close. */
+static sqlite3 *rowq_db(const char *path, const char *table_sql, sqlite3_stmt **insert)
+{
+	sqlite3 *db;
+	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL),
+		     SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", NULL, NULL, NULL),
+		     SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, table_sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+	cr_assert_eq(sqlite3_prepare_v2(db, "INSERT INTO r VALUES (?, ?, ?)", -1, insert, NULL), SQLITE_OK);
+	return db;
+}
+
+static void rowq_close(sqlite3 *db, sqlite3_stmt *insert)
+{
+	sqlite3_finalize(insert);
+	cr_assert_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+	cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+}
+
+/* Rows arrive in order with every value, in the producer's thread and in
+ * the writer's, including a text larger than a chunk. */
+Test(store, rowq_runs_every_row_in_order)
+{
+	enum { N = 20000, BIG = 3 << 20 };
+	char *big = malloc(BIG);
+	cr_assert_not_null(big);
+	memset(big, 'x', BIG);
+	for (int threaded = 0; threaded <= 1; threaded++) {
+		char *path = tmp_path(threaded ? "threaded.db" : "inline.db");
+		sqlite3_stmt *insert;
+		sqlite3 *db = rowq_db(path, "CREATE TABLE r (i INTEGER NOT NULL, n INTEGER, t TEXT)", &insert);
+		struct ns_rowq *q;
+		struct ns_error err = { 0 };
+		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, NULL, NULL, &err), 0);
+		for (int i = 0; i < N; i++) {
+			char text[32];
+			int len = snprintf(text, sizeof(text), "row %d", i);
+			ns_rowq_row(q, 0);
+			ns_rowq_int(q, i);
+			ns_rowq_opt(q, i % 2 ? (int64_t)i * 1000000000 : NS_NONE);
+			if (i == N / 2)
+				ns_rowq_text(q, big, BIG);
+			else
+				ns_rowq_text(q, text, (size_t)len);
+			cr_assert_eq(ns_rowq_end_row(q, &err), 0, "%s", err.msg);
+		}
+		cr_assert_eq(ns_rowq_finish(q, &err), 0, "%s", err.msg);
+		rowq_close(db, insert);
+		expect_query(path, "SELECT count(*), sum(i), count(n), sum(n) / 1000000000, max(length(t)), "
+				   "sum(rowid != i + 1), (SELECT t FROM r WHERE i = 12345) FROM r",
+			     NS_SQL_CSV,
+			     "count(*),sum(i),count(n),sum(n) / 1000000000,max(length(t)),sum(rowid != i + 1),"
+			     "(SELECT t FROM r WHERE i = 12345)\r\n"
+			     "20000,199990000,10000,100000000,3145728,0,row 12345\r\n");
+		free(path);
+	}
+	free(big);
+}
+
+/* The writer stops at its first failure, and the producer hears of it
+ * with SQLite's message and what the row was. */
+Test(store, rowq_reports_the_writers_failure)
+{
+	for (int threaded = 0; threaded <= 1; threaded++) {
+		char *path = tmp_path(threaded ? "threaded.db" : "inline.db");
+		sqlite3_stmt *insert;
+		sqlite3 *db = rowq_db(path, "CREATE TABLE r (i INTEGER NOT NULL, n INTEGER, t TEXT)", &insert);
+		struct ns_rowq *q;
+		struct ns_error err = { 0 };
+		int rc = 0, i;
+		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, NULL, NULL, &err), 0);
+		for (i = 0; i < 100000 && !rc; i++) {
+			ns_rowq_row(q, 0);
+			ns_rowq_opt(q, i == 5000 ? NS_NONE : i); /* NOT NULL */
+			ns_rowq_null(q);
+			ns_rowq_text(q, "a text of some length to fill the chunks", 41);
+			rc = ns_rowq_end_row(q, &err);
+		}
+		if (!rc)
+			rc = ns_rowq_finish(q, &err);
+		else
+			cr_expect_eq(ns_rowq_finish(q, NULL), NS_ERR_IO);
+		cr_expect_eq(rc, NS_ERR_IO);
+		char *expected;
+		cr_assert(asprintf(&expected, "%s: cannot store a row: NOT NULL constraint failed: r.i", path) > 0);
+		cr_expect_str_eq(err.msg, expected);
+		rowq_close(db, insert);
+		expect_query(path, "SELECT count(*), max(i) FROM r", NS_SQL_CSV, "count(*),max(i)\r\n5000,4999\r\n");
+		free(expected);
+		free(path);
+	}
+}
+
+/* A row with too few or too many values is refused and dropped; the next
+ * row goes in. */
+Test(store, rowq_checks_the_number_of_values)
+{
+	char *path = tmp_path("arity.db");
+	sqlite3_stmt *insert;
+	sqlite3 *db = rowq_db(path, "CREATE TABLE r (i, n, t)", &insert);
+	struct ns_rowq *q;
+	struct ns_error err = { 0 };
+	cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, true, NULL, NULL, &err), 0);
+	ns_rowq_row(q, 0);
+	ns_rowq_int(q, 1);
+	ns_rowq_int(q, 2);
+	cr_expect_eq(ns_rowq_end_row(q, &err), NS_ERR_INPUT);
+	cr_expect(strstr(err.msg, "internal error: 2 values for a row of 3") != NULL, "%s", err.msg);
+	ns_rowq_row(q, 0);
+	for (int k = 0; k < 4; k++)
+		ns_rowq_text(q, "v", 1);
+	cr_expect_eq(ns_rowq_end_row(q, &err), NS_ERR_INPUT);
+	cr_expect(strstr(err.msg, "internal error: 4 values for a row of 3") != NULL, "%s", err.msg);
+	ns_rowq_row(q, 0);
+	ns_rowq_int(q, 7);
+	ns_rowq_null(q);
+	ns_rowq_text(q, "ok", 2);
+	cr_expect_eq(ns_rowq_end_row(q, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_rowq_finish(q, &err), 0, "%s", err.msg);
+	rowq_close(db, insert);
+	expect_query(path, "SELECT i, n, t FROM r", NS_SQL_CSV, "i,n,t\r\n7,,ok\r\n");
+	free(path);
 }

@@ -1,0 +1,53 @@
+/* A queue of INSERT rows run by a writer thread, so that SQLite's work on
+ * one core overlaps the parsing and aggregating on the other.
+ *
+ * The producer encodes each row's values into a chunk (copying text, so the
+ * caller's buffers may change at once); full chunks go to the writer
+ * thread, which binds and steps them in order against the prepared
+ * statements. A few chunks bound the memory, and a producer that gets ahead
+ * waits. The writer stops at its first failure; the producer learns of it at
+ * the next hand-over or at ns_rowq_finish. Between ns_rowq_start and
+ * ns_rowq_finish only the writer thread may use the connection. If the
+ * thread cannot be started, chunks run in the producer's thread. */
+#ifndef NS_STORE_ROWQ_H
+#define NS_STORE_ROWQ_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct ns_rowq;
+
+/* stmts[i] is the prepared INSERT of statement id i and what[i] says what
+ * its rows are ("cannot store an event"); both outlive the queue. path
+ * names the database in messages. Without use_thread, chunks run in the
+ * producer's thread. idle (if not NULL) is called in the producer's thread
+ * when it is about to wait for the writer. Returns 0 or NS_ERR_NOMEM. */
+int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, sqlite3_stmt *const *stmts, const char *const *what,
+		  int n_stmts, const char *path, bool use_thread, void (*idle)(void *), void *idle_ctx,
+		  struct ns_error *err);
+
+/* A row: ns_rowq_row, then one value per parameter of the statement, in
+ * order, then ns_rowq_end_row. A statement without parameters (a CREATE
+ * INDEX) is a row without values. */
+void ns_rowq_row(struct ns_rowq *q, int stmt);
+void ns_rowq_int(struct ns_rowq *q, int64_t v);
+void ns_rowq_opt(struct ns_rowq *q, int64_t v); /* NS_NONE is NULL */
+void ns_rowq_null(struct ns_rowq *q);
+void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len);
+/* Returns 0, or the writer's first failure, or NS_ERR_NOMEM. */
+int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err);
+
+/* Hands the rows queued so far to the writer now (rather than when the
+ * chunk is full). Returns 0 or the writer's first failure. */
+int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err);
+
+/* Runs every queued row, stops the thread and frees q (NULL is fine).
+ * Returns the first failure, if any; err may be NULL when the caller is
+ * giving up anyway. */
+int ns_rowq_finish(struct ns_rowq *q, struct ns_error *err);
+
+#endif
