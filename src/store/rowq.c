@@ -32,10 +32,7 @@ struct ns_rowq {
 	sqlite3_stmt *const *stmts;
 	const char *const *what;
 	int *n_params; /* per statement */
-	int n_stmts;
 	const char *path;
-	void (*idle)(void *);
-	void *idle_ctx;
 	bool threaded;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -227,18 +224,14 @@ static int failure(struct ns_rowq *q, struct ns_error *err)
 static int hand_over(struct ns_rowq *q, struct ns_error *err)
 {
 	if (!q->threaded) {
-		run_chunk(q, &q->chunks[q->head]);
+		if (!q->fail_rc) /* (set by this thread: no lock needed) */
+			run_chunk(q, &q->chunks[q->head]);
 	} else {
 		pthread_mutex_lock(&q->mu);
 		q->pending++;
 		q->head = (q->head + 1) % N_CHUNKS;
 		pthread_cond_broadcast(&q->cv);
-		bool must_wait = q->pending == N_CHUNKS; /* chunks[head] is still the writer's */
-		pthread_mutex_unlock(&q->mu);
-		if (must_wait && q->idle)
-			q->idle(q->idle_ctx);
-		pthread_mutex_lock(&q->mu);
-		while (q->pending == N_CHUNKS)
+		while (q->pending == N_CHUNKS) /* chunks[head] is still the writer's */
 			pthread_cond_wait(&q->cv, &q->mu);
 		pthread_mutex_unlock(&q->mu);
 	}
@@ -268,8 +261,7 @@ int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err)
 }
 
 int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, sqlite3_stmt *const *stmts, const char *const *what,
-		  int n_stmts, const char *path, bool use_thread, void (*idle)(void *), void *idle_ctx,
-		  struct ns_error *err)
+		  int n_stmts, const char *path, bool use_thread, struct ns_error *err)
 {
 	struct ns_rowq *q = calloc(1, sizeof(*q));
 	*out = NULL;
@@ -280,10 +272,7 @@ int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, sqlite3_stmt *const *stmts,
 	q->db = db;
 	q->stmts = stmts;
 	q->what = what;
-	q->n_stmts = n_stmts;
 	q->path = path;
-	q->idle = idle;
-	q->idle_ctx = idle_ctx;
 	for (int i = 0; i < n_stmts; i++)
 		q->n_params[i] = sqlite3_bind_parameter_count(stmts[i]);
 	pthread_mutex_init(&q->mu, NULL);

@@ -24,11 +24,9 @@ struct ns_rowq;
 /* stmts[i] is the prepared INSERT of statement id i and what[i] says what
  * its rows are ("cannot store an event"); both outlive the queue. path
  * names the database in messages. Without use_thread, chunks run in the
- * producer's thread. idle (if not NULL) is called in the producer's thread
- * when it is about to wait for the writer. Returns 0 or NS_ERR_NOMEM. */
+ * producer's thread. Returns 0 or NS_ERR_NOMEM. */
 int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, sqlite3_stmt *const *stmts, const char *const *what,
-		  int n_stmts, const char *path, bool use_thread, void (*idle)(void *), void *idle_ctx,
-		  struct ns_error *err);
+		  int n_stmts, const char *path, bool use_thread, struct ns_error *err);
 
 /* A row: ns_rowq_row, then one value per parameter of the statement, in
  * order, then ns_rowq_end_row. A statement without parameters (a CREATE

@@ -113,8 +113,6 @@ struct process {
 struct ns_store {
 	char *db_path, *tmp_path;
 	int tmp_fd;                /* holds the flock that marks tmp_path as in use, or -1 */
-	off_t writeback_from;      /* start_writeback has started the bytes before this */
-	bool writeback;            /* start_writeback may work: the producer has nothing else to do */
 	sqlite3 *db;
 	sqlite3_stmt *stmt[STMT__COUNT];
 	struct ns_rowq *rows;      /* runs the INSERTs; while it lives, only it uses db */
@@ -353,21 +351,6 @@ out:
 	return rc;
 }
 
-/* Called when the producer is about to wait for the writer thread: once
- * the trace is aggregated (and it only waits), asks the kernel to start
- * writing back what SQLite has written so far, so that the fsync at commit
- * has less left to do. (Before that, the writeback would delay the parsing
- * more than the wait would have.) */
-static void start_writeback(void *ctx)
-{
-	enum { STEP = 16 << 20 };
-	struct ns_store *s = ctx;
-	struct stat st;
-	if (s->writeback && fstat(s->tmp_fd, &st) == 0 && st.st_size >= s->writeback_from + STEP &&
-	    sync_file_range(s->tmp_fd, s->writeback_from, st.st_size - s->writeback_from, SYNC_FILE_RANGE_WRITE) == 0)
-		s->writeback_from = st.st_size;
-}
-
 int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error *err)
 {
 	struct ns_store *s = calloc(1, sizeof(*s));
@@ -415,8 +398,7 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 			goto out;
 		}
 	}
-	if ((rc = ns_rowq_start(&s->rows, s->db, s->stmt, stmt_what, STMT__COUNT, s->db_path, true, start_writeback,
-				s, err)))
+	if ((rc = ns_rowq_start(&s->rows, s->db, s->stmt, stmt_what, STMT__COUNT, s->db_path, true, err)))
 		goto out;
 	*out = s;
 out:
@@ -1031,14 +1013,12 @@ int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struc
 	int rc;
 	if ((rc = ns_store_end_events(s, t, err))) /* (which checks that a trace was begun) */
 		goto out;
-	s->writeback = true;
 	if (agg && ((rc = write_event_stats(s, t, agg, err)) || (rc = write_key_averages(s, t, agg, err))))
 		goto out;
 	if ((rc = write_trace_strings(s, t, err)) || (rc = write_new_strings(s, err)) ||
 	    (rc = write_trace_row(s, t, agg, err)))
 		goto out;
 out:
-	s->writeback = false;
 	reset_trace_state(s);
 	return rc;
 }

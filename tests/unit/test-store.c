@@ -1133,7 +1133,7 @@ Test(store, rowq_runs_every_row_in_order)
 		sqlite3 *db = rowq_db(path, "CREATE TABLE r (i INTEGER NOT NULL, n INTEGER, t TEXT)", &insert);
 		struct ns_rowq *q;
 		struct ns_error err = { 0 };
-		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, NULL, NULL, &err), 0);
+		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, &err), 0);
 		for (int i = 0; i < N; i++) {
 			char text[32];
 			int len = snprintf(text, sizeof(text), "row %d", i);
@@ -1170,7 +1170,7 @@ Test(store, rowq_reports_the_writers_failure)
 		struct ns_rowq *q;
 		struct ns_error err = { 0 };
 		int rc = 0, i;
-		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, NULL, NULL, &err), 0);
+		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, &err), 0);
 		for (i = 0; i < 100000 && !rc; i++) {
 			ns_rowq_row(q, 0);
 			ns_rowq_opt(q, i == 5000 ? NS_NONE : i); /* NOT NULL */
@@ -1202,7 +1202,7 @@ Test(store, rowq_checks_the_number_of_values)
 	sqlite3 *db = rowq_db(path, "CREATE TABLE r (i, n, t)", &insert);
 	struct ns_rowq *q;
 	struct ns_error err = { 0 };
-	cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, true, NULL, NULL, &err), 0);
+	cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, true, &err), 0);
 	ns_rowq_row(q, 0);
 	ns_rowq_int(q, 1);
 	ns_rowq_int(q, 2);
