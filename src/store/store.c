@@ -58,32 +58,24 @@ _Static_assert(STMT__COUNT < 256, "rowq.c keeps a statement id in a byte");
 /* What the writer thread runs: the INSERT of each table it fills, and the
  * correlation index, which it builds once a trace's events are in (while
  * the trace is being aggregated); and what a failure of each is called. */
-static const char *const stmt_sql[STMT__COUNT] = {
-	[STMT_EVENT] = "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[STMT_STRING] = "INSERT INTO strings VALUES (?,?)",
-	[STMT_TRACE_STRING] = "INSERT INTO trace_strings VALUES (?,?,?)",
-	[STMT_THREAD] = "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?)",
-	[STMT_PROCESS] = "INSERT INTO processes VALUES (?,?,?,?,?)",
-	[STMT_META] = "INSERT INTO metadata VALUES (?,?,?,?)",
-	[STMT_FLOW] = "INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[STMT_STATS] = ("INSERT INTO event_stats VALUES "
-			"(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"), /* (): clang -Wstring-concatenation */
-	[STMT_AVG] = "INSERT INTO key_averages_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[STMT_TRACE] = "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[STMT_CORRELATION_INDEX] = ns_schema_correlation_index,
-};
-static const char *const stmt_what[STMT__COUNT] = {
-	[STMT_EVENT] = "cannot store an event",
-	[STMT_STRING] = "cannot store strings",
-	[STMT_TRACE_STRING] = "cannot store strings",
-	[STMT_THREAD] = "cannot store a thread",
-	[STMT_PROCESS] = "cannot store a process",
-	[STMT_META] = "cannot store trace metadata",
-	[STMT_FLOW] = "cannot store a flow",
-	[STMT_STATS] = "cannot store event statistics",
-	[STMT_AVG] = "cannot store a key_averages row",
-	[STMT_TRACE] = "cannot store the trace",
-	[STMT_CORRELATION_INDEX] = "cannot build the correlation index",
+static const struct {
+	const char *sql, *what;
+} stmt_def[STMT__COUNT] = {
+	[STMT_EVENT] = { "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			 "cannot store an event" },
+	[STMT_STRING] = { "INSERT INTO strings VALUES (?,?)", "cannot store strings" },
+	[STMT_TRACE_STRING] = { "INSERT INTO trace_strings VALUES (?,?,?)", "cannot store strings" },
+	[STMT_THREAD] = { "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?)", "cannot store a thread" },
+	[STMT_PROCESS] = { "INSERT INTO processes VALUES (?,?,?,?,?)", "cannot store a process" },
+	[STMT_META] = { "INSERT INTO metadata VALUES (?,?,?,?)", "cannot store trace metadata" },
+	[STMT_FLOW] = { "INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", "cannot store a flow" },
+	[STMT_STATS] = { ("INSERT INTO event_stats VALUES "
+			  "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"), /* (): clang -Wstring-concatenation */
+			 "cannot store event statistics" },
+	[STMT_AVG] = { "INSERT INTO key_averages_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		       "cannot store a key_averages row" },
+	[STMT_TRACE] = { "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "cannot store the trace" },
+	[STMT_CORRELATION_INDEX] = { ns_schema_correlation_index, "cannot build the correlation index" },
 };
 
 #define NO_STRING UINT32_MAX /* an absent database string id */
@@ -115,7 +107,8 @@ struct ns_store {
 	int tmp_fd;                /* holds the flock that marks tmp_path as in use, or -1 */
 	sqlite3 *db;
 	sqlite3_stmt *stmt[STMT__COUNT];
-	struct ns_rowq *rows;      /* runs the INSERTs; while it lives, only it uses db */
+	const char *stmt_what[STMT__COUNT];
+	struct ns_rowq *rows;      /* runs the statements; while it lives, only it uses db */
 	struct ns_strtab strings;  /* mirrors the strings table */
 	uint32_t strings_written;  /* ids below this are already in the table */
 	int64_t next_trace_id;
@@ -392,13 +385,14 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	    (rc = write_constants(s, err)))
 		goto out;
 	for (int i = 0; i < STMT__COUNT; i++) {
-		sqlite_rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL);
+		s->stmt_what[i] = stmt_def[i].what;
+		sqlite_rc = sqlite3_prepare_v3(s->db, stmt_def[i].sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL);
 		if (sqlite_rc != SQLITE_OK) {
 			rc = ns_store_sqlite_error(err, s->db, sqlite_rc, db_path, "cannot prepare an insert");
 			goto out;
 		}
 	}
-	if ((rc = ns_rowq_start(&s->rows, s->db, s->stmt, stmt_what, STMT__COUNT, s->db_path, true, err)))
+	if ((rc = ns_rowq_start(&s->rows, s->db, s->stmt, s->stmt_what, STMT__COUNT, s->db_path, true, err)))
 		goto out;
 	*out = s;
 out:
