@@ -665,14 +665,13 @@ static int cmp_event_time(const void *x, const void *y, void *ctx)
 	return cmp_order(events[i].ts_ns, 0, i, events[j].ts_ns, 0, j);
 }
 
-/* The memory records at times in [start, end]: a->mem_recs[*first .. *last). */
+/* The memory records at times in [start, end]: a->mem_ts[*first .. *last). */
 static void records_within(const struct ns_agg *a, int64_t start, int64_t end, size_t *first, size_t *last)
 {
-	const struct ns_event *events = a->trace->events;
 	size_t lo = 0, hi = a->n_mem_recs;
 	while (lo < hi) { /* first record with ts >= start */
 		size_t mid = (lo + hi) / 2;
-		if (events[a->mem_recs[mid]].ts_ns < start)
+		if (a->mem_ts[mid] < start)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -681,7 +680,7 @@ static void records_within(const struct ns_agg *a, int64_t start, int64_t end, s
 	hi = a->n_mem_recs;
 	while (lo < hi) { /* first record with ts > end */
 		size_t mid = (lo + hi) / 2;
-		if (events[a->mem_recs[mid]].ts_ns <= end)
+		if (a->mem_ts[mid] <= end)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -712,6 +711,7 @@ static int assign_memory(struct work *w)
 	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
 	size_t n_rec = 0, n_oom = 0, n_new = 0;
+	int32_t *recs = NULL; /* the records by time (event indices) */
 	int64_t *used = NULL; /* +1 where a CPU event's records begin, -1 where they end */
 	bool *unused = NULL;  /* per event: a record no CPU event contains */
 	int rc = -1;
@@ -723,19 +723,21 @@ static int assign_memory(struct work *w)
 	if (n_rec + n_oom == 0)
 		return 0;
 	a->has_mem = true;
-	a->mem_recs = malloc((n_rec + 1) * sizeof(*a->mem_recs));
+	recs = malloc((n_rec + 1) * sizeof(*recs));
+	a->mem_ts = malloc((n_rec + 1) * sizeof(*a->mem_ts));
 	a->mem_cpu_sum = calloc(n_rec + 1, sizeof(*a->mem_cpu_sum));
 	a->mem_dev_sum = calloc(n_rec + 1, sizeof(*a->mem_dev_sum));
 	used = calloc(n_rec + 1, sizeof(*used));
 	unused = calloc(t->n_events + 1, sizeof(*unused));
-	if (!a->mem_recs || !a->mem_cpu_sum || !a->mem_dev_sum || !used || !unused)
+	if (!recs || !a->mem_ts || !a->mem_cpu_sum || !a->mem_dev_sum || !used || !unused)
 		goto out;
 	for (size_t i = 0; i < t->n_events; i++)
 		if (t->events[i].kind == NS_KIND_MEMORY)
-			a->mem_recs[a->n_mem_recs++] = (int32_t)i;
-	qsort_r(a->mem_recs, n_rec, sizeof(*a->mem_recs), cmp_event_time, t->events);
+			recs[a->n_mem_recs++] = (int32_t)i;
+	qsort_r(recs, n_rec, sizeof(*recs), cmp_event_time, t->events);
 	for (size_t k = 0; k < n_rec; k++) {
-		const struct ns_event *ev = &t->events[a->mem_recs[k]];
+		const struct ns_event *ev = &t->events[recs[k]];
+		a->mem_ts[k] = ev->ts_ns;
 		a->mem_cpu_sum[k + 1] = a->mem_cpu_sum[k] + (is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 		a->mem_dev_sum[k + 1] = a->mem_dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 	}
@@ -755,7 +757,7 @@ static int assign_memory(struct work *w)
 	for (size_t k = 0; k < n_rec; k++) {
 		running += used[k];
 		if (running == 0) {
-			unused[a->mem_recs[k]] = true;
+			unused[recs[k]] = true;
 			n_new++;
 		}
 	}
@@ -777,6 +779,7 @@ static int assign_memory(struct work *w)
 	}
 	rc = 0;
 out:
+	free(recs);
 	free(used);
 	free(unused);
 	return rc;
@@ -1210,7 +1213,7 @@ out:
 void ns_agg_release(struct ns_agg *a)
 {
 	free(a->fevents);
-	free(a->mem_recs);
+	free(a->mem_ts);
 	free(a->mem_cpu_sum);
 	free(a->mem_dev_sum);
 	ns_i64map_release(&a->names);

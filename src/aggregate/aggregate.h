@@ -97,9 +97,11 @@ struct ns_agg {
 	bool by_shape;              /* ns_fevent_shapes is kept (NS_GROUP_SHAPE) */
 	bool split_overloads;       /* ns_fevent_overload is kept */
 	bool has_mem;               /* the trace has [memory] or [OutOfMemory] records */
-	/* [memory] records by time (event indices) and the running sums of their
-	 * CPU and device bytes (n_mem_recs + 1 each): ns_fevent_mem's ranges */
-	int32_t *mem_recs;
+	/* the times of the [memory] records, ascending, and the running sums of
+	 * their CPU and device bytes (n_mem_recs + 1 each): ns_fevent_mem's
+	 * ranges. The times are copied out of the events so that the binary
+	 * searches stay in one small array. */
+	int64_t *mem_ts;
 	int64_t *mem_cpu_sum, *mem_dev_sum;
 	size_t n_mem_recs;
 	struct ns_i64map names;     /* (event name, is cpu_op) -> table name | overload << 32 */

@@ -248,7 +248,7 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 {
 	static struct ns_fevent fevents[4];
 	static struct ns_avg avgs[4];
-	static int32_t mem_recs[1] = { 2 };
+	static int64_t mem_ts[1] = { 1023000 }; /* event 2's time */
 	static int64_t mem_cpu_sum[2] = { 0, 0 }, mem_dev_sum[2] = { 0, 4096 };
 	memset(fevents, 0, sizeof(fevents));
 	memset(avgs, 0, sizeof(avgs));
@@ -281,7 +281,7 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 	agg->fevents = fevents;
 	agg->n_fevents = 4;
 	agg->has_mem = true;
-	agg->mem_recs = mem_recs;
+	agg->mem_ts = mem_ts;
 	agg->mem_cpu_sum = mem_cpu_sum;
 	agg->mem_dev_sum = mem_dev_sum;
 	agg->n_mem_recs = 1;
