@@ -9,12 +9,27 @@ typedef unsigned __int128 u128;
 
 #define MAX_SIG_DIGITS 36
 
+/* Appends a significant digit: in 64 bits for the first 19 (every number a
+ * trace writes), which is several times cheaper than 128-bit arithmetic. */
+static inline void push_digit(uint64_t *m64, u128 *mant, int *sig, unsigned digit)
+{
+	if (*sig < 19) {
+		*m64 = *m64 * 10 + digit;
+	} else {
+		if (*sig == 19)
+			*mant = *m64;
+		*mant = *mant * 10 + digit;
+	}
+	(*sig)++;
+}
+
 /* Splits a JSON number into sign, significant digits (as an integer) and a
  * decimal exponent; accepts a surrounding pair of quotes. */
 static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int *exp10, bool *sticky_out)
 {
 	size_t i = 0;
 	int sig = 0, exp_adj = 0;
+	uint64_t m64 = 0;
 	bool any = false, sticky = false;
 	if (len >= 2 && tok[0] == '"' && tok[len - 1] == '"') {
 		tok++;
@@ -25,11 +40,10 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 	if (i < len && (tok[i] == '-' || tok[i] == '+'))
 		*neg = tok[i++] == '-';
 	for (; i < len && tok[i] >= '0' && tok[i] <= '9'; i++, any = true) {
-		if (*mant == 0 && tok[i] == '0')
+		if (sig == 0 && tok[i] == '0') /* a leading zero */
 			continue;
 		if (sig < MAX_SIG_DIGITS) {
-			*mant = *mant * 10 + (unsigned)(tok[i] - '0');
-			sig++;
+			push_digit(&m64, mant, &sig, (unsigned)(tok[i] - '0'));
 		} else {
 			exp_adj++;
 			sticky |= tok[i] != '0';
@@ -37,13 +51,12 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 	}
 	if (i < len && tok[i] == '.') {
 		for (i++; i < len && tok[i] >= '0' && tok[i] <= '9'; i++, any = true) {
-			if (*mant == 0 && tok[i] == '0') {
+			if (sig == 0 && tok[i] == '0') {
 				exp_adj--;
 				continue;
 			}
 			if (sig < MAX_SIG_DIGITS) {
-				*mant = *mant * 10 + (unsigned)(tok[i] - '0');
-				sig++;
+				push_digit(&m64, mant, &sig, (unsigned)(tok[i] - '0'));
 				exp_adj--;
 			} else {
 				sticky |= tok[i] != '0';
@@ -67,6 +80,8 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 	}
 	if (i != len)
 		return -1; /* trailing garbage */
+	if (sig <= 19)
+		*mant = m64;
 	*exp10 = exp_adj;
 	*sticky_out = sticky; /* non-zero digits were dropped beyond MAX_SIG_DIGITS */
 	return 0;
