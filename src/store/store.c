@@ -177,6 +177,15 @@ static void put_model_text(struct ns_rowq *q, const struct ns_trace *t, ns_str i
 	ns_rowq_text(q, ns_strtab_get(&t->strings, id), ns_strtab_len(&t->strings, id));
 }
 
+/* One of the model's strings, NULL for its id 0 ("absent"). */
+static void put_model_text_opt(struct ns_rowq *q, const struct ns_trace *t, ns_str id)
+{
+	if (id)
+		put_model_text(q, t, id);
+	else
+		ns_rowq_null(q);
+}
+
 /* A pid/tid as the trace wrote it: the integer, else the text. */
 static void put_track(struct ns_rowq *q, const struct ns_trace *t, ns_str text, int64_t value)
 {
@@ -628,10 +637,7 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 		ns_rowq_text(q, raw->args, raw->args_len);
 	else
 		ns_rowq_null(q);
-	if (ev->neff)
-		put_model_text(q, t, ev->neff);
-	else
-		ns_rowq_null(q);
+	put_model_text_opt(q, t, ev->neff);
 	if ((rc = ns_rowq_end_row(q, err)))
 		return rc;
 
@@ -654,10 +660,7 @@ static int write_threads(struct ns_store *s, const struct ns_trace *t, struct ns
 		put_track(q, t, th->tid_text, th->tid);
 		put_model_text(q, t, th->pid_text);
 		put_model_text(q, t, th->tid_text);
-		if (th->name)
-			put_model_text(q, t, th->name);
-		else
-			ns_rowq_null(q);
+		put_model_text_opt(q, t, th->name);
 		ns_rowq_opt(q, i < s->cap_thread_sort ? s->thread_sort[i] : NS_NONE);
 		int rc = ns_rowq_end_row(q, err);
 		if (rc)
@@ -872,15 +875,6 @@ out:
 	free(fevent_of);
 	free(depth);
 	return rc;
-}
-
-/* One of the model's strings, NULL for its id 0 ("absent"). */
-static void put_model_text_opt(struct ns_rowq *q, const struct ns_trace *t, ns_str id)
-{
-	if (id)
-		put_model_text(q, t, id);
-	else
-		ns_rowq_null(q);
 }
 
 static int write_key_averages(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
