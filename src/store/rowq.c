@@ -29,9 +29,10 @@ struct chunk {
 
 struct ns_rowq {
 	sqlite3 *db;
-	sqlite3_stmt *const *stmts;
-	const char *const *what;
+	const struct ns_rowq_stmt *defs;
+	sqlite3_stmt **stmts;
 	int *n_params; /* per statement */
+	int n_stmts;
 	const char *path;
 	bool threaded;
 	pthread_t thread;
@@ -214,7 +215,8 @@ static void *writer_main(void *arg)
 static int failure(struct ns_rowq *q, struct ns_error *err)
 {
 	pthread_mutex_lock(&q->mu);
-	int rc = q->fail_rc ? ns_store_sqlite_failure(err, q->fail_rc, q->fail_msg, q->path, q->what[q->fail_stmt])
+	int rc = q->fail_rc ? ns_store_sqlite_failure(err, q->fail_rc, q->fail_msg, q->path,
+						      q->defs[q->fail_stmt].what)
 			    : 0;
 	pthread_mutex_unlock(&q->mu);
 	return rc;
@@ -248,7 +250,7 @@ int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err)
 			return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory while queueing a row", q->path);
 		if (q->row_state == ROW_TOO_BIG)
 			return ns_error_set(err, NS_ERR_NOMEM, "%s: %s: a value is larger than 2 GiB", q->path,
-					    q->what[q->row_stmt]);
+					    q->defs[q->row_stmt].what);
 		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: %d values for a row of %d", q->path,
 				    q->row_values, q->n_params[q->row_stmt]);
 	}
@@ -260,21 +262,42 @@ int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err)
 	return q->chunks[q->head].len ? hand_over(q, err) : failure(q, err);
 }
 
-int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, sqlite3_stmt *const *stmts, const char *const *what,
-		  int n_stmts, const char *path, bool use_thread, struct ns_error *err)
+/* Finalizes the statements and frees q (the thread is not running). */
+static void free_rowq(struct ns_rowq *q)
+{
+	for (int i = 0; i < q->n_stmts; i++)
+		sqlite3_finalize(q->stmts[i]);
+	for (int i = 0; i < N_CHUNKS; i++)
+		free(q->chunks[i].buf);
+	free(q->stmts);
+	free(q->n_params);
+	free(q);
+}
+
+int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, const struct ns_rowq_stmt *defs, int n_stmts,
+		  const char *path, bool use_thread, struct ns_error *err)
 {
 	struct ns_rowq *q = calloc(1, sizeof(*q));
 	*out = NULL;
-	if (!q || !(q->n_params = malloc((size_t)n_stmts * sizeof(*q->n_params)))) {
-		free(q);
+	if (!q || !(q->stmts = calloc((size_t)n_stmts, sizeof(*q->stmts))) ||
+	    !(q->n_params = malloc((size_t)n_stmts * sizeof(*q->n_params)))) {
+		if (q)
+			free_rowq(q);
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory while starting the writer", path);
 	}
 	q->db = db;
-	q->stmts = stmts;
-	q->what = what;
+	q->defs = defs;
+	q->n_stmts = n_stmts;
 	q->path = path;
-	for (int i = 0; i < n_stmts; i++)
-		q->n_params[i] = sqlite3_bind_parameter_count(stmts[i]);
+	for (int i = 0; i < n_stmts; i++) {
+		int rc = sqlite3_prepare_v3(db, defs[i].sql, -1, SQLITE_PREPARE_PERSISTENT, &q->stmts[i], NULL);
+		if (rc != SQLITE_OK) {
+			rc = ns_store_sqlite_error(err, db, rc, path, "cannot prepare an insert");
+			free_rowq(q);
+			return rc;
+		}
+		q->n_params[i] = sqlite3_bind_parameter_count(q->stmts[i]);
+	}
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	q->threaded = use_thread && pthread_create(&q->thread, NULL, writer_main, q) == 0;
@@ -302,9 +325,6 @@ int ns_rowq_finish(struct ns_rowq *q, struct ns_error *err)
 		rc = failure(q, err);
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->mu);
-	for (int i = 0; i < N_CHUNKS; i++)
-		free(q->chunks[i].buf);
-	free(q->n_params);
-	free(q);
+	free_rowq(q);
 	return rc;
 }

@@ -21,12 +21,19 @@
 
 struct ns_rowq;
 
-/* stmts[i] is the prepared INSERT of statement id i and what[i] says what
- * its rows are ("cannot store an event"); both outlive the queue. path
- * names the database in messages. Without use_thread, chunks run in the
- * producer's thread. Returns 0 or NS_ERR_NOMEM. */
-int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, sqlite3_stmt *const *stmts, const char *const *what,
-		  int n_stmts, const char *path, bool use_thread, struct ns_error *err);
+/* A statement the writer runs: an INSERT of bound values (or a statement
+ * without parameters), and what a failure of it is called ("cannot store an
+ * event"). */
+struct ns_rowq_stmt {
+	const char *sql, *what;
+};
+
+/* Prepares defs[0 .. n_stmts) on db (statement id i is defs[i]; defs and
+ * path outlive the queue) and starts the writer. path names the database in
+ * messages. Without use_thread, chunks run in the producer's thread.
+ * Returns 0, or sets err (NS_ERR_NOMEM, or SQLite's refusal to prepare). */
+int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, const struct ns_rowq_stmt *defs, int n_stmts,
+		  const char *path, bool use_thread, struct ns_error *err);
 
 /* A row: ns_rowq_row, then one value per parameter of the statement, in
  * order, then ns_rowq_end_row. A statement without parameters (a CREATE
@@ -43,7 +50,8 @@ int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err);
  * chunk is full). Returns 0 or the writer's first failure. */
 int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err);
 
-/* Runs every queued row, stops the thread and frees q (NULL is fine).
+/* Runs every queued row, stops the thread, finalizes the statements and
+ * frees q (NULL is fine).
  * Returns the first failure, if any; err may be NULL when the caller is
  * giving up anyway. */
 int ns_rowq_finish(struct ns_rowq *q, struct ns_error *err);

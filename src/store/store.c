@@ -58,9 +58,7 @@ _Static_assert(STMT__COUNT < 256, "rowq.c keeps a statement id in a byte");
 /* What the writer thread runs: the INSERT of each table it fills, and the
  * correlation index, which it builds once a trace's events are in (while
  * the trace is being aggregated); and what a failure of each is called. */
-static const struct {
-	const char *sql, *what;
-} stmt_def[STMT__COUNT] = {
+static const struct ns_rowq_stmt stmt_def[STMT__COUNT] = {
 	[STMT_EVENT] = { "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			 "cannot store an event" },
 	[STMT_STRING] = { "INSERT INTO strings VALUES (?,?)", "cannot store strings" },
@@ -106,9 +104,7 @@ struct ns_store {
 	char *db_path, *tmp_path;
 	int tmp_fd;                /* holds the flock that marks tmp_path as in use, or -1 */
 	sqlite3 *db;
-	sqlite3_stmt *stmt[STMT__COUNT];
-	const char *stmt_what[STMT__COUNT];
-	struct ns_rowq *rows;      /* runs the statements; while it lives, only it uses db */
+	struct ns_rowq *rows;      /* runs stmt_def; while it lives, only it uses db */
 	struct ns_strtab strings;  /* mirrors the strings table */
 	uint32_t strings_written;  /* ids below this are already in the table */
 	int64_t next_trace_id;
@@ -393,15 +389,7 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	    (rc = exec_sql(s, ns_schema_views, "cannot create the schema views", err)) ||
 	    (rc = write_constants(s, err)))
 		goto out;
-	for (int i = 0; i < STMT__COUNT; i++) {
-		s->stmt_what[i] = stmt_def[i].what;
-		sqlite_rc = sqlite3_prepare_v3(s->db, stmt_def[i].sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL);
-		if (sqlite_rc != SQLITE_OK) {
-			rc = ns_store_sqlite_error(err, s->db, sqlite_rc, db_path, "cannot prepare an insert");
-			goto out;
-		}
-	}
-	if ((rc = ns_rowq_start(&s->rows, s->db, s->stmt, s->stmt_what, STMT__COUNT, s->db_path, true, err)))
+	if ((rc = ns_rowq_start(&s->rows, s->db, stmt_def, STMT__COUNT, s->db_path, true, err)))
 		goto out;
 	*out = s;
 out:
@@ -1011,14 +999,6 @@ out:
 	return rc;
 }
 
-static void finalize_statements(struct ns_store *s)
-{
-	for (int i = 0; i < STMT__COUNT; i++) {
-		sqlite3_finalize(s->stmt[i]);
-		s->stmt[i] = NULL;
-	}
-}
-
 /* fsync()s a file or directory by path. */
 static int sync_path(const char *path, int flags)
 {
@@ -1079,7 +1059,6 @@ int ns_store_commit(struct ns_store *s, struct ns_error *err)
 	    (rc = exec_sql(s, "PRAGMA analysis_limit = 1000; ANALYZE; COMMIT;", "cannot finish the database",
 			   err)))
 		goto out;
-	finalize_statements(s);
 	if ((sqlite_rc = sqlite3_close(s->db)) != SQLITE_OK) {
 		rc = ns_store_sqlite_error(err, s->db, sqlite_rc, s->db_path, "cannot close the database");
 		goto out;
@@ -1106,9 +1085,8 @@ void ns_store_abort(struct ns_store *s)
 {
 	if (!s)
 		return;
-	ns_rowq_finish(s->rows, NULL);
+	ns_rowq_finish(s->rows, NULL); /* (and with it the statements) */
 	s->rows = NULL;
-	finalize_statements(s);
 	if (s->db)
 		sqlite3_close(s->db);
 	if (s->tmp_path)

@@ -1096,11 +1096,11 @@ Test(store, event_ids_are_unique_across_traces)
 
 /* ---- the writer thread's row queue (store/rowq.h) ---- */
 
-static const char *const rowq_what[] = { "cannot store a row" };
+static const struct ns_rowq_stmt rowq_insert[] = { { "INSERT INTO r VALUES (?, ?, ?)", "cannot store a row" } };
 
-/* A database with table r and its prepared INSERT of 3 values, in a
- * transaction (as the store's), committed by rowq_close. */
-static sqlite3 *rowq_db(const char *path, const char *table_sql, sqlite3_stmt **insert)
+/* A database with table r, in a transaction (as the store's), committed
+ * by rowq_close. */
+static sqlite3 *rowq_db(const char *path, const char *table_sql)
 {
 	sqlite3 *db;
 	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL),
@@ -1108,13 +1108,11 @@ static sqlite3 *rowq_db(const char *path, const char *table_sql, sqlite3_stmt **
 	cr_assert_eq(sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", NULL, NULL, NULL),
 		     SQLITE_OK);
 	cr_assert_eq(sqlite3_exec(db, table_sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
-	cr_assert_eq(sqlite3_prepare_v2(db, "INSERT INTO r VALUES (?, ?, ?)", -1, insert, NULL), SQLITE_OK);
 	return db;
 }
 
-static void rowq_close(sqlite3 *db, sqlite3_stmt *insert)
+static void rowq_close(sqlite3 *db)
 {
-	sqlite3_finalize(insert);
 	cr_assert_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
 	cr_assert_eq(sqlite3_close(db), SQLITE_OK);
 }
@@ -1129,11 +1127,10 @@ Test(store, rowq_runs_every_row_in_order)
 	memset(big, 'x', BIG);
 	for (int threaded = 0; threaded <= 1; threaded++) {
 		char *path = tmp_path(threaded ? "threaded.db" : "inline.db");
-		sqlite3_stmt *insert;
-		sqlite3 *db = rowq_db(path, "CREATE TABLE r (i INTEGER NOT NULL, n INTEGER, t TEXT)", &insert);
+		sqlite3 *db = rowq_db(path, "CREATE TABLE r (i INTEGER NOT NULL, n INTEGER, t TEXT)");
 		struct ns_rowq *q;
 		struct ns_error err = { 0 };
-		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, &err), 0);
+		cr_assert_eq(ns_rowq_start(&q, db, rowq_insert, 1, path, threaded, &err), 0);
 		for (int i = 0; i < N; i++) {
 			char text[32];
 			int len = snprintf(text, sizeof(text), "row %d", i);
@@ -1147,7 +1144,7 @@ Test(store, rowq_runs_every_row_in_order)
 			cr_assert_eq(ns_rowq_end_row(q, &err), 0, "%s", err.msg);
 		}
 		cr_assert_eq(ns_rowq_finish(q, &err), 0, "%s", err.msg);
-		rowq_close(db, insert);
+		rowq_close(db);
 		expect_query(path, "SELECT count(*), sum(i), count(n), sum(n) / 1000000000, max(length(t)), "
 				   "sum(rowid != i + 1), (SELECT t FROM r WHERE i = 12345) FROM r",
 			     NS_SQL_CSV,
@@ -1165,12 +1162,11 @@ Test(store, rowq_reports_the_writers_failure)
 {
 	for (int threaded = 0; threaded <= 1; threaded++) {
 		char *path = tmp_path(threaded ? "threaded.db" : "inline.db");
-		sqlite3_stmt *insert;
-		sqlite3 *db = rowq_db(path, "CREATE TABLE r (i INTEGER NOT NULL, n INTEGER, t TEXT)", &insert);
+		sqlite3 *db = rowq_db(path, "CREATE TABLE r (i INTEGER NOT NULL, n INTEGER, t TEXT)");
 		struct ns_rowq *q;
 		struct ns_error err = { 0 };
 		int rc = 0, i;
-		cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, threaded, &err), 0);
+		cr_assert_eq(ns_rowq_start(&q, db, rowq_insert, 1, path, threaded, &err), 0);
 		for (i = 0; i < 100000 && !rc; i++) {
 			ns_rowq_row(q, 0);
 			ns_rowq_opt(q, i == 5000 ? NS_NONE : i); /* NOT NULL */
@@ -1186,7 +1182,7 @@ Test(store, rowq_reports_the_writers_failure)
 		char *expected;
 		cr_assert(asprintf(&expected, "%s: cannot store a row: NOT NULL constraint failed: r.i", path) > 0);
 		cr_expect_str_eq(err.msg, expected);
-		rowq_close(db, insert);
+		rowq_close(db);
 		expect_query(path, "SELECT count(*), max(i) FROM r", NS_SQL_CSV, "count(*),max(i)\r\n5000,4999\r\n");
 		free(expected);
 		free(path);
@@ -1198,11 +1194,10 @@ Test(store, rowq_reports_the_writers_failure)
 Test(store, rowq_checks_the_number_of_values)
 {
 	char *path = tmp_path("arity.db");
-	sqlite3_stmt *insert;
-	sqlite3 *db = rowq_db(path, "CREATE TABLE r (i, n, t)", &insert);
+	sqlite3 *db = rowq_db(path, "CREATE TABLE r (i, n, t)");
 	struct ns_rowq *q;
 	struct ns_error err = { 0 };
-	cr_assert_eq(ns_rowq_start(&q, db, &insert, rowq_what, 1, path, true, &err), 0);
+	cr_assert_eq(ns_rowq_start(&q, db, rowq_insert, 1, path, true, &err), 0);
 	ns_rowq_row(q, 0);
 	ns_rowq_int(q, 1);
 	ns_rowq_int(q, 2);
@@ -1219,7 +1214,7 @@ Test(store, rowq_checks_the_number_of_values)
 	ns_rowq_text(q, "ok", 2);
 	cr_expect_eq(ns_rowq_end_row(q, &err), 0, "%s", err.msg);
 	cr_assert_eq(ns_rowq_finish(q, &err), 0, "%s", err.msg);
-	rowq_close(db, insert);
+	rowq_close(db);
 	expect_query(path, "SELECT i, n, t FROM r", NS_SQL_CSV, "i,n,t\r\n7,,ok\r\n");
 	free(path);
 }
