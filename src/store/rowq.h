@@ -3,12 +3,12 @@
  *
  * The producer encodes each row's values into a chunk (copying text, so the
  * caller's buffers may change at once); full chunks go to the writer
- * thread, which binds and steps them in order against the prepared
- * statements. A few chunks bound the memory, and a producer that gets ahead
- * waits. The writer stops at its first failure; the producer learns of it at
- * the next hand-over or at ns_rowq_finish. Between ns_rowq_start and
- * ns_rowq_finish only the writer thread may use the connection. If the
- * thread cannot be started, chunks run in the producer's thread. */
+ * thread, which inserts them in order. A few chunks bound the memory, and a
+ * producer that gets ahead waits. The writer stops at its first failure;
+ * the producer learns of it at the next hand-over or at ns_rowq_finish.
+ * Between ns_rowq_start and ns_rowq_finish only the writer thread may use
+ * the connection. If the thread cannot be started, chunks run in the
+ * producer's thread. */
 #ifndef NS_STORE_ROWQ_H
 #define NS_STORE_ROWQ_H
 
@@ -21,23 +21,27 @@
 
 struct ns_rowq;
 
-/* A statement the writer runs: an INSERT of bound values (or a statement
- * without parameters), and what a failure of it is called ("cannot store an
- * event"). */
+/* A statement the writer runs, and what a failure of it is called ("cannot
+ * store an event"). With a table, each row is one row of that table, its
+ * values given for every column in order; otherwise sql is a statement
+ * without parameters (a CREATE INDEX) run once per row. */
 struct ns_rowq_stmt {
-	const char *sql, *what;
+	const char *table, *sql, *what;
 };
 
 /* Prepares defs[0 .. n_stmts) on db (statement id i is defs[i]; defs and
- * path outlive the queue) and starts the writer. path names the database in
+ * path outlive the queue; a table has at most NS_ROWQ_MAX_VALUES columns)
+ * and starts the writer. path names the database in
  * messages. Without use_thread, chunks run in the producer's thread.
  * Returns 0, or sets err (NS_ERR_NOMEM, or SQLite's refusal to prepare). */
 int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, const struct ns_rowq_stmt *defs, int n_stmts,
 		  const char *path, bool use_thread, struct ns_error *err);
 
-/* A row: ns_rowq_row, then one value per parameter of the statement, in
- * order, then ns_rowq_end_row. A statement without parameters (a CREATE
- * INDEX) is a row without values. */
+#define NS_ROWQ_MAX_VALUES 64
+
+/* A row: ns_rowq_row, then one value per column of the statement's table,
+ * in order, then ns_rowq_end_row. A statement without a table is a row
+ * without values. */
 void ns_rowq_row(struct ns_rowq *q, int stmt);
 void ns_rowq_int(struct ns_rowq *q, int64_t v);
 void ns_rowq_opt(struct ns_rowq *q, int64_t v); /* NS_NONE is NULL */

@@ -59,21 +59,17 @@ _Static_assert(STMT__COUNT < 256, "rowq.c keeps a statement id in a byte");
  * correlation index, which it builds once a trace's events are in (while
  * the trace is being aggregated); and what a failure of each is called. */
 static const struct ns_rowq_stmt stmt_def[STMT__COUNT] = {
-	[STMT_EVENT] = { "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-			 "cannot store an event" },
-	[STMT_STRING] = { "INSERT INTO strings VALUES (?,?)", "cannot store strings" },
-	[STMT_TRACE_STRING] = { "INSERT INTO trace_strings VALUES (?,?,?)", "cannot store strings" },
-	[STMT_THREAD] = { "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?)", "cannot store a thread" },
-	[STMT_PROCESS] = { "INSERT INTO processes VALUES (?,?,?,?,?)", "cannot store a process" },
-	[STMT_META] = { "INSERT INTO metadata VALUES (?,?,?,?)", "cannot store trace metadata" },
-	[STMT_FLOW] = { "INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", "cannot store a flow" },
-	[STMT_STATS] = { ("INSERT INTO event_stats VALUES "
-			  "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"), /* (): clang -Wstring-concatenation */
-			 "cannot store event statistics" },
-	[STMT_AVG] = { "INSERT INTO key_averages_rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-		       "cannot store a key_averages row" },
-	[STMT_TRACE] = { "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "cannot store the trace" },
-	[STMT_CORRELATION_INDEX] = { ns_schema_correlation_index, "cannot build the correlation index" },
+	[STMT_EVENT] = { .table = "events", .what = "cannot store an event" },
+	[STMT_STRING] = { .table = "strings", .what = "cannot store strings" },
+	[STMT_TRACE_STRING] = { .table = "trace_strings", .what = "cannot store strings" },
+	[STMT_THREAD] = { .table = "threads", .what = "cannot store a thread" },
+	[STMT_PROCESS] = { .table = "processes", .what = "cannot store a process" },
+	[STMT_META] = { .table = "metadata", .what = "cannot store trace metadata" },
+	[STMT_FLOW] = { .table = "flows", .what = "cannot store a flow" },
+	[STMT_STATS] = { .table = "event_stats", .what = "cannot store event statistics" },
+	[STMT_AVG] = { .table = "key_averages_rows", .what = "cannot store a key_averages row" },
+	[STMT_TRACE] = { .table = "traces", .what = "cannot store the trace" },
+	[STMT_CORRELATION_INDEX] = { .sql = ns_schema_correlation_index, .what = "cannot build the correlation index" },
 };
 
 #define NO_STRING UINT32_MAX /* an absent database string id */

@@ -1096,7 +1096,7 @@ Test(store, event_ids_are_unique_across_traces)
 
 /* ---- the writer thread's row queue (store/rowq.h) ---- */
 
-static const struct ns_rowq_stmt rowq_insert[] = { { "INSERT INTO r VALUES (?, ?, ?)", "cannot store a row" } };
+static const struct ns_rowq_stmt rowq_insert[] = { { .table = "r", .what = "cannot store a row" } };
 
 /* A database with table r, in a transaction (as the store's), committed
  * by rowq_close. */
