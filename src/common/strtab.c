@@ -115,3 +115,20 @@ ns_str ns_strtab_intern(struct ns_strtab *t, const char *s, size_t len)
 	t->slots[i] = id + 1;
 	return id;
 }
+
+/* Newest first. With linear probing, removing the newest string cannot
+ * break another's probe chain: ids sit in the slots in the order they were
+ * placed (grow_slots places them in id order too), and every older string's
+ * chain was complete before the newer one took a free slot. */
+void ns_strtab_truncate(struct ns_strtab *t, uint32_t count)
+{
+	while (t->count > count && t->count > 1) { /* (the empty string, id 0, stays) */
+		ns_str id = t->count - 1;
+		uint32_t i = (uint32_t)hash_bytes(ns_strtab_get(t, id), ns_strtab_len(t, id)) & (t->slots_cap - 1);
+		while (t->slots[i] != id + 1)
+			i = (i + 1) & (t->slots_cap - 1);
+		t->slots[i] = 0;
+		t->bytes_len = t->offs[id] & 0xffffffffffULL;
+		t->count = id;
+	}
+}

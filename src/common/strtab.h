@@ -22,6 +22,9 @@ void ns_strtab_init(struct ns_strtab *t);
 void ns_strtab_release(struct ns_strtab *t);
 /* Returns the id, or UINT32_MAX when out of memory. */
 ns_str ns_strtab_intern(struct ns_strtab *t, const char *s, size_t len);
+/* Forgets the strings interned last, keeping ids below count (a parse
+ * that is tried again undoes what its failed attempt interned). */
+void ns_strtab_truncate(struct ns_strtab *t, uint32_t count);
 /* Returns the id or UINT32_MAX if the string was never interned. */
 ns_str ns_strtab_find(const struct ns_strtab *t, const char *s, size_t len);
 static inline const char *ns_strtab_get(const struct ns_strtab *t, ns_str id)

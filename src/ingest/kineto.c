@@ -238,19 +238,34 @@ static int time_field(struct parser *ps, const struct span *v, const char *key, 
 	return fail_at(ps, v->is_string ? v->p - 1 : v->p, msg);
 }
 
-/* Reads `"key": value` pairs of the object at p[i] == '{', calling fn for
- * each. Values are spans over the raw text (strings without quotes). */
+/* Reads `"key": value` pairs of the object at p[0] == '{' (after
+ * whitespace), which is at nesting level `depth`, calling fn for each, and
+ * sets *end (if not NULL) past its '}'. Values are spans over the raw text
+ * (strings without quotes).
+ *
+ * take (may be NULL) is offered each value that is an object before it is
+ * read: it returns NOT_TAKEN, or reads the object at p (within n bytes)
+ * itself, sets *len to its length and returns 0 or an error; fn is then
+ * not called for it. An object that is walked anyway (an event's args) is
+ * so read once, not skipped over first. */
 typedef int (*field_fn)(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
 			const char *val_start);
+typedef int (*object_fn)(struct parser *ps, void *ctx, const struct span *key, const char *p, size_t n,
+			 size_t *len);
+#define NOT_TAKEN (-1)
 
-static int walk_object(struct parser *ps, const char *p, size_t n, field_fn fn, void *ctx)
+static int walk_object(struct parser *ps, const char *p, size_t n, int depth, field_fn fn, object_fn take,
+		       void *ctx, size_t *end)
 {
 	size_t i = ns_json_skip_ws(p, n, 0);
 	if (i >= n || p[i] != '{')
 		return fail_at(ps, p + i, "expected an object");
 	i = ns_json_skip_ws(p, n, i + 1);
-	if (i < n && p[i] == '}')
+	if (i < n && p[i] == '}') {
+		if (end)
+			*end = i + 1;
 		return 0;
+	}
 	for (;;) {
 		struct span key = { 0 }, val = { 0 };
 		if (i >= n || p[i] != '"')
@@ -265,7 +280,13 @@ static int walk_object(struct parser *ps, const char *p, size_t n, field_fn fn, 
 			return fail_at(ps, p + (i < n ? i : n - 1), "expected ':' after a key");
 		i = ns_json_skip_ws(p, n, i + 1);
 		const char *val_start = p + i;
-		if (i < n && p[i] == '"') {
+		size_t len;
+		int rc = NOT_TAKEN;
+		if (i < n && p[i] == '{' && take && (rc = take(ps, ctx, &key, p + i, n - i, &len)) != NOT_TAKEN) {
+			if (rc)
+				return rc;
+			e = i + len;
+		} else if (i < n && p[i] == '"') {
 			e = ns_json_string_end(p, n, i, &val.escaped);
 			if (!e)
 				return fail_at(ps, p + i, "unterminated string");
@@ -273,22 +294,24 @@ static int walk_object(struct parser *ps, const char *p, size_t n, field_fn fn, 
 			val.len = e - i - 2;
 			val.is_string = true;
 		} else {
-			e = ns_json_skip_value(p, n, i, 1);
+			e = ns_json_skip_value(p, n, i, depth + 1);
 			if (!e)
 				return fail_at(ps, p + i, "invalid JSON value");
 			val.p = p + i;
 			val.len = e - i;
 		}
-		int rc = fn(ps, ctx, &key, &val, val_start);
-		if (rc)
+		if (rc == NOT_TAKEN && (rc = fn(ps, ctx, &key, &val, val_start)))
 			return rc;
 		i = ns_json_skip_ws(p, n, e);
 		if (i < n && p[i] == ',') {
 			i = ns_json_skip_ws(p, n, i + 1);
 			continue;
 		}
-		if (i < n && p[i] == '}')
+		if (i < n && p[i] == '}') {
+			if (end)
+				*end = i + 1;
 			return 0;
+		}
 		return fail_at(ps, p + (i < n ? i : n - 1), "expected ',' or '}' in an object");
 	}
 }
@@ -451,17 +474,27 @@ static int event_field(struct parser *ps, void *ctx, const struct span *key, con
 		if (span_is(key, "name")) {
 			f->name = *val;
 			f->has_name = true;
-		} else if (span_is(key, "args")) {
-			f->args = *val;
-			f->has_args = true;
-			if (val->is_string || val->p[0] != '{')
-				return fail_at(ps, val_start, "expected an object for \"args\"");
-			reset_args(f->raw); /* a repeated "args": the last one counts, as in Python */
-			return walk_object(ps, val->p, val->len, args_field, f->raw);
+		} else if (span_is(key, "args")) { /* (an object is taken by event_object) */
+			return fail_at(ps, val_start, "expected an object for \"args\"");
 		}
 		break;
 	}
 	return 0;
+}
+
+/* The args object of an event, read as it is walked. */
+static int event_object(struct parser *ps, void *ctx, const struct span *key, const char *p, size_t n, size_t *len)
+{
+	struct event_fields *f = ctx;
+	if (!span_is(key, "args"))
+		return NOT_TAKEN;
+	reset_args(f->raw); /* a repeated "args": the last one counts, as in Python */
+	int rc = walk_object(ps, p, n, 2, args_field, NULL, f->raw, len);
+	if (rc == 0) {
+		f->args = (struct span){ .p = p, .len = *len };
+		f->has_args = true;
+	}
+	return rc;
 }
 
 /* {"name": "..."} of a thread_name metadata event */
@@ -492,7 +525,7 @@ static enum ns_ph ph_of(const struct span *ph)
 	}
 }
 
-static int thread_of(struct parser *ps, struct event_fields *f, uint32_t *out)
+static int thread_of(struct parser *ps, const struct event_fields *f, uint32_t *out)
 {
 	ns_str pid_text = 0, tid_text = 0;
 	int64_t pid = NS_NONE, tid = NS_NONE;
@@ -515,66 +548,76 @@ static int thread_of(struct parser *ps, struct event_fields *f, uint32_t *out)
 	return 0;
 }
 
-static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw_event *raw)
+/* Reads the fields of the event object at p (within n bytes: the object
+ * may end before them) into *f and *raw, and sets *end past it. Its only
+ * effects beyond those are the strings its args intern. */
+static int read_event(struct parser *ps, const char *p, size_t n, struct event_fields *f,
+		      struct ns_raw_event *raw, size_t *end)
 {
-	struct event_fields f = { .raw = raw };
-	struct ns_event *ev = &raw->ev;
-	struct ns_trace *t = ps->t;
-	int rc;
-
+	memset(f, 0, sizeof(*f));
+	f->raw = raw;
 	memset(raw, 0, sizeof(*raw));
 	reset_args(raw);
 	raw->byte_offset = ps->sc.base + (size_t)(p - ps->sc.buf);
 	raw->line = ps->sc.line;
-	ev->idx = (uint32_t)t->n_trace_events;
+	raw->ev.idx = (uint32_t)ps->t->n_trace_events;
+	return walk_object(ps, p, n, 1, event_field, event_object, f, end);
+}
 
-	rc = walk_object(ps, p, n, event_field, &f);
-	if (rc)
-		return rc;
-	if (f.has_ph && !f.ph.is_string)
-		return fail_at(ps, f.ph.p, "expected a string for \"ph\"");
-	if (f.has_name && !f.name.is_string)
-		return fail_at(ps, f.name.p, "expected a string for \"name\"");
-	if (f.has_cat && !f.cat.is_string)
-		return fail_at(ps, f.cat.p, "expected a string for \"cat\"");
+/* Makes the event that read_event read from p a traceEvents element:
+ * checks and converts its fields, keeps it if the analysis uses it, and
+ * hands it to the sink. */
+static int finish_event(struct parser *ps, const char *p, const struct event_fields *f,
+			struct ns_raw_event *raw)
+{
+	struct ns_event *ev = &raw->ev;
+	struct ns_trace *t = ps->t;
+	int rc;
 
-	raw->ph = (uint8_t)(f.has_ph ? ph_of(&f.ph) : NS_PH_OTHER);
-	enum ns_cat cat = f.has_cat ? ns_cat_from_string(f.cat.p, f.cat.len) : NS_CAT_OTHER;
+	if (f->has_ph && !f->ph.is_string)
+		return fail_at(ps, f->ph.p, "expected a string for \"ph\"");
+	if (f->has_name && !f->name.is_string)
+		return fail_at(ps, f->name.p, "expected a string for \"name\"");
+	if (f->has_cat && !f->cat.is_string)
+		return fail_at(ps, f->cat.p, "expected a string for \"cat\"");
+
+	raw->ph = (uint8_t)(f->has_ph ? ph_of(&f->ph) : NS_PH_OTHER);
+	enum ns_cat cat = f->has_cat ? ns_cat_from_string(f->cat.p, f->cat.len) : NS_CAT_OTHER;
 	ev->cat = (uint8_t)cat;
-	if (f.has_cat && intern_span(ps, &f.cat, &raw->cat_text))
-		return intern_failed(ps, f.cat.p, f.cat.len);
-	if (f.has_name && intern_span(ps, &f.name, &ev->name))
-		return intern_failed(ps, f.name.p, f.name.len);
-	if (thread_of(ps, &f, &ev->thread)) {
-		const struct span *long_one = f.has_pid && f.pid.len > f.tid.len ? &f.pid : &f.tid;
+	if (f->has_cat && intern_span(ps, &f->cat, &raw->cat_text))
+		return intern_failed(ps, f->cat.p, f->cat.len);
+	if (f->has_name && intern_span(ps, &f->name, &ev->name))
+		return intern_failed(ps, f->name.p, f->name.len);
+	if (thread_of(ps, f, &ev->thread)) {
+		const struct span *long_one = f->has_pid && f->pid.len > f->tid.len ? &f->pid : &f->tid;
 		return intern_failed(ps, long_one->p, long_one->len);
 	}
-	if (f.has_ts) {
-		rc = time_field(ps, &f.ts, "ts", &ev->ts_ns);
+	if (f->has_ts) {
+		rc = time_field(ps, &f->ts, "ts", &ev->ts_ns);
 		if (rc < 0)
-			return fail_at(ps, f.ts.p, "\"ts\" is not a finite number");
+			return fail_at(ps, f->ts.p, "\"ts\" is not a finite number");
 		if (rc)
 			return rc;
-		if (memchr(f.ts.p, '.', f.ts.len)) {
+		if (memchr(f->ts.p, '.', f->ts.len)) {
 			ev->flags |= NS_EV_TS_FRACTION;
 			t->ts_has_fraction = true;
 		}
 	}
 	/* A non-finite "dur" counts as absent (0), as a missing one does. */
-	if (f.has_dur && (rc = time_field(ps, &f.dur, "dur", &ev->dur_ns)) != 0) {
+	if (f->has_dur && (rc = time_field(ps, &f->dur, "dur", &ev->dur_ns)) != 0) {
 		if (rc > 0)
 			return rc;
 		ev->dur_ns = 0;
 	}
 	if (ev->dur_ns < 0)
 		ev->dur_ns = 0; /* Kineto writes negative durations as 0; so do we */
-	if (f.has_args) {
-		raw->args = f.args.p;
-		raw->args_len = f.args.len;
+	if (f->has_args) {
+		raw->args = f->args.p;
+		raw->args_len = f->args.len;
 	}
-	if (f.has_id) {
-		raw->id_text = f.id.p;
-		raw->id_len = f.id.len;
+	if (f->has_id) {
+		raw->id_text = f->id.p;
+		raw->id_len = f->id.len;
 	}
 
 	switch (raw->ph) {
@@ -582,17 +625,17 @@ static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw
 		if (cat == NS_CAT_OTHER || cat == NS_CAT_PYTHON_FUNCTION || cat == NS_CAT_AC2G ||
 		    cat == NS_CAT_FWDBWD)
 			break;
-		if (!f.has_ts)
+		if (!f->has_ts)
 			return fail_at(ps, p, "event without \"ts\"");
 		ev->kind = NS_KIND_SLICE;
 		raw->kept = true;
 		break;
 	case NS_PH_I:
-		if (!f.has_name || !f.has_ts)
+		if (!f->has_name || !f->has_ts)
 			break;
-		if (span_is(&f.name, "[memory]"))
+		if (span_is(&f->name, "[memory]"))
 			ev->kind = NS_KIND_MEMORY;
-		else if (span_is(&f.name, "[OutOfMemory]"))
+		else if (span_is(&f->name, "[OutOfMemory]"))
 			ev->kind = NS_KIND_OOM;
 		else
 			break;
@@ -601,17 +644,17 @@ static int parse_event(struct parser *ps, const char *p, size_t n, struct ns_raw
 		break;
 	case NS_PH_S:
 	case NS_PH_F:
-		if (cat != NS_CAT_AC2G || !f.has_id || !f.has_ts)
+		if (cat != NS_CAT_AC2G || !f->has_id || !f->has_ts)
 			break;
-		if (ns_parse_int64(f.id.p, f.id.len, &ev->correlation))
+		if (ns_parse_int64(f->id.p, f->id.len, &ev->correlation))
 			break; /* a string flow id cannot link to a correlation */
 		ev->kind = raw->ph == NS_PH_S ? NS_KIND_FLOW_S : NS_KIND_FLOW_F;
 		raw->kept = true;
 		break;
 	case NS_PH_M:
-		if (f.has_name && span_is(&f.name, "thread_name") && f.has_args) {
+		if (f->has_name && span_is(&f->name, "thread_name") && f->has_args) {
 			struct span thread_name = { 0 };
-			rc = walk_object(ps, f.args.p, f.args.len, name_field, &thread_name);
+			rc = walk_object(ps, f->args.p, f->args.len, 2, name_field, NULL, &thread_name, NULL);
 			if (rc)
 				return rc;
 			if (thread_name.is_string && intern_span(ps, &thread_name, &t->threads[ev->thread].name))
@@ -687,10 +730,44 @@ static int unexpected(struct parser *ps, int c, const char *expected)
 	return fail_at(ps, sc->buf + sc->pos, expected);
 }
 
+/* Reads the next element of traceEvents into *f and *raw, and its extent in
+ * the buffer into [*start, *end). The element is parsed where it lies, up
+ * to the end of what is buffered. Only if that fails (the buffer ends
+ * inside it, or it is malformed) is it framed first, which reads more input
+ * as needed, and parsed again, with the failed attempt undone (its strings,
+ * its message). Framing every element read each byte twice: a sixth of a
+ * report's time. */
+static int next_event(struct parser *ps, struct event_fields *f, struct ns_raw_event *raw, size_t *start,
+		      size_t *end)
+{
+	struct ns_scan *sc = &ps->sc;
+	size_t len;
+	int rc;
+	if (ns_scan_peek(sc, ps->err) == '{') {
+		struct ns_error *err = ps->err, attempt;
+		uint32_t n_strings = ps->t->strings.count;
+		ps->err = &attempt;
+		rc = read_event(ps, sc->buf + sc->pos, sc->len - sc->pos, f, raw, &len);
+		ps->err = err;
+		if (rc == 0) {
+			*start = sc->pos;
+			*end = sc->pos + len;
+			return 0;
+		}
+		ns_strtab_truncate(&ps->t->strings, n_strings);
+	}
+	if ((rc = ns_scan_value(sc, start, end, ps->err)))
+		return rc;
+	if (sc->buf[*start] != '{')
+		return fail_at(ps, sc->buf + *start, "expected an event object in \"traceEvents\"");
+	return read_event(ps, sc->buf + *start, *end - *start, f, raw, &len);
+}
+
 /* Streams the array at the scanner position (which is at '['). */
 static int parse_events_array(struct parser *ps)
 {
 	struct ns_scan *sc = &ps->sc;
+	struct event_fields f;
 	struct ns_raw_event raw;
 	int c;
 	ns_scan_advance(sc, 1);
@@ -701,17 +778,12 @@ static int parse_events_array(struct parser *ps)
 	}
 	for (;;) {
 		size_t start, end;
-		int rc = ns_scan_value(sc, &start, &end, ps->err);
+		int rc = next_event(ps, &f, &raw, &start, &end);
 		if (rc == NS_SCAN_TRUNCATED) {
 			note_truncation(ps, sc->base + sc->pos);
 			return 0;
 		}
-		if (rc)
-			return rc;
-		if (sc->buf[start] != '{')
-			return fail_at(ps, sc->buf + start, "expected an event object in \"traceEvents\"");
-		rc = parse_event(ps, sc->buf + start, end - start, &raw);
-		if (rc)
+		if (rc || (rc = finish_event(ps, sc->buf + start, &f, &raw)))
 			return rc;
 		ns_scan_advance(sc, end - sc->pos);
 		if (ps->opts && ps->opts->progress && sc->base + sc->pos >= ps->next_progress) {
@@ -847,7 +919,7 @@ static int parse_top_object(struct parser *ps)
 			} else if (strcmp(key_text, "profile_memory") == 0) {
 				ps->t->profile_memory |= vlen == 1 && v[0] == '1';
 			} else if (strcmp(key_text, "distributedInfo") == 0 && v[0] == '{') {
-				rc = walk_object(ps, v, vlen, dist_field, NULL);
+				rc = walk_object(ps, v, vlen, 1, dist_field, NULL, NULL, NULL);
 				if (rc)
 					return rc;
 			}

@@ -242,7 +242,7 @@ static bool is_number_char(char c)
 
 size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 {
-	if (i >= n || depth > NS_JSON_MAX_DEPTH)
+	if (i >= n)
 		return 0;
 	char c = p[i];
 	if (c == '"') {
@@ -250,6 +250,8 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 		return ns_json_string_end(p, n, i, &esc);
 	}
 	if (c == '{' || c == '[') {
+		if (depth > NS_JSON_MAX_DEPTH)
+			return 0;
 		char close = c == '{' ? '}' : ']';
 		i = ns_json_skip_ws(p, n, i + 1);
 		if (i < n && p[i] == close)

@@ -58,6 +58,9 @@ static inline size_t ns_json_skip_ws(const char *p, size_t n, size_t i)
 	return i;
 }
 
+/* depth is the nesting level of the value at p[i] (1 at the top): as in
+ * ns_scan_value, an object or array below NS_JSON_MAX_DEPTH levels is an
+ * error. */
 size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth);
 /* Scans a string token starting at p[i] == '"'; returns the index past the
  * closing quote, and *has_escape says whether decoding is needed. */

@@ -3,8 +3,9 @@
  *
  * Properties checked besides "no crash, no sanitizer report":
  * - reading the input in small pieces (1..64 bytes per read, derived from the
- *   input) gives the same result, message and byte offsets as reading it
- *   whole (the scanner's refill logic);
+ *   input) gives the same result, message, byte offsets and strings as
+ *   reading it whole (the scanner's refill logic, and the event parser's
+ *   second attempt when an event was cut at the end of the buffer);
  * - every interned string is valid UTF-8 (invalid bytes become U+FFFD);
  * - every report is valid UTF-8 and the JSON report parses as JSON;
  * - the event sink sees every traceEvents element once, in file order. */
@@ -146,6 +147,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   "events %zu/%llu cut %lld whole, %zu/%llu cut %lld in pieces", t.n_events,
 			   (unsigned long long)t.n_trace_events, (long long)t.truncated_at, t2.n_events,
 			   (unsigned long long)t2.n_trace_events, (long long)t2.truncated_at);
+		/* (a parse tried again undoes what its first attempt interned) */
+		FUZZ_CHECK(t.strings.count == t2.strings.count, "%u strings whole, %u in pieces", t.strings.count,
+			   t2.strings.count);
+		for (uint32_t id = 0; id < t.strings.count; id++)
+			FUZZ_CHECK(strcmp(ns_strtab_get(&t.strings, id), ns_strtab_get(&t2.strings, id)) == 0,
+				   "string %u differs", id);
 		for (size_t i = 0; i < t.n_events; i++)
 			FUZZ_CHECK(same_event(&t.events[i], &t2.events[i]), "event %zu differs", i);
 		for (size_t i = 0; i < t.n_flows; i++)

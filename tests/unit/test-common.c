@@ -1,8 +1,10 @@
-/* src/common: the id map (i64map). */
+/* src/common: the id map (i64map) and the string table (strtab). */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/i64map.h"
+#include "common/strtab.h"
 
 Test(i64map, first_writer_wins_and_set_replaces)
 {
@@ -55,4 +57,43 @@ Test(i64map, growth_keeps_every_entry_and_iteration_sees_each_once)
 	cr_expect_eq(count, n + 1);
 	cr_expect_eq(sum, n * (n - 1) / 2 - 7);
 	ns_i64map_release(&m);
+}
+
+/* Undoing the newest strings: every older one is still found under its id
+ * (across a growth of the hash table in between), the undone ones are
+ * gone, and interning them again gives them the same ids. */
+Test(strtab, truncate_forgets_the_newest_strings)
+{
+	enum { OLD = 1500, NEW = 1200 }; /* 1500 + 1200 strings: the slots grow from 4096 to 8192 */
+	struct ns_strtab t;
+	char s[32];
+	ns_strtab_init(&t);
+	for (int i = 0; i < OLD; i++)
+		ns_strtab_intern(&t, s, (size_t)snprintf(s, sizeof(s), "old %d", i));
+	uint32_t count = t.count, slots = t.slots_cap;
+	size_t bytes = t.bytes_len;
+	for (int i = 0; i < NEW; i++)
+		ns_strtab_intern(&t, s, (size_t)snprintf(s, sizeof(s), "new %d", i));
+	cr_assert_gt(t.slots_cap, slots);
+	ns_strtab_truncate(&t, count);
+	cr_expect_eq(t.count, count);
+	cr_expect_eq(t.bytes_len, bytes);
+	for (int i = 0; i < OLD; i++) {
+		size_t len = (size_t)snprintf(s, sizeof(s), "old %d", i);
+		cr_expect_eq(ns_strtab_find(&t, s, len), (ns_str)i + 1, "%s", s);
+	}
+	for (int i = 0; i < NEW; i++) {
+		size_t len = (size_t)snprintf(s, sizeof(s), "new %d", i);
+		cr_expect_eq(ns_strtab_find(&t, s, len), UINT32_MAX, "%s", s);
+	}
+	for (int i = 0; i < NEW; i++) {
+		size_t len = (size_t)snprintf(s, sizeof(s), "new %d", i);
+		cr_expect_eq(ns_strtab_intern(&t, s, len), count + (ns_str)i, "%s", s);
+		cr_expect_str_eq(ns_strtab_get(&t, count + (ns_str)i), s);
+	}
+	ns_strtab_truncate(&t, 0); /* the empty string stays */
+	cr_expect_eq(t.count, 1);
+	cr_expect_eq(ns_strtab_find(&t, "", 0), 0);
+	cr_expect_eq(ns_strtab_find(&t, "old 0", 5), UINT32_MAX);
+	ns_strtab_release(&t);
 }

@@ -1058,3 +1058,62 @@ Test(errors, truncated_before_trace_events)
 	cr_assert_str_eq(l.err.msg, want);
 	ns_trace_release(&l.t);
 }
+
+/* An event is parsed where it lies in the buffer; one the buffer ends
+ * inside is parsed again once framed. Read a few bytes at a time, where
+ * nearly every event is cut so, a trace gives the same strings, in the same
+ * order, and the same events as read whole. */
+static void load_mem(struct loaded *l, const char *text, size_t len, uint32_t read_chunk)
+{
+	struct ns_ingest_opts o = { .read_chunk = read_chunk };
+	memset(l, 0, sizeof(*l));
+	ns_trace_init(&l->t);
+	l->rc = ns_ingest_mem(text, len, "mem.json", &l->t, &o, &l->warn, &l->err);
+}
+
+Test(kineto, an_event_cut_by_the_buffer_gives_the_same_strings_and_events)
+{
+	struct loaded whole, cut;
+	load_mem(&whole, ERA_C, strlen(ERA_C), 0);
+	cr_assert_eq(whole.rc, 0, "%s", whole.err.msg);
+	for (uint32_t piece = 1; piece <= 64; piece *= 2) {
+		load_mem(&cut, ERA_C, strlen(ERA_C), piece);
+		cr_assert_eq(cut.rc, 0, "%u-byte reads: %s", piece, cut.err.msg);
+		cr_assert_eq(cut.t.strings.count, whole.t.strings.count, "%u-byte reads", piece);
+		for (ns_str id = 0; id < whole.t.strings.count; id++)
+			cr_assert_str_eq(S(&cut.t, id), S(&whole.t, id), "%u-byte reads: string %u", piece, id);
+		cr_assert_eq(cut.t.n_events, whole.t.n_events);
+		for (size_t i = 0; i < whole.t.n_events; i++)
+			cr_assert(memcmp(&cut.t.events[i], &whole.t.events[i], sizeof(struct ns_event)) == 0,
+				  "%u-byte reads: event %zu", piece, i);
+		ns_trace_release(&cut.t);
+	}
+	ns_trace_release(&whole.t);
+}
+
+/* A file cut off inside an event and padded with NULs (as a crash can
+ * leave it) is salvaged up to that event; the cut event's first parse,
+ * which reads its Input Dims before failing at the NULs, leaves no string
+ * behind. */
+Test(kineto, a_cut_event_leaves_no_strings_behind)
+{
+	static const char head[] =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cut\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 5,"
+		" \"args\": {\"Input Dims\": [[77, 77]], \"Call stack\": \"cut.py(7)\", \"External id\": ";
+	enum { PAD = 200000 };
+	char *text = calloc(1, sizeof(head) + PAD);
+	cr_assert_not_null(text);
+	memcpy(text, head, sizeof(head) - 1);
+	struct loaded l;
+	load_mem(&l, text, sizeof(head) - 1 + PAD, 0);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	cr_assert_eq(l.t.n_events, 1);
+	cr_assert_eq(l.t.truncated_at, (int64_t)(strstr(head, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cut\"") - head));
+	cr_assert_eq(ns_strtab_find(&l.t.strings, "[[77,77]]", 9), UINT32_MAX);
+	cr_assert_eq(ns_strtab_find(&l.t.strings, "cut.py(7)", 9), UINT32_MAX);
+	cr_assert_neq(ns_strtab_find(&l.t.strings, "aten::mm", 8), UINT32_MAX);
+	ns_trace_release(&l.t);
+	free(text);
+}
