@@ -4,47 +4,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define NAME(s) s, sizeof(s) - 1
+
 static const struct {
 	const char *name;
+	size_t len;
 	enum ns_cat cat;
 } cat_names[] = {
 	/* modern spellings first: ns_cat_name() returns the first match */
-	{ "cpu_op", NS_CAT_CPU_OP },
-	{ "user_annotation", NS_CAT_USER_ANNOTATION },
-	{ "gpu_user_annotation", NS_CAT_GPU_USER_ANNOTATION },
-	{ "kernel", NS_CAT_KERNEL },
-	{ "gpu_memcpy", NS_CAT_GPU_MEMCPY },
-	{ "gpu_memset", NS_CAT_GPU_MEMSET },
-	{ "cuda_runtime", NS_CAT_CUDA_RUNTIME },
-	{ "cuda_driver", NS_CAT_CUDA_DRIVER },
-	{ "cuda_sync", NS_CAT_CUDA_SYNC },
-	{ "cuda_event", NS_CAT_CUDA_EVENT },
-	{ "cuda_profiler_range", NS_CAT_CUDA_PROFILER_RANGE },
-	{ "cpu_instant_event", NS_CAT_CPU_INSTANT_EVENT },
-	{ "python_function", NS_CAT_PYTHON_FUNCTION },
-	{ "overhead", NS_CAT_OVERHEAD },
-	{ "xpu_runtime", NS_CAT_XPU_RUNTIME },
-	{ "xpu_driver", NS_CAT_XPU_DRIVER },
-	{ "mtia_runtime", NS_CAT_MTIA_RUNTIME },
-	{ "mtia_ccp_events", NS_CAT_MTIA_CCP_EVENTS },
-	{ "mtia_insight", NS_CAT_MTIA_INSIGHT },
-	{ "mtia_counters", NS_CAT_MTIA_COUNTERS },
-	{ "privateuse1_runtime", NS_CAT_PRIVATEUSE1_RUNTIME },
-	{ "privateuse1_driver", NS_CAT_PRIVATEUSE1_DRIVER },
-	{ "glow_runtime", NS_CAT_GLOW_RUNTIME },
-	{ "hpu_op", NS_CAT_HPU_OP },
-	{ "external_correlation", NS_CAT_EXTERNAL_CORRELATION },
-	{ "Trace", NS_CAT_TRACE },
-	{ "ac2g", NS_CAT_AC2G },
-	{ "fwdbwd", NS_CAT_FWDBWD },
+	{ NAME("cpu_op"), NS_CAT_CPU_OP },
+	{ NAME("user_annotation"), NS_CAT_USER_ANNOTATION },
+	{ NAME("gpu_user_annotation"), NS_CAT_GPU_USER_ANNOTATION },
+	{ NAME("kernel"), NS_CAT_KERNEL },
+	{ NAME("gpu_memcpy"), NS_CAT_GPU_MEMCPY },
+	{ NAME("gpu_memset"), NS_CAT_GPU_MEMSET },
+	{ NAME("cuda_runtime"), NS_CAT_CUDA_RUNTIME },
+	{ NAME("cuda_driver"), NS_CAT_CUDA_DRIVER },
+	{ NAME("cuda_sync"), NS_CAT_CUDA_SYNC },
+	{ NAME("cuda_event"), NS_CAT_CUDA_EVENT },
+	{ NAME("cuda_profiler_range"), NS_CAT_CUDA_PROFILER_RANGE },
+	{ NAME("cpu_instant_event"), NS_CAT_CPU_INSTANT_EVENT },
+	{ NAME("python_function"), NS_CAT_PYTHON_FUNCTION },
+	{ NAME("overhead"), NS_CAT_OVERHEAD },
+	{ NAME("xpu_runtime"), NS_CAT_XPU_RUNTIME },
+	{ NAME("xpu_driver"), NS_CAT_XPU_DRIVER },
+	{ NAME("mtia_runtime"), NS_CAT_MTIA_RUNTIME },
+	{ NAME("mtia_ccp_events"), NS_CAT_MTIA_CCP_EVENTS },
+	{ NAME("mtia_insight"), NS_CAT_MTIA_INSIGHT },
+	{ NAME("mtia_counters"), NS_CAT_MTIA_COUNTERS },
+	{ NAME("privateuse1_runtime"), NS_CAT_PRIVATEUSE1_RUNTIME },
+	{ NAME("privateuse1_driver"), NS_CAT_PRIVATEUSE1_DRIVER },
+	{ NAME("glow_runtime"), NS_CAT_GLOW_RUNTIME },
+	{ NAME("hpu_op"), NS_CAT_HPU_OP },
+	{ NAME("external_correlation"), NS_CAT_EXTERNAL_CORRELATION },
+	{ NAME("Trace"), NS_CAT_TRACE },
+	{ NAME("ac2g"), NS_CAT_AC2G },
+	{ NAME("fwdbwd"), NS_CAT_FWDBWD },
 	/* legacy spellings (PyTorch <= 1.11) */
-	{ "Operator", NS_CAT_CPU_OP },
-	{ "Runtime", NS_CAT_CUDA_RUNTIME },
-	{ "Kernel", NS_CAT_KERNEL },
-	{ "Memcpy", NS_CAT_GPU_MEMCPY },
-	{ "Memset", NS_CAT_GPU_MEMSET },
-	{ "gpu_user_Annotation", NS_CAT_GPU_USER_ANNOTATION },
-	{ "async", NS_CAT_AC2G },
+	{ NAME("Operator"), NS_CAT_CPU_OP },
+	{ NAME("Runtime"), NS_CAT_CUDA_RUNTIME },
+	{ NAME("Kernel"), NS_CAT_KERNEL },
+	{ NAME("Memcpy"), NS_CAT_GPU_MEMCPY },
+	{ NAME("Memset"), NS_CAT_GPU_MEMSET },
+	{ NAME("gpu_user_Annotation"), NS_CAT_GPU_USER_ANNOTATION },
+	{ NAME("async"), NS_CAT_AC2G },
 };
 
 const char *ns_cat_name(enum ns_cat cat)
@@ -58,7 +61,7 @@ const char *ns_cat_name(enum ns_cat cat)
 enum ns_cat ns_cat_from_string(const char *s, size_t len)
 {
 	for (size_t i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]); i++)
-		if (strlen(cat_names[i].name) == len && memcmp(cat_names[i].name, s, len) == 0)
+		if (cat_names[i].len == len && memcmp(cat_names[i].name, s, len) == 0)
 			return cat_names[i].cat;
 	return NS_CAT_OTHER;
 }

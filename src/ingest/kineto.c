@@ -30,6 +30,16 @@ struct span {
 	bool is_string;
 };
 
+/* The "pid" and "tid" tokens of the last event, as written (when short
+ * and without escapes), and the thread they named: events of one thread
+ * come in runs. */
+struct last_track {
+	char pid[24], tid[24];
+	uint8_t pid_len, tid_len;
+	bool has_pid, has_tid, valid;
+	uint32_t thread;
+};
+
 struct parser {
 	struct ns_scan sc;
 	struct ns_trace *t;
@@ -39,6 +49,7 @@ struct parser {
 	char *fixed;          /* UTF-8 repair output */
 	size_t fixed_cap;
 	int64_t dur_sum, bytes_sum; /* over kept events, up to SUM_LIMIT */
+	struct last_track last_track;
 	uint64_t next_progress;
 	struct ns_error *err;
 };
@@ -525,10 +536,21 @@ static enum ns_ph ph_of(const struct span *ph)
 	}
 }
 
+static bool same_token(const struct span *s, bool has, bool last_has, const char *last, uint8_t last_len)
+{
+	return has == last_has && (!has || (s->len == last_len && !s->escaped && memcmp(s->p, last, s->len) == 0));
+}
+
 static int thread_of(struct parser *ps, const struct event_fields *f, uint32_t *out)
 {
+	struct last_track *last = &ps->last_track;
 	ns_str pid_text = 0, tid_text = 0;
 	int64_t pid = NS_NONE, tid = NS_NONE;
+	if (last->valid && same_token(&f->pid, f->has_pid, last->has_pid, last->pid, last->pid_len) &&
+	    same_token(&f->tid, f->has_tid, last->has_tid, last->tid, last->tid_len)) {
+		*out = last->thread;
+		return 0;
+	}
 	if (f->has_pid) {
 		if (intern_span(ps, &f->pid, &pid_text))
 			return -1;
@@ -545,6 +567,19 @@ static int thread_of(struct parser *ps, const struct event_fields *f, uint32_t *
 	if (th < 0)
 		return -1;
 	*out = (uint32_t)th;
+	last->valid = f->pid.len <= sizeof(last->pid) && f->tid.len <= sizeof(last->tid) && !f->pid.escaped &&
+		      !f->tid.escaped;
+	if (last->valid) {
+		last->has_pid = f->has_pid;
+		last->has_tid = f->has_tid;
+		last->pid_len = (uint8_t)f->pid.len;
+		last->tid_len = (uint8_t)f->tid.len;
+		if (f->has_pid)
+			memcpy(last->pid, f->pid.p, f->pid.len);
+		if (f->has_tid)
+			memcpy(last->tid, f->tid.p, f->tid.len);
+		last->thread = *out;
+	}
 	return 0;
 }
 

@@ -87,6 +87,30 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 	return 0;
 }
 
+/* The common token, [-]digits[.digits] with at most 19 digits, no more
+ * than `scale` of them decimals, and the result in range: *out is it times
+ * 10^scale, in 64-bit arithmetic. False for anything else (quotes, an
+ * exponent, rounding, overflow, a malformed token), which the general path
+ * then parses or refuses. */
+static inline bool fast_decimal(const char *tok, size_t len, int scale, int64_t *out)
+{
+	static const uint64_t pow10[] = { 1, 10, 100, 1000 };
+	size_t i = len && tok[0] == '-';
+	bool neg = i;
+	uint64_t m = 0;
+	int digits = 0, decimals = 0;
+	for (; i < len && tok[i] >= '0' && tok[i] <= '9'; i++, digits++)
+		m = m * 10 + (uint64_t)(tok[i] - '0');
+	if (i < len && tok[i] == '.')
+		for (i++; i < len && tok[i] >= '0' && tok[i] <= '9'; i++, digits++, decimals++)
+			m = m * 10 + (uint64_t)(tok[i] - '0');
+	if (i != len || digits == 0 || digits > 19 || decimals > scale ||
+	    __builtin_mul_overflow(m, pow10[scale - decimals], &m) || m > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - m) : (int64_t)m;
+	return true;
+}
+
 static int scale_to_int64(bool neg, u128 mant, int exp10, bool sticky, int64_t *out)
 {
 	if (mant == 0) {
@@ -124,6 +148,8 @@ int ns_parse_us_to_ns(const char *tok, size_t len, int64_t *out_ns)
 	bool neg, sticky;
 	u128 mant;
 	int exp10;
+	if (fast_decimal(tok, len, 3, out_ns))
+		return 0;
 	if (split_number(tok, len, &neg, &mant, &exp10, &sticky) < 0)
 		return -1;
 	return scale_to_int64(neg, mant, exp10 + 3, sticky, out_ns);
@@ -134,6 +160,8 @@ int ns_parse_int64(const char *tok, size_t len, int64_t *out)
 	bool neg, sticky;
 	u128 mant;
 	int exp10;
+	if (fast_decimal(tok, len, 0, out))
+		return 0;
 	if (split_number(tok, len, &neg, &mant, &exp10, &sticky) < 0 || sticky)
 		return -1;
 	if (exp10 < 0) {

@@ -242,3 +242,26 @@ Test(int64, garbage)
 	I64_ERR("inf");
 	I64_ERR("null");
 }
+
+/* Tokens at the edges of the 64-bit path (at most 19 digits, no rounding)
+ * and just past them, where the general path takes over: the same values. */
+Test(numparse, the_fast_path_and_the_general_path_agree_at_their_border)
+{
+	US_OK("1234567890123456.789", INT64_C(1234567890123456789)); /* 19 digits */
+	US_OK("01234567890123456.789", INT64_C(1234567890123456789)); /* 20 with a leading zero */
+	US_OK("1234567890123456.7890", INT64_C(1234567890123456789)); /* a 4th decimal */
+	US_OK("1.", 1000);
+	US_OK("007", 7000);
+	US_OK("5e0", 5000);
+	US_ERR(".");
+	US_ERR("-");
+	US_ERR("1.2.3");
+	I64_OK("9223372036854775807", INT64_MAX);
+	I64_OK("-9223372036854775808", INT64_MIN);
+	I64_ERR("9223372036854775808");
+	I64_OK("09223372036854775807", INT64_MAX); /* 20 digits */
+	I64_ERR("18446744073709551615"); /* UINT64_MAX */
+	I64_OK("12.0", 12);
+	I64_OK("+12", 12);
+	I64_ERR("12.5");
+}
