@@ -777,8 +777,10 @@ static int next_event(struct parser *ps, struct event_fields *f, struct ns_raw_e
 {
 	struct ns_scan *sc = &ps->sc;
 	size_t len;
-	int rc;
-	if (ns_scan_peek(sc, ps->err) == '{') {
+	int rc, c = ns_scan_peek(sc, ps->err);
+	if (c == -2)
+		return ps->err->status;
+	if (c == '{') {
 		struct ns_error *err = ps->err, attempt;
 		uint32_t n_strings = ps->t->strings.count;
 		ps->err = &attempt;

@@ -426,6 +426,12 @@ int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err)
 	return q->chunks[q->head].len ? hand_over(q, err) : failure(q, err);
 }
 
+/* The name of statement i's virtual table. */
+static void module_name(char name[32], int i)
+{
+	snprintf(name, 32, "ns_rowq_%d", i);
+}
+
 /* Finalizes the statements and frees q (the thread is not running). */
 static void free_rowq(struct ns_rowq *q)
 {
@@ -433,7 +439,7 @@ static void free_rowq(struct ns_rowq *q)
 		sqlite3_finalize(q->stmts[i]);
 		if (q->defs[i].table) { /* (unregisters the module) */
 			char name[32];
-			snprintf(name, sizeof(name), "ns_rowq_%d", i);
+			module_name(name, i);
 			sqlite3_create_module_v2(q->db, name, NULL, NULL, NULL);
 		}
 	}
@@ -473,7 +479,7 @@ static int prepare(struct ns_rowq *q, int i, struct ns_error *err)
 	}
 	q->sources[i] = (struct rows_source){ q, i };
 	char name[32];
-	snprintf(name, sizeof(name), "ns_rowq_%d", i);
+	module_name(name, i);
 	if ((rc = sqlite3_create_module_v2(q->db, name, &rows_module, &q->sources[i], NULL)) != SQLITE_OK)
 		goto out;
 	sqlite3_free(sql);
