@@ -1,11 +1,11 @@
 /* Writing a database (docs/schema.md).
  *
  * Design notes:
- * - Speed: every traceEvents element becomes one events row through one
- *   prepared INSERT, inside a single transaction, with journaling and
- *   syncing off (the file is a private temp file until commit, so a crash
- *   can only lose the temp file). The INSERTs run on a writer thread
- *   (rowq.h) while this thread parses and aggregates. events.id and
+ * - Speed: every traceEvents element becomes one events row, inside a
+ *   single transaction, with journaling and syncing off (the file is a
+ *   private temp file until commit, so a crash can only lose the temp
+ *   file). A writer thread (rowq.h) inserts the rows, a run of rows of one
+ *   table per statement, while this thread parses and aggregates. events.id and
  *   event_stats.event_id are rowids, numbered across the database, so rows
  *   append to their b-trees and need no index of their own; event_stats
  *   rows go in events.id order for the same reason. The other indexes are
