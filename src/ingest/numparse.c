@@ -9,27 +9,12 @@ typedef unsigned __int128 u128;
 
 #define MAX_SIG_DIGITS 36
 
-/* Appends a significant digit: in 64 bits for the first 19 (every number a
- * trace writes), which is several times cheaper than 128-bit arithmetic. */
-static inline void push_digit(uint64_t *m64, u128 *mant, int *sig, unsigned digit)
-{
-	if (*sig < 19) {
-		*m64 = *m64 * 10 + digit;
-	} else {
-		if (*sig == 19)
-			*mant = *m64;
-		*mant = *mant * 10 + digit;
-	}
-	(*sig)++;
-}
-
 /* Splits a JSON number into sign, significant digits (as an integer) and a
  * decimal exponent; accepts a surrounding pair of quotes. */
 static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int *exp10, bool *sticky_out)
 {
 	size_t i = 0;
 	int sig = 0, exp_adj = 0;
-	uint64_t m64 = 0;
 	bool any = false, sticky = false;
 	if (len >= 2 && tok[0] == '"' && tok[len - 1] == '"') {
 		tok++;
@@ -43,7 +28,8 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 		if (sig == 0 && tok[i] == '0') /* a leading zero */
 			continue;
 		if (sig < MAX_SIG_DIGITS) {
-			push_digit(&m64, mant, &sig, (unsigned)(tok[i] - '0'));
+			*mant = *mant * 10 + (unsigned)(tok[i] - '0');
+			sig++;
 		} else {
 			exp_adj++;
 			sticky |= tok[i] != '0';
@@ -56,7 +42,8 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 				continue;
 			}
 			if (sig < MAX_SIG_DIGITS) {
-				push_digit(&m64, mant, &sig, (unsigned)(tok[i] - '0'));
+				*mant = *mant * 10 + (unsigned)(tok[i] - '0');
+				sig++;
 				exp_adj--;
 			} else {
 				sticky |= tok[i] != '0';
@@ -80,8 +67,6 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 	}
 	if (i != len)
 		return -1; /* trailing garbage */
-	if (sig <= 19)
-		*mant = m64;
 	*exp10 = exp_adj;
 	*sticky_out = sticky; /* non-zero digits were dropped beyond MAX_SIG_DIGITS */
 	return 0;

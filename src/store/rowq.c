@@ -7,9 +7,10 @@
  * onwards; `pending` counts the chunks handed over and not yet run.
  *
  * The writer gives SQLite each run of consecutive rows of one table in a
- * single statement, "INSERT INTO <table> SELECT * FROM ns_rowq_<id>", where
- * ns_rowq_<id> is a virtual table whose rows are the run's rows, read from
- * the chunk in place. A statement per row would repeat SQLite's
+ * single statement, "INSERT OR FAIL INTO <table> SELECT * FROM
+ * ns_rowq_<id>", where ns_rowq_<id> is a virtual table whose rows are the
+ * run's rows, read from the chunk in place. OR FAIL keeps the rows before
+ * a failing one and stops there, as a statement per row did. A statement per row would repeat SQLite's
  * per-statement work (opening the table, seeking its b-tree from the root,
  * binding every value): that is a quarter of what an events row costs
  * (docs/performance.md). */

@@ -5,11 +5,11 @@
  *   single transaction, with journaling and syncing off (the file is a
  *   private temp file until commit, so a crash can only lose the temp
  *   file). A writer thread (rowq.h) inserts the rows, a run of rows of one
- *   table per statement, while this thread parses and aggregates. events.id and
- *   event_stats.event_id are rowids, numbered across the database, so rows
- *   append to their b-trees and need no index of their own; event_stats
- *   rows go in events.id order for the same reason. The other indexes are
- *   built once, after the rows they cover.
+ *   table per statement, while this thread parses and aggregates.
+ *   events.id and event_stats.event_id are rowids, numbered across the
+ *   database, so rows append to their b-trees and need no index of their
+ *   own; event_stats rows go in events.id order for the same reason. The
+ *   other indexes are built once, after the rows they cover.
  * - Strings: the model interns strings per trace; the database has one
  *   strings table shared by all traces. gmap translates a trace's string ids
  *   to the database's on first use, so the hot path is an array lookup.
