@@ -8,8 +8,10 @@
  *   table per statement, while this thread parses and aggregates.
  *   events.id and event_stats.event_id are rowids, numbered across the
  *   database, so rows append to their b-trees and need no index of their
- *   own; event_stats rows go in events.id order for the same reason. The
- *   other indexes are built once, after the rows they cover.
+ *   own; event_stats rows go in events.id order for the same reason, and
+ *   a row whose id is the next one leaves the numbering to SQLite
+ *   (put_rowid). The other indexes are built once, after the rows they
+ *   cover.
  * - Strings: the model interns strings per trace; the database has one
  *   strings table shared by all traces. gmap translates a trace's string ids
  *   to the database's on first use, so the hot path is an array lookup.
@@ -108,6 +110,7 @@ struct ns_store {
 	int64_t trace_id;
 	int64_t first_event_id;    /* events.id of its traceEvents[0] */
 	int64_t end_event_id;      /* one past its highest events.id so far (the next trace's first) */
+	int64_t end_stats_id;      /* one past the highest event_stats.event_id so far */
 	char *src_path, *src_abspath;
 	int64_t src_size, src_mtime_ns;
 	uint32_t *gmap;            /* trace string id -> database string id + 1 (0: not yet) */
@@ -227,6 +230,21 @@ static void put_database_text(struct ns_store *s, ns_str sid)
 		ns_rowq_null(s->rows);
 	else
 		ns_rowq_text(s->rows, ns_strtab_get(&s->strings, sid), ns_strtab_len(&s->strings, sid));
+}
+
+/* Queues a row's INTEGER PRIMARY KEY id, given *end, one past the largest
+ * id queued to its table so far. Where id is *end, the row gives NULL
+ * instead: SQLite then numbers it the same (one past the largest id in
+ * the table; in an empty one, 1) and appends it without searching the
+ * b-tree for the id. Ids follow file order, so that is most rows. */
+static void put_rowid(struct ns_rowq *q, int64_t *end, int64_t id)
+{
+	if (id > 0 && id == *end)
+		ns_rowq_null(q);
+	else
+		ns_rowq_int(q, id);
+	if (id >= *end)
+		*end = id + 1;
 }
 
 /* events.id of a model event index (NS_NONE stays NS_NONE). */
@@ -576,11 +594,9 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 
 	struct ns_rowq *q = s->rows;
 	int64_t id = event_id(s, ev->idx);
-	if (id >= s->end_event_id)
-		s->end_event_id = id + 1;
 	ns_rowq_row(q, STMT_EVENT);
 	ns_rowq_int(q, s->trace_id);
-	ns_rowq_int(q, id);
+	put_rowid(q, &s->end_event_id, id);
 	ns_rowq_int(q, raw->kept);
 	ns_rowq_text(q, ph_text[raw->ph <= NS_PH_OTHER ? raw->ph : NS_PH_OTHER], 1);
 	put_sid(q, cat);
@@ -831,7 +847,7 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 		}
 		ns_rowq_row(q, STMT_STATS);
 		ns_rowq_int(q, s->trace_id);
-		ns_rowq_int(q, id);
+		put_rowid(q, &s->end_stats_id, id);
 		ns_rowq_int(q, (int64_t)i);
 		ns_rowq_opt(q, fevent_event_id(s, t, agg, ns_fevent_parent(fe)));
 		ns_rowq_int(q, depth[i]);
