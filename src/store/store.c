@@ -50,6 +50,7 @@ enum stmt_id {
 	STMT_META,
 	STMT_FLOW,
 	STMT_STATS,
+	STMT_MEMORY,
 	STMT_AVG,
 	STMT_TRACE,
 	STMT_CORRELATION_INDEX,
@@ -69,6 +70,7 @@ static const struct ns_rowq_stmt stmt_def[STMT__COUNT] = {
 	[STMT_META] = { .table = "metadata", .what = "cannot store trace metadata" },
 	[STMT_FLOW] = { .table = "flows", .what = "cannot store a flow" },
 	[STMT_STATS] = { .table = "event_stats", .what = "cannot store event statistics" },
+	[STMT_MEMORY] = { .table = "event_memory", .what = "cannot store event statistics" },
 	[STMT_AVG] = { .table = "key_averages_rows", .what = "cannot store a key_averages row" },
 	[STMT_TRACE] = { .table = "traces", .what = "cannot store the trace" },
 	[STMT_CORRELATION_INDEX] = { .sql = ns_schema_correlation_index, .what = "cannot build the correlation index" },
@@ -803,19 +805,46 @@ static int64_t fevent_event_id(const struct ns_store *s, const struct ns_trace *
 	return event_id(s, t->events[event].idx);
 }
 
+/* Memory columns of FunctionEvents, held back so that their event_memory
+ * rows go in after a run of event_stats rows, not between them. */
+#define MEMORY_BATCH 4096
+struct memory_row {
+	int64_t event_id;
+	struct ns_fmem mem;
+};
+
+static int write_memory_rows(struct ns_store *s, const struct memory_row *rows, size_t n, struct ns_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		ns_rowq_row(s->rows, STMT_MEMORY);
+		ns_rowq_int(s->rows, s->trace_id);
+		ns_rowq_int(s->rows, rows[i].event_id);
+		ns_rowq_int(s->rows, rows[i].mem.cpu);
+		ns_rowq_int(s->rows, rows[i].mem.self_cpu);
+		ns_rowq_int(s->rows, rows[i].mem.device);
+		ns_rowq_int(s->rows, rows[i].mem.self_device);
+		rc = ns_rowq_end_row(s->rows, err);
+	}
+	return rc;
+}
+
 /* One event_stats row per FunctionEvent, in events.id order: then each
  * insert appends to the table's b-tree (in fevent order, a large trace's
  * rows land all over it, and the page cache thrashes). A FunctionEvent
  * without an events row, which only a hand-made ns_agg can have, is
- * skipped. */
+ * skipped. Those with memory also get an event_memory row (a table of its
+ * own: in most traces no op has any). */
 static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 			     struct ns_error *err)
 {
 	struct ns_rowq *q = s->rows;
 	int32_t *depth = malloc((agg->n_fevents + 1) * sizeof(*depth));
 	int32_t *fevent_of = malloc((t->n_events + 1) * sizeof(*fevent_of)); /* event index -> fevent */
+	struct memory_row *mem_rows = agg->has_mem ? malloc(MEMORY_BATCH * sizeof(*mem_rows)) : NULL;
+	size_t n_mem_rows = 0;
 	int rc = 0;
-	if (!depth || !fevent_of) {
+	if (!depth || !fevent_of || (agg->has_mem && !mem_rows)) {
 		rc = nomem(err, "storing event statistics");
 		goto out;
 	}
@@ -835,44 +864,41 @@ static int write_event_stats(struct ns_store *s, const struct ns_trace *t, const
 		size_t i = (size_t)fevent_of[e];
 		const struct ns_fevent *fe = &agg->fevents[i];
 		int64_t id = event_id(s, t->events[e].idx);
-		bool oom = false;
-		ns_str key = map_string(s, t, fe->name);
-		ns_str overload = map_optional(s, t, ns_fevent_overload(agg, fe), &oom);
-		ns_str shapes = map_optional(s, t, ns_fevent_shapes(agg, fe), &oom);
 		struct ns_fself self = ns_fevent_self(agg, i);
-		struct ns_fmem mem = ns_fevent_mem(agg, i);
-		if (key == NO_STRING || oom) {
+		ns_str key = map_string(s, t, fe->name);
+		if (key == NO_STRING) {
 			rc = nomem(err, "storing event statistics");
 			break;
 		}
 		ns_rowq_row(q, STMT_STATS);
 		ns_rowq_int(q, s->trace_id);
 		put_rowid(q, &s->end_stats_id, id);
-		ns_rowq_int(q, (int64_t)i);
 		ns_rowq_opt(q, fevent_event_id(s, t, agg, ns_fevent_parent(fe)));
 		ns_rowq_int(q, depth[i]);
 		ns_rowq_int(q, fe->thread);
 		ns_rowq_int(q, key);
-		put_sid(q, overload);
-		put_sid(q, shapes);
 		ns_rowq_int(q, fe->device_type);
-		ns_rowq_int(q, fe->is_user_annotation);
-		ns_rowq_int(q, fe->is_async);
 		ns_rowq_int(q, fe->removed);
 		ns_rowq_int(q, ns_fevent_start(agg, fe));
 		ns_rowq_int(q, ns_fevent_end(agg, fe));
 		ns_rowq_int(q, self.self_cpu_ns);
-		ns_rowq_int(q, ns_fevent_cpu_ns(agg, fe));
 		ns_rowq_int(q, self.self_device_ns);
 		ns_rowq_int(q, fe->device_ns);
-		ns_rowq_int(q, mem.cpu);
-		ns_rowq_int(q, mem.self_cpu);
-		ns_rowq_int(q, mem.device);
-		ns_rowq_int(q, mem.self_device);
 		ns_rowq_opt(q, fevent_event_id(s, t, agg, ns_fevent_launcher(fe)));
-		rc = ns_rowq_end_row(q, err);
+		if ((rc = ns_rowq_end_row(q, err)) || !mem_rows)
+			continue;
+		struct ns_fmem mem = ns_fevent_mem(agg, i);
+		if (mem.cpu || mem.self_cpu || mem.device || mem.self_device)
+			mem_rows[n_mem_rows++] = (struct memory_row){ id, mem };
+		if (n_mem_rows == MEMORY_BATCH) {
+			rc = write_memory_rows(s, mem_rows, n_mem_rows, err);
+			n_mem_rows = 0;
+		}
 	}
+	if (!rc)
+		rc = write_memory_rows(s, mem_rows, n_mem_rows, err);
 out:
+	free(mem_rows);
 	free(fevent_of);
 	free(depth);
 	return rc;

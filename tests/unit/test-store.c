@@ -285,11 +285,6 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 	agg->mem_cpu_sum = mem_cpu_sum;
 	agg->mem_dev_sum = mem_dev_sum;
 	agg->n_mem_recs = 1;
-	/* grouped by shape: aten::add's Input Dims give its shapes ("[]" for
-	 * none is left out: empty_list 0, as the columns were written before) */
-	agg->by_shape = true;
-	ns_i64map_init(&agg->shapes);
-	cr_assert_eq(ns_i64map_set(&agg->shapes, t->events[1].input_dims, shapes), 0);
 	agg->avgs = avgs;
 	agg->n_avgs = 4;
 }
@@ -315,7 +310,6 @@ static void write_example_db(const char *db_path, struct ns_trace *t, bool two_t
 	write_example_events(s, t);
 	build_example_agg(t, &agg);
 	cr_assert_eq(ns_store_end_trace(s, t, &agg, &err), 0, "%s", err.msg);
-	ns_i64map_release(&agg.shapes);
 	if (two_traces) {
 		struct ns_trace second;
 		struct ns_source_id src = { "b.json", "/data/b.json", 10, 20 };
@@ -502,17 +496,22 @@ Test(store, derived_tables_and_views)
 	write_example_db(db, &t, false);
 	ns_trace_release(&t);
 
-	/* one event_stats row per FunctionEvent */
-	expect_query(db, "SELECT event_id, ord, parent_event_id, depth, thread_id, s.text AS key, device_type, "
-			 "self_cpu_ns, cpu_ns, self_device_ns, device_ns, launched_by_event_id "
-			 "FROM event_stats JOIN strings s ON s.id = key_id ORDER BY ord",
+	/* one event_stats row per FunctionEvent; event_memory for those with memory */
+	expect_query(db, "SELECT event_id, parent_event_id, depth, thread_id, s.text AS key, device_type, removed, "
+			 "start_ns, end_ns, self_cpu_ns, self_device_ns, device_ns, launched_by_event_id "
+			 "FROM event_stats JOIN strings s ON s.id = key_id ORDER BY event_id",
 		     NS_SQL_TABLE,
-		     "event_id  ord  parent_event_id  depth  thread_id  key                      device_type  self_cpu_ns  cpu_ns  self_device_ns  device_ns  launched_by_event_id\n"
-		     "--------  ---  ---------------  -----  ---------  -----------------------  -----------  -----------  ------  --------------  ---------  --------------------\n"
-		     "       0    0                       0          0  ProfilerStep*                      0       169750  200000               0       4321\n"
-		     "       1    1                0      1          0  aten::add                          0        17850   30250            4321       4321\n"
-		     "       3    2                1      2          0  cudaLaunchKernel                   0        12400   12400               0          0\n"
-		     "       5    3                       0          1  void add_kernel<4>(int)            1            0       0            4321       4321                     1\n");
+		     "event_id  parent_event_id  depth  thread_id  key                      device_type  removed  start_ns   end_ns  self_cpu_ns  self_device_ns  device_ns  launched_by_event_id\n"
+		     "--------  ---------------  -----  ---------  -----------------------  -----------  -------  --------  -------  -----------  --------------  ---------  --------------------\n"
+		     "       0                       0          0  ProfilerStep*                      0        0   1010000  1210000       169750               0       4321\n"
+		     "       1                0      1          0  aten::add                          0        0   1020500  1050750        17850            4321       4321\n"
+		     "       3                1      2          0  cudaLaunchKernel                   0        0   1030000  1042400        12400               0          0\n"
+		     "       5                       0          1  void add_kernel<4>(int)            1        0   1045000  1049321            0            4321       4321                     1\n");
+	expect_query(db, "SELECT * FROM event_memory ORDER BY event_id", NS_SQL_TABLE,
+		     "trace_id  event_id  cpu_mem  self_cpu_mem  device_mem  self_device_mem\n"
+		     "--------  --------  -------  ------------  ----------  ---------------\n"
+		     "       1         0        0             0        4096                0\n"
+		     "       1         1        0             0        4096             4096\n");
 	expect_query(db, "SELECT row, key, input_shapes, stack, device_type, calls, self_cpu_us, cpu_us, "
 			 "self_device_us, cpu_ns, self_cpu_mem, device_mem FROM key_averages ORDER BY row",
 		     NS_SQL_TABLE,
@@ -527,12 +526,14 @@ Test(store, derived_tables_and_views)
 		     "event_id  name                     neff      op_name    runtime_name      launch_to_start_ns  launch_delay_ns\n"
 		     "--------  -----------------------  --------  ---------  ----------------  ------------------  ---------------\n"
 		     "       5  void add_kernel<4>(int)  5f1c0a9e  aten::add  cudaLaunchKernel               15000             2600\n");
-	expect_query(db, "SELECT name, key, depth, self_cpu_us, input_shapes FROM ops ORDER BY event_id", NS_SQL_TABLE,
-		     "name              key               depth  self_cpu_us  input_shapes\n"
-		     "----------------  ----------------  -----  -----------  --------------------\n"
-		     "ProfilerStep#1    ProfilerStep*         0       169.75\n"
-		     "aten::add         aten::add             1        17.85  [[1024], [1024], []]\n"
-		     "cudaLaunchKernel  cudaLaunchKernel      2         12.4\n");
+	expect_query(db, "SELECT name, key, depth, is_user_annotation, self_cpu_us, cpu_ns, device_mem, self_device_mem, "
+			 "input_dims FROM ops ORDER BY event_id",
+		     NS_SQL_TABLE,
+		     "name              key               depth  is_user_annotation  self_cpu_us  cpu_ns  device_mem  self_device_mem  input_dims\n"
+		     "----------------  ----------------  -----  ------------------  -----------  ------  ----------  ---------------  ------------------\n"
+		     "ProfilerStep#1    ProfilerStep*         0                   1       169.75  200000        4096                0\n"
+		     "aten::add         aten::add             1                   0        17.85   30250        4096             4096  [[1024],[1024],[]]\n"
+		     "cudaLaunchKernel  cudaLaunchKernel      2                   0         12.4   12400           0                0\n");
 	expect_query(db, "SELECT name, step, dur_us, cpu_ns, device_ns FROM steps", NS_SQL_TABLE,
 		     "name            step  dur_us  cpu_ns  device_ns\n"
 		     "--------------  ----  ------  ------  ---------\n"
@@ -1071,6 +1072,55 @@ Test(store, bench)
 /* events.id is unique in the database: a later trace's ids start after the
  * earlier one's, at its traces.first_event_id, and load turns them back
  * into positions in traceEvents. */
+/* event_memory rows are held back in batches, so that they do not break
+ * the runs of event_stats rows: 5000 of 10000 ops have memory, more than a
+ * batch, and every one of them gets its row, no other op does. */
+Test(store, event_memory_has_a_row_per_op_with_memory)
+{
+	enum { N_OPS = 10000 };
+	static struct ns_fevent fevents[N_OPS];
+	static int64_t mem_ts[N_OPS / 2], mem_cpu_sum[N_OPS / 2 + 1], mem_dev_sum[N_OPS / 2 + 1];
+	char *db = tmp_path("memory.db");
+	struct ns_store *s;
+	struct ns_trace t;
+	struct ns_agg agg = { 0 };
+	struct ns_error err = { 0 };
+	int64_t trace_id;
+	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_begin_trace(s, &example_source, &trace_id, &err), 0, "%s", err.msg);
+	ns_trace_init(&t);
+	t.path = strdup("memory.json");
+	for (int i = 0; i < N_OPS; i++) {
+		emit(s, &t, RAW(.ph = NS_PH_X, .cat = "cpu_op", .name = "aten::empty", .pid = "1", .tid = "1",
+				.ts_ns = 1000 * (int64_t)i, .dur_ns = 500, .kept = true));
+		fevents[i] = (struct ns_fevent){ .event = i, .name = S(&t, "aten::empty"), .link = -1,
+						 .first_child = -1, .next_sibling = -1 };
+	}
+	for (int k = 0; k < N_OPS / 2; k++) { /* one record of k + 1 bytes inside every even op */
+		mem_ts[k] = 2000 * (int64_t)k + 100;
+		mem_cpu_sum[k + 1] = mem_cpu_sum[k] + k + 1;
+	}
+	agg.trace = &t;
+	agg.fevents = fevents;
+	agg.n_fevents = N_OPS;
+	agg.has_mem = true;
+	agg.mem_ts = mem_ts;
+	agg.mem_cpu_sum = mem_cpu_sum;
+	agg.mem_dev_sum = mem_dev_sum;
+	agg.n_mem_recs = N_OPS / 2;
+	cr_assert_eq(ns_store_end_trace(s, &t, &agg, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_commit(s, &err), 0, "%s", err.msg);
+	ns_trace_release(&t);
+	expect_query(db, "SELECT count(*), sum(event_id % 2), min(event_id), max(event_id), sum(cpu_mem), "
+			 "sum(self_cpu_mem = cpu_mem), sum(device_mem) FROM event_memory",
+		     NS_SQL_CSV,
+		     "count(*),sum(event_id % 2),min(event_id),max(event_id),sum(cpu_mem),sum(self_cpu_mem = cpu_mem),"
+		     "sum(device_mem)\r\n5000,0,0,9998,12502500,5000,0\r\n");
+	expect_query(db, "SELECT count(*), sum(cpu_mem), sum(cpu_mem = event_id / 2 + 1) FROM ops", NS_SQL_CSV,
+		     "count(*),sum(cpu_mem),sum(cpu_mem = event_id / 2 + 1)\r\n10000,12502500,5000\r\n");
+	free(db);
+}
+
 Test(store, event_ids_are_unique_across_traces)
 {
 	char *db = tmp_path("example.db");
