@@ -689,7 +689,8 @@ static void records_within(const struct ns_agg *a, int64_t start, int64_t end, s
 }
 
 /* The cpu and device columns of one fevent: a memory row's own record, a
- * CPU event's records within its span, nothing for device events. */
+ * CPU event's records within its span (has_records: assign_memory searched
+ * for them once), nothing for device events. */
 static struct ns_fmem own_mem(const struct ns_agg *a, const struct ns_fevent *fe)
 {
 	const struct ns_event *ev = &a->trace->events[fe->event];
@@ -698,7 +699,7 @@ static struct ns_fmem own_mem(const struct ns_agg *a, const struct ns_fevent *fe
 	if (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM) {
 		m.cpu = is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 		m.device = is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
-	} else if (fe->device_type == NS_DEV_CPU) {
+	} else if (fe->has_records) {
 		records_within(a, ns_fevent_start(a, fe), ns_fevent_end(a, fe), &first, &last);
 		m.cpu = a->mem_cpu_sum[last] - a->mem_cpu_sum[first];
 		m.device = a->mem_dev_sum[last] - a->mem_dev_sum[first];
@@ -742,12 +743,13 @@ static int assign_memory(struct work *w)
 		a->mem_dev_sum[k + 1] = a->mem_dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 	}
 	for (size_t f = 0; f < a->n_fevents; f++) {
-		const struct ns_fevent *fe = &a->fevents[f];
+		struct ns_fevent *fe = &a->fevents[f];
 		size_t first, last;
 		if (fe->device_type != NS_DEV_CPU)
 			continue;
 		records_within(a, ns_fevent_start(a, fe), ns_fevent_end(a, fe), &first, &last);
 		if (last > first) {
+			fe->has_records = true;
 			used[first]++;
 			used[last]--;
 		}

@@ -50,6 +50,7 @@ struct ns_fevent {
 	bool is_async : 1;
 	bool removed : 1;       /* merged into its same-name parent by _remove_dup_nodes */
 	bool unwidened : 1;     /* a gpu_user_annotation whose writer's widening is undone */
+	bool has_records : 1;   /* a CPU event with [memory] records in its span (no search needed otherwise) */
 };
 _Static_assert(sizeof(struct ns_fevent) == 48, "ns_fevent is the largest array of a report: keep it small");
 

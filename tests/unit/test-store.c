@@ -242,7 +242,8 @@ static void fill_example_trace_fields(struct ns_trace *t)
 /* The aggregator's view of the example, by hand (PyTorch's numbers from
  * the spec's D2 where they exist). The self columns follow from the
  * children and the device totals; the memory columns from the one record
- * (event 2: 4096 device bytes inside aten::add). Row 3 stands for a
+ * (event 2: 4096 device bytes inside aten::add; has_records marks the ops
+ * whose span holds it, as assign_memory does). Row 3 stands for a
  * [memory] row with no FunctionEvent behind it. */
 static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 {
@@ -258,9 +259,10 @@ static void build_example_agg(struct ns_trace *t, struct ns_agg *agg)
 	ns_str shapes = S(t, "[[1024], [1024], []]");
 	fevents[0] = (struct ns_fevent){ .event = 0, .name = step,
 					 .is_user_annotation = true, .link = -1, .first_child = 1, .next_sibling = -1,
-					 .device_ns = 4321 };
+					 .device_ns = 4321, .has_records = true };
 	fevents[1] = (struct ns_fevent){ .event = 1, .name = add,
-					 .link = 0, .first_child = 2, .next_sibling = -1, .device_ns = 4321 };
+					 .link = 0, .first_child = 2, .next_sibling = -1, .device_ns = 4321,
+					 .has_records = true };
 	fevents[2] = (struct ns_fevent){ .event = 3, .name = launch,
 					 .link = 1, .first_child = -1, .next_sibling = -1 };
 	fevents[3] = (struct ns_fevent){ .event = 4, /* (flow ends are not events) */ .name = kernel, .thread = 1, .device_type = NS_DEV_CUDA,
@@ -1094,7 +1096,7 @@ Test(store, event_memory_has_a_row_per_op_with_memory)
 		emit(s, &t, RAW(.ph = NS_PH_X, .cat = "cpu_op", .name = "aten::empty", .pid = "1", .tid = "1",
 				.ts_ns = 1000 * (int64_t)i, .dur_ns = 500, .kept = true));
 		fevents[i] = (struct ns_fevent){ .event = i, .name = S(&t, "aten::empty"), .link = -1,
-						 .first_child = -1, .next_sibling = -1 };
+						 .first_child = -1, .next_sibling = -1, .has_records = i % 2 == 0 };
 	}
 	for (int k = 0; k < N_OPS / 2; k++) { /* one record of k + 1 bytes inside every even op */
 		mem_ts[k] = 2000 * (int64_t)k + 100;
