@@ -1049,17 +1049,17 @@ static ns_str stack_prefix(struct ns_trace *t, ns_str stack, int n)
 }
 
 /* spec A5: group in first-seen order; the first event fixes the row's fields. */
-static int key_averages(struct work *w)
+static int key_averages(struct ns_agg *a)
 {
-	struct ns_agg *a = w->out;
-	const struct ns_agg_opts *o = w->opts;
+	const struct ns_agg_opts *o = &a->opts;
+	struct ns_trace *t = a->trace;
 	struct ns_i64map row_of_key;
 	int64_t *chain = NULL; /* next row with the same key hash */
 	size_t cap_rows = 0;    /* of avgs and chain (rows are few: grown, not sized by events) */
 	ns_str *neff_of = NULL; /* --by-neff keys per fevent */
 	int rc = -1;
 	ns_i64map_init(&row_of_key);
-	if ((o->group_by & NS_GROUP_NEFF) && !(neff_of = ns_agg_neff_keys(w->t, a)))
+	if ((o->group_by & NS_GROUP_NEFF) && !(neff_of = ns_agg_neff_keys(t, a)))
 		goto out;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
@@ -1074,7 +1074,7 @@ static int key_averages(struct work *w)
 			key.overload = ns_fevent_overload(a, fe);
 		if (o->group_by & NS_GROUP_SHAPE)
 			key.input_shapes = ns_fevent_shapes(a, fe);
-		if (o->stack_n > 0 && (key.stack = stack_prefix(w->t, ns_fevent_stack(a, fe), o->stack_n)) == UINT32_MAX)
+		if (o->stack_n > 0 && (key.stack = stack_prefix(t, ns_fevent_stack(a, fe), o->stack_n)) == UINT32_MAX)
 			goto out;
 		if (neff_of)
 			key.neff = neff_of[f];
@@ -1139,6 +1139,12 @@ out:
 	return rc;
 }
 
+static int out_of_memory(struct ns_error *err, const struct ns_trace *t)
+{
+	return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory while aggregating %zu events",
+			    t->path ? t->path : "trace", t->n_events);
+}
+
 /* What found the launchers (resolve_launchers). */
 static void release_lookups(struct work *w)
 {
@@ -1159,8 +1165,8 @@ static void release_links(struct work *w)
 	w->launcher = NULL;
 }
 
-int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
-		 struct ns_error *err)
+int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
+			 struct ns_error *err)
 {
 	static const struct ns_agg_opts defaults = { .backend_override = -1 };
 	struct work w = { .t = t, .opts = opts ? opts : &defaults, .out = out };
@@ -1171,6 +1177,7 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: %zu events; at most %d can be aggregated",
 				    t->path ? t->path : "trace", t->n_events, INT32_MAX - 1);
 	out->trace = t;
+	out->opts = *w.opts;
 	out->backend = w.opts->backend_override >= 0 ? (enum ns_backend)w.opts->backend_override : infer_backend(t);
 	out->profile_memory = t->profile_memory;
 	out->use_device = out->backend != NS_BACKEND_NONE;
@@ -1199,15 +1206,26 @@ int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_a
 	if (assign_memory(&w) || sort_fevents(&w) || link_launchers(&w) || attach_kernels(&w) || build_tree(&w))
 		goto out;
 	compute_device_totals(out);
-	if (key_averages(&w))
-		goto out;
 	rc = NS_OK;
 out:
-	if (rc)
-		ns_error_set(err, rc, "%s: out of memory while aggregating %zu events", t->path ? t->path : "trace",
-			     t->n_events);
 	release_links(&w);
-	if (rc)
+	if (rc) {
+		ns_agg_release(out);
+		return out_of_memory(err, t);
+	}
+	return 0;
+}
+
+int ns_aggregate_rows(struct ns_agg *a, struct ns_error *err)
+{
+	return key_averages(a) ? out_of_memory(err, a->trace) : 0;
+}
+
+int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
+		 struct ns_error *err)
+{
+	int rc = ns_aggregate_fevents(t, opts, out, err);
+	if (!rc && (rc = ns_aggregate_rows(out, err)))
 		ns_agg_release(out);
 	return rc;
 }

@@ -91,6 +91,7 @@ struct ns_agg_opts {
 
 struct ns_agg {
 	struct ns_trace *trace;     /* not owned; fevent/avg strings live in trace->strings */
+	struct ns_agg_opts opts;
 	enum ns_backend backend;
 	struct ns_fevent *fevents;  /* sorted by (start, -end), stable */
 	size_t n_fevents;
@@ -121,6 +122,17 @@ struct ns_agg {
 
 int ns_aggregate(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
 		 struct ns_error *err);
+/* ns_aggregate in two steps, for a caller with work for the FunctionEvents
+ * meanwhile (ingest stores them while the rows are made).
+ * ns_aggregate_fevents makes the FunctionEvents, linked, with their totals:
+ * all that ns_fevent_* reads (on failure *out is released).
+ * ns_aggregate_rows then groups them into avgs; it writes only avgs and
+ * each fevent's avg, so other threads may read the rest meanwhile, and,
+ * unless grouping by stack or NEFF (which interns strings), the trace. On
+ * failure *a is left to ns_agg_release. */
+int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
+			 struct ns_error *err);
+int ns_aggregate_rows(struct ns_agg *a, struct ns_error *err);
 void ns_agg_release(struct ns_agg *a);
 
 /* PyTorch's start_us/end_us of a time (ns on the trace's axis). */

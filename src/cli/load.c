@@ -1,5 +1,6 @@
 #include "cli/load.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,6 +96,47 @@ static int sink_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *
 	return store_result(sk, ns_store_event(sk->store, t, raw, store_err(sk, err)));
 }
 
+/* The key_averages rows, made on a thread of their own while the calling
+ * thread queues the per-event rows: the writer is the bottleneck then, so
+ * that thread mostly waits. */
+struct rows_job {
+	struct ns_agg *agg;
+	int rc;
+	struct ns_error err;
+};
+
+static void *make_rows(void *arg)
+{
+	struct rows_job *job = arg;
+	job->rc = ns_aggregate_rows(job->agg, &job->err);
+	return NULL;
+}
+
+/* Aggregates t into sk's store. */
+static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error *err)
+{
+	struct ns_agg agg;
+	struct rows_job job = { .agg = &agg };
+	pthread_t thread;
+	int rc = ns_aggregate_fevents(t, NULL, &agg, err);
+	if (rc)
+		return rc;
+	bool threaded = pthread_create(&thread, NULL, make_rows, &job) == 0;
+	rc = store_result(sk, ns_store_event_stats(sk->store, t, &agg, store_err(sk, err)));
+	if (threaded)
+		pthread_join(thread, NULL);
+	else
+		make_rows(&job);
+	if (!rc && job.rc) {
+		*err = job.err;
+		rc = job.rc;
+	}
+	if (!rc && sk->store) /* (unless writing the cache just failed) */
+		rc = store_result(sk, ns_store_end_trace(sk->store, t, &agg, store_err(sk, err)));
+	ns_agg_release(&agg);
+	return rc;
+}
+
 /* Parses every path into run->traces, streaming each into sk's store if set. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
 		     bool neuron, struct sink *sk, struct ns_run *run, struct ns_error *err)
@@ -109,7 +151,6 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		struct ns_error warn = { 0 };
 		struct progress prog = { paths[i], false };
 		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio };
-		struct ns_agg agg;
 		int64_t trace_id;
 		int rc;
 		ns_trace_init(t);
@@ -136,14 +177,8 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 			return rc;
 		if (sk->store && (rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, err)))))
 			return rc;
-		if (sk->store) {
-			if ((rc = ns_aggregate(t, NULL, &agg, err)))
-				return rc;
-			rc = store_result(sk, ns_store_end_trace(sk->store, t, &agg, store_err(sk, err)));
-			ns_agg_release(&agg);
-			if (rc)
-				return rc;
-		}
+		if (sk->store && (rc = store_aggregate(sk, t, err)))
+			return rc;
 	}
 	return 0;
 }

@@ -120,6 +120,7 @@ struct ns_store {
 	struct flow_end *flows;    /* until ns_store_end_events */
 	size_t n_flows, cap_flows;
 	bool events_ended;         /* ns_store_end_events ran for this trace */
+	bool stats_written;        /* ns_store_event_stats ran for this trace */
 	struct process *procs;
 	size_t n_procs, cap_procs;
 	int64_t *thread_sort;      /* thread index -> thread_sort_index, NS_NONE if unset */
@@ -433,6 +434,7 @@ static void reset_trace_state(struct ns_store *s)
 		memset(s->gmap, 0, s->gmap_cap * sizeof(*s->gmap));
 	forget_flows(s);
 	s->events_ended = false;
+	s->stats_written = false;
 	s->n_procs = 0;
 	for (size_t i = 0; i < s->cap_thread_sort; i++)
 		s->thread_sort[i] = NS_NONE;
@@ -1022,13 +1024,25 @@ int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_
 	return 0;
 }
 
+int ns_store_event_stats(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+			 struct ns_error *err)
+{
+	int rc;
+	if (s->stats_written)
+		return 0;
+	if ((rc = ns_store_end_events(s, t, err)) || (rc = write_event_stats(s, t, agg, err)))
+		return rc;
+	s->stats_written = true;
+	return 0;
+}
+
 int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 		       struct ns_error *err)
 {
 	int rc;
 	if ((rc = ns_store_end_events(s, t, err))) /* (which checks that a trace was begun) */
 		goto out;
-	if (agg && ((rc = write_event_stats(s, t, agg, err)) || (rc = write_key_averages(s, t, agg, err))))
+	if (agg && ((rc = ns_store_event_stats(s, t, agg, err)) || (rc = write_key_averages(s, t, agg, err))))
 		goto out;
 	if ((rc = write_trace_strings(s, t, err)) || (rc = write_new_strings(s, err)) ||
 	    (rc = write_trace_row(s, t, agg, err)))

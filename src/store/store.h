@@ -37,8 +37,14 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
  * so that the flow list is not alive beside the aggregator's arrays.
  * ns_store_end_trace calls it if it was not called. */
 int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_error *err);
-/* Finishes the current trace: the above, strings, and the aggregator's
- * derived per-event columns and key_averages rows. */
+/* Queues the aggregator's per-event rows (event_stats, event_memory). agg
+ * needs only its FunctionEvents (ns_aggregate_fevents): its key_averages
+ * rows may be made on another thread meanwhile. ns_store_end_trace calls
+ * it if it was not called. */
+int ns_store_event_stats(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
+			 struct ns_error *err);
+/* Finishes the current trace: the above, strings, and the key_averages
+ * rows. */
 int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 		       struct ns_error *err);
 /* Builds indexes and views, closes, and renames the temp file into place.

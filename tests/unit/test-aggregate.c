@@ -787,6 +787,23 @@ Test(rows, worked_example_part_d)
 		cr_assert_str_eq(S(&f, f.a.avgs[i].key), order[i]);
 	cr_assert_eq(f.a.avgs[0].device_type, NS_DEV_CPU);
 	cr_assert_eq(f.a.avgs[4].device_type, NS_DEV_CUDA);
+	/* in two steps (as ingest does it): no rows after the first, then the same rows */
+	struct ns_agg two;
+	struct ns_error err = { 0 };
+	cr_assert_eq(ns_aggregate_fevents(&f.t, NULL, &two, &err), 0, "%s", err.msg);
+	cr_assert_eq(two.n_fevents, f.a.n_fevents);
+	cr_assert_eq(two.n_avgs, 0);
+	cr_assert_eq(ns_aggregate_rows(&two, &err), 0, "%s", err.msg);
+	cr_assert_eq(two.n_avgs, f.a.n_avgs);
+	for (size_t i = 0; i < two.n_avgs; i++) {
+		const struct ns_avg *x = &two.avgs[i], *y = &f.a.avgs[i];
+		cr_assert(x->key == y->key && x->device_type == y->device_type && x->count == y->count &&
+				  x->cpu_ns == y->cpu_ns && x->self_cpu_ns == y->self_cpu_ns && x->device_ns == y->device_ns &&
+				  x->self_device_ns == y->self_device_ns && x->self_cpu_time_total == y->self_cpu_time_total &&
+				  x->device_mem == y->device_mem && x->self_device_mem == y->self_device_mem,
+			  "row %zu", i);
+	}
+	ns_agg_release(&two);
 	release(&f);
 }
 
