@@ -47,6 +47,7 @@ struct ns_rowq {
 	const struct ns_rowq_stmt *defs;
 	sqlite3_stmt **stmts;
 	int *n_values; /* per statement */
+	int64_t *n_rows; /* per statement: queued so far */
 	struct rows_source *sources; /* per statement */
 	int n_stmts;
 	/* the writer's run: its next row, and the end of the chunk */
@@ -419,7 +420,13 @@ int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err)
 		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: %d values for a row of %d", q->path,
 				    q->row_values, q->n_values[q->row_stmt]);
 	}
+	q->n_rows[q->row_stmt]++;
 	return c->len >= CHUNK_BYTES ? hand_over(q, err) : 0;
+}
+
+int64_t ns_rowq_count(const struct ns_rowq *q, int stmt)
+{
+	return q->n_rows[stmt];
 }
 
 int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err)
@@ -448,6 +455,7 @@ static void free_rowq(struct ns_rowq *q)
 		free(q->chunks[i].buf);
 	free(q->stmts);
 	free(q->n_values);
+	free(q->n_rows);
 	free(q->sources);
 	free(q);
 }
@@ -505,6 +513,7 @@ int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, const struct ns_rowq_stmt *
 	*out = NULL;
 	if (!q || !(q->stmts = calloc((size_t)n_stmts, sizeof(*q->stmts))) ||
 	    !(q->n_values = calloc((size_t)n_stmts, sizeof(*q->n_values))) ||
+	    !(q->n_rows = calloc((size_t)n_stmts, sizeof(*q->n_rows))) ||
 	    !(q->sources = calloc((size_t)n_stmts, sizeof(*q->sources)))) {
 		if (q)
 			free_rowq(q);

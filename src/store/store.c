@@ -1094,23 +1094,67 @@ static void sync_parent_dir(const char *path)
 	free(dir);
 }
 
+/* The tables filled row by row, whose rows the writer counts. */
+static const int counted_tables[] = { STMT_EVENT, STMT_STATS, STMT_MEMORY, STMT_FLOW };
+#define N_COUNTED (sizeof(counted_tables) / sizeof(counted_tables[0]))
+
+/* The planner's statistics (sqlite_stat1) for the views' joins, as ANALYZE
+ * writes them. ANALYZE counts a table's rows by reading every page of it,
+ * and events is most of the file: the counted tables get the writer's
+ * counts, and only the other tables and the indexes are analyzed, with a
+ * small sampling limit. */
+static int analyze(struct ns_store *s, const int64_t *counted_rows, struct ns_error *err)
+{
+	sqlite3_str *sql = sqlite3_str_new(s->db);
+	sqlite3_str *counted = sqlite3_str_new(s->db);
+	sqlite3_stmt *names = NULL;
+	int rc;
+	for (size_t i = 0; i < N_COUNTED; i++)
+		sqlite3_str_appendf(counted, "%s%Q", i ? ", " : "", stmt_def[counted_tables[i]].table);
+	sqlite3_str_appendall(sql, "PRAGMA analysis_limit = 1000;");
+	char *list = sqlite3_str_finish(counted);
+	char *query = sqlite3_mprintf("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%%' AND "
+				      "(type = 'table' AND name NOT IN (%s) OR type = 'index' AND tbl_name IN (%s))",
+				      list, list);
+	sqlite3_free(list);
+	rc = query ? sqlite3_prepare_v2(s->db, query, -1, &names, NULL) : SQLITE_NOMEM;
+	sqlite3_free(query);
+	while (rc == SQLITE_OK && sqlite3_step(names) == SQLITE_ROW)
+		sqlite3_str_appendf(sql, " ANALYZE \"%w\";", (const char *)sqlite3_column_text(names, 0));
+	for (size_t i = 0; rc == SQLITE_OK && i < N_COUNTED; i++)
+		if (counted_rows[i] > 0)
+			sqlite3_str_appendf(sql, " INSERT INTO sqlite_stat1 VALUES (%Q, NULL, '%lld');",
+					    stmt_def[counted_tables[i]].table, (long long)counted_rows[i]);
+	sqlite3_finalize(names);
+	char *text = sqlite3_str_finish(sql);
+	if (rc == SQLITE_OK && !text)
+		rc = SQLITE_NOMEM;
+	if (rc != SQLITE_OK) {
+		sqlite3_free(text);
+		return ns_store_sqlite_error(err, s->db, rc, s->db_path, "cannot analyze the database");
+	}
+	rc = exec_sql(s, text, "cannot analyze the database", err);
+	sqlite3_free(text);
+	return rc;
+}
+
 int ns_store_commit(struct ns_store *s, struct ns_error *err)
 {
+	int64_t counted_rows[N_COUNTED];
 	int rc, sqlite_rc;
 	if (s->trace_id) {
 		rc = ns_error_set(err, NS_ERR_INPUT, "%s: internal error: trace %lld was not ended", s->db_path,
 				  (long long)s->trace_id);
 		goto out;
 	}
+	for (size_t i = 0; i < N_COUNTED; i++)
+		counted_rows[i] = ns_rowq_count(s->rows, counted_tables[i]);
 	rc = ns_rowq_finish(s->rows, err);
 	s->rows = NULL;
 	if (rc)
 		goto out;
-	/* ANALYZE with a small sampling limit gives the planner row counts for
-	 * the views' joins at a negligible cost. */
 	if ((rc = exec_sql(s, ns_schema_indexes, "cannot build the indexes", err)) ||
-	    (rc = exec_sql(s, "PRAGMA analysis_limit = 1000; ANALYZE; COMMIT;", "cannot finish the database",
-			   err)))
+	    (rc = analyze(s, counted_rows, err)) || (rc = exec_sql(s, "COMMIT;", "cannot finish the database", err)))
 		goto out;
 	if ((sqlite_rc = sqlite3_close(s->db)) != SQLITE_OK) {
 		rc = ns_store_sqlite_error(err, s->db, sqlite_rc, s->db_path, "cannot close the database");

@@ -540,6 +540,16 @@ Test(store, derived_tables_and_views)
 		     "name            step  dur_us  cpu_ns  device_ns\n"
 		     "--------------  ----  ------  ------  ---------\n"
 		     "ProfilerStep#1     1   200.0  200000       4321\n");
+	/* the planner's row counts: the writer's for the tables it fills row by row, ANALYZE's for the rest */
+	expect_query(db, "SELECT tbl, idx, stat FROM sqlite_stat1 WHERE tbl IN ('events', 'event_stats', 'event_memory', "
+			 "'flows', 'threads') ORDER BY tbl, idx",
+		     NS_SQL_CSV,
+		     "tbl,idx,stat\r\nevent_memory,,2\r\nevent_stats,,4\r\nevents,,18\r\n"
+		     "events,events_by_correlation,5 5 3\r\nflows,,4\r\nthreads,threads,7 7 1\r\n");
+	expect_query(db, "SELECT (SELECT count(*) FROM event_memory), (SELECT count(*) FROM event_stats), "
+			 "(SELECT count(*) FROM events), (SELECT count(*) FROM flows)",
+		     NS_SQL_CSV, "(SELECT count(*) FROM event_memory),(SELECT count(*) FROM event_stats),"
+				 "(SELECT count(*) FROM events),(SELECT count(*) FROM flows)\r\n2,4,18,4\r\n");
 	expect_query(db, "SELECT event_id, bytes, device_type, total_allocated, total_reserved FROM memory_events",
 		     NS_SQL_TABLE,
 		     "event_id  bytes  device_type  total_allocated  total_reserved\n"
