@@ -426,7 +426,7 @@ int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err)
 
 int64_t ns_rowq_count(const struct ns_rowq *q, int stmt)
 {
-	return q->n_rows[stmt];
+	return q ? q->n_rows[stmt] : 0;
 }
 
 int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err)

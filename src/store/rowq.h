@@ -50,7 +50,7 @@ void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len);
 /* Returns 0, or the writer's first failure, or NS_ERR_NOMEM. */
 int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err);
 
-/* The rows of statement stmt queued so far. */
+/* The rows of statement stmt queued so far (0 for a NULL q). */
 int64_t ns_rowq_count(const struct ns_rowq *q, int stmt);
 
 /* Hands the rows queued so far to the writer now (rather than when the

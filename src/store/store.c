@@ -1108,7 +1108,7 @@ static int analyze(struct ns_store *s, const int64_t *counted_rows, struct ns_er
 	sqlite3_str *sql = sqlite3_str_new(s->db);
 	sqlite3_str *counted = sqlite3_str_new(s->db);
 	sqlite3_stmt *names = NULL;
-	int rc;
+	int rc, step = SQLITE_DONE;
 	for (size_t i = 0; i < N_COUNTED; i++)
 		sqlite3_str_appendf(counted, "%s%Q", i ? ", " : "", stmt_def[counted_tables[i]].table);
 	sqlite3_str_appendall(sql, "PRAGMA analysis_limit = 1000;");
@@ -1119,8 +1119,10 @@ static int analyze(struct ns_store *s, const int64_t *counted_rows, struct ns_er
 	sqlite3_free(list);
 	rc = query ? sqlite3_prepare_v2(s->db, query, -1, &names, NULL) : SQLITE_NOMEM;
 	sqlite3_free(query);
-	while (rc == SQLITE_OK && sqlite3_step(names) == SQLITE_ROW)
+	while (rc == SQLITE_OK && (step = sqlite3_step(names)) == SQLITE_ROW)
 		sqlite3_str_appendf(sql, " ANALYZE \"%w\";", (const char *)sqlite3_column_text(names, 0));
+	if (rc == SQLITE_OK && step != SQLITE_DONE)
+		rc = step;
 	for (size_t i = 0; rc == SQLITE_OK && i < N_COUNTED; i++)
 		if (counted_rows[i] > 0)
 			sqlite3_str_appendf(sql, " INSERT INTO sqlite_stat1 VALUES (%Q, NULL, '%lld');",
