@@ -132,57 +132,72 @@ static bool is_delimiter(char c)
 	return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* How far value_extent() got through a value the buffer cut short: it
+ * resumes there once more input is read, rather than scanning the value
+ * again from its start (which made a value that arrives in many small
+ * reads, as from a decompressor, quadratic in its length). */
+struct extent {
+	size_t scanned;  /* bytes of the value looked at so far */
+	int depth;       /* open brackets */
+	bool in_string;
+	bool escape;     /* the last byte looked at was a backslash in a string */
+};
+
 /* Finds the end of the value at buf[start]: an index past it, or 0 if the
- * buffer ends first. Only brackets and strings are tracked here; the event
- * parser validates the contents. *depth_err is set on excessive nesting. A
- * scalar ends at a delimiter; one that starts with a delimiter is empty
- * (*empty is set, the returned index is meaningless). */
-static size_t value_extent(const char *p, size_t n, size_t start, bool *depth_err, bool *empty)
+ * buffer ends first (x then says where to resume). Only brackets and
+ * strings are tracked here; the event parser validates the contents.
+ * *depth_err is set on excessive nesting. A scalar ends at a delimiter;
+ * one that starts with a delimiter is empty (*empty is set, the returned
+ * index is meaningless). */
+static size_t value_extent(const char *p, size_t n, size_t start, struct extent *x, bool *depth_err, bool *empty)
 {
 	const unsigned char *u = (const unsigned char *)p;
-	size_t i = start;
-	int depth = 0;
-	bool in_string = false;
-	char c = p[i];
-	if (c != '{' && c != '[') {
+	size_t i = start + x->scanned;
+	char c = p[start];
+	if (c != '{' && c != '[' && c != '"') {
 		/* a scalar: ends at a delimiter */
-		if (c == '"') {
-			bool esc;
-			return ns_json_string_end(p, n, i, &esc);
-		}
 		if (is_delimiter(c)) {
 			*empty = true;
 			return 0;
 		}
 		while (i < n && !is_delimiter(p[i]))
 			i++;
+		x->scanned = i - start;
 		return i < n ? i : 0;
 	}
 	for (; i < n; i++) {
+		if (x->escape) { /* (the escaped byte) */
+			x->escape = false;
+			continue;
+		}
 		while (i < n && !interesting[u[i]])
 			i++;
 		if (i >= n)
 			break;
 		c = p[i];
-		if (in_string) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_string = false;
+		if (x->in_string) {
+			if (c == '\\') {
+				x->escape = true;
+			} else if (c == '"') {
+				x->in_string = false;
+				if (x->depth == 0)
+					return i + 1; /* the end of a string scalar */
+			}
 			continue;
 		}
 		if (c == '"') {
-			in_string = true;
+			x->in_string = true;
 		} else if (c == '{' || c == '[') {
-			if (++depth > NS_JSON_MAX_DEPTH) {
+			if (++x->depth > NS_JSON_MAX_DEPTH) {
 				*depth_err = true;
 				return 0;
 			}
 		} else if (c == '}' || c == ']') {
-			if (--depth == 0)
+			if (--x->depth == 0)
 				return i + 1;
 		}
 	}
+	x->scanned = n - start;
 	return 0;
 }
 
@@ -194,9 +209,10 @@ int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error
 	if (c == -1)
 		return NS_SCAN_TRUNCATED;
 	size_t begin = s->pos;
+	struct extent x = { 0 };
 	for (;;) {
 		bool depth_err = false, empty = false;
-		size_t e = value_extent(s->buf, s->len, begin, &depth_err, &empty);
+		size_t e = value_extent(s->buf, s->len, begin, &x, &depth_err, &empty);
 		if (empty) {
 			*start = *end = begin;
 			return 0;

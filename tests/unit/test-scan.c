@@ -790,6 +790,44 @@ Test(scan, json_primitives)
 	cr_assert_eq(ns_json_string_end("\"abc", 4, 0, &esc), 0);
 }
 
+/* The extent of each value in text, read in pieces of `piece` bytes. */
+static void value_extents(const char *text, size_t piece, size_t *ends, size_t n_ends)
+{
+	struct ns_source *src;
+	struct ns_scan sc;
+	struct ns_error err = { 0 };
+	cr_assert_eq(ns_source_open_mem(text, strlen(text), "v.json", 1u << 20, UINT32_MAX, &src, &err), 0, "%s", err.msg);
+	ns_source_set_max_read(src, piece);
+	cr_assert_eq(ns_scan_init(&sc, "v.json", src, &err), 0, "%s", err.msg);
+	for (size_t k = 0; k < n_ends; k++) {
+		size_t start, end;
+		cr_assert_eq(ns_scan_value(&sc, &start, &end, &err), 0, "value %zu: %s", k, err.msg);
+		ends[k] = sc.base + end;
+		ns_scan_advance(&sc, end - sc.pos);
+	}
+	ns_scan_release(&sc);
+	ns_source_close(src);
+}
+
+/* A value cut by the read is scanned on from where the scan stopped, not
+ * again from its start (which made a long value read in small pieces
+ * quadratic): its end is the same whatever the pieces, with escapes and
+ * brackets inside strings at every cut. */
+Test(scan, a_value_cut_by_reads_ends_where_a_whole_read_says)
+{
+	const char *text = "{\"a\": \"x\\\"}]y\", \"b\": [1, {\"c\": \"]\\\\\"}]} \"s\\\"t\\\\\" "
+			   "[[\"[\", {}], \"\\\"\"] 12.5e3 ";
+	size_t whole[4], cut[4];
+	value_extents(text, 0, whole, 4);
+	cr_assert_eq(whole[0], (size_t)(strstr(text, "]} ") - text) + 2);
+	cr_assert_eq(whole[3], strlen(text) - 1);
+	for (size_t piece = 1; piece <= 7; piece++) {
+		value_extents(text, piece, cut, 4);
+		for (int k = 0; k < 4; k++)
+			cr_assert_eq(cut[k], whole[k], "piece %zu, value %d: %zu against %zu", piece, k, cut[k], whole[k]);
+	}
+}
+
 Test(scan, deep_nesting_is_refused)
 {
 	size_t depth = NS_JSON_MAX_DEPTH + 10;
