@@ -66,6 +66,10 @@ static size_t walk(const uint8_t *data, size_t size, size_t chunk, struct token 
 		}
 		if (c == 0) {
 			int r = ns_scan_rest_is_nul(&sc, &err);
+			if (r < 0) {
+				snprintf(msg, msg_n, "%s", err.msg);
+				break;
+			}
 			toks[n++] = (struct token){ sc.base + sc.pos, (uint64_t)r, 0 };
 			if (r != 0)
 				break;
