@@ -115,7 +115,26 @@ struct work {
 	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
 	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
+	/* the events the fevents are made from, in fevent order (n_order) */
+	int32_t *order;
+	size_t n_order;
+	uint64_t *unwidened;      /* bitmap over events: ns_fevent.unwidened (NULL: none) */
+	uint64_t *has_records;    /* bitmap over events: ns_fevent.has_records (NULL: none) */
 };
+
+static bool bit_is_set(const uint64_t *bits, size_t i)
+{
+	return bits && (bits[i / 64] >> (i % 64)) & 1;
+}
+
+/* Sets bit i of *bits, allocated (n bits, zeroed) on first use; -1 on OOM. */
+static int set_bit(uint64_t **bits, size_t n, size_t i)
+{
+	if (!*bits && !(*bits = calloc(n / 64 + 1, sizeof(**bits))))
+		return -1;
+	(*bits)[i / 64] |= (uint64_t)1 << (i % 64);
+	return 0;
+}
 
 static bool name_filtered(const struct work *w, ns_str name)
 {
@@ -477,17 +496,14 @@ static int resolve_launchers(struct work *w)
 	return w->oom ? -1 : 0;
 }
 
-/* The gpu_user_annotation events whose widening is undone (event indices,
- * ascending; n in *n_out), found before the fevent array exists so that
- * the lookup of device work starts is not alive beside it. */
-static int find_widened(struct work *w, int32_t **out, size_t *n_out)
+/* The gpu_user_annotation events whose widening is undone (w->unwidened),
+ * found before the fevent array exists so that the lookup of device work
+ * starts is not alive beside it. */
+static int find_widened(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	struct ns_i64map dev_starts;
-	size_t n = 0, cap = 0;
 	int rc = -1;
-	*out = NULL;
-	*n_out = 0;
 	if (!t->has_cat[NS_CAT_GPU_USER_ANNOTATION])
 		return 0;
 	ns_i64map_init(&dev_starts);
@@ -499,62 +515,88 @@ static int find_widened(struct work *w, int32_t **out, size_t *n_out)
 	}
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_GPU_USER_ANNOTATION || !is_widened(w, ev, &dev_starts))
-			continue;
-		if (n == cap) {
-			int32_t *grown = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*grown));
-			if (!grown)
-				goto out;
-			*out = grown;
-		}
-		(*out)[n++] = (int32_t)i;
+		if (ev->kind == NS_KIND_SLICE && ev->cat == NS_CAT_GPU_USER_ANNOTATION && is_widened(w, ev, &dev_starts) &&
+		    set_bit(&w->unwidened, t->n_events, i))
+			goto out;
 	}
-	*n_out = n;
 	rc = 0;
 out:
 	ns_i64map_release(&dev_starts);
 	return rc;
 }
 
-/* One fevent per event that becomes one, in trace order. A device event's
- * link holds, for now, the event index of the op behind it (see
- * link_launchers). */
+/* The events that become fevents, in trace order (w->order). */
+static int collect_fevents(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	size_t n = 0;
+	if (find_widened(w))
+		return -1;
+	for (size_t i = 0; i < t->n_events; i++)
+		n += becomes_fevent(w, &t->events[i]);
+	if (!(w->order = malloc((n + 1) * sizeof(*w->order))))
+		return -1;
+	for (size_t i = 0; i < t->n_events; i++)
+		if (becomes_fevent(w, &t->events[i]))
+			w->order[w->n_order++] = (int32_t)i;
+	return 0;
+}
+
+/* ns_fevent_start and ns_fevent_end of the fevent event i becomes. */
+static int64_t fevent_start_of(const struct work *w, int32_t i)
+{
+	return w->t->events[i].ts_ns + (bit_is_set(w->unwidened, (size_t)i) ? w->out->unwiden_start_ns : 0);
+}
+
+static int64_t fevent_end_of(const struct work *w, int32_t i)
+{
+	const struct ns_event *ev = &w->t->events[i];
+	return ev->ts_ns + ev->dur_ns + (bit_is_set(w->unwidened, (size_t)i) ? w->out->unwiden_end_ns : 0);
+}
+
+/* A memory row (assign_memory): a [memory] record no CPU event contains, or
+ * an [OutOfMemory] one. */
+static bool is_memory_row(const struct ns_event *ev)
+{
+	return ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM;
+}
+
+/* The fevents, one per w->order entry, in that (sorted) order: written in
+ * place, never moved. A device event's link holds, for now, the event index
+ * of the op behind it (see link_launchers). */
 static int make_fevents(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
 	uint32_t main_th = main_thread(t);
-	int32_t *widened;
-	size_t n_widened, next_widened = 0, n_fe = 0;
-	int rc = -1;
 
-	if (find_widened(w, &widened, &n_widened))
-		return -1;
-	for (size_t i = 0; i < t->n_events; i++)
-		n_fe += becomes_fevent(w, &t->events[i]);
-	a->fevents = malloc((n_fe + 1) * sizeof(*a->fevents)); /* the largest array: exact size */
+	a->fevents = malloc((w->n_order + 1) * sizeof(*a->fevents)); /* the largest array: exact size */
 	if (!a->fevents)
-		goto out;
-	for (size_t i = 0; i < t->n_events; i++) {
+		return -1;
+	for (size_t k = 0; k < w->n_order; k++) {
+		int32_t i = w->order[k];
 		const struct ns_event *ev = &t->events[i];
 		struct ns_fevent *fe = &a->fevents[a->n_fevents];
 		ns_str shapes;
-		while (next_widened < n_widened && (size_t)widened[next_widened] < i)
-			next_widened++;
-		if (!becomes_fevent(w, ev))
-			continue;
 		memset(fe, 0, sizeof(*fe));
-		fe->event = (int32_t)i;
-		fe->unwidened = next_widened < n_widened && (size_t)widened[next_widened] == i;
-		if (table_name(w, ev, &fe->name))
-			goto out;
-		/* (ns_fevent_shapes reads the strings made here) */
-		if (a->by_shape && ev->input_dims && shapes_string(w, ev->input_dims, &shapes))
-			goto out;
-		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
-		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
+		fe->event = i;
 		fe->thread = ev->thread;
 		fe->link = fe->first_child = fe->next_sibling = NO_INDEX;
+		if (is_memory_row(ev)) { /* an instant: start = end = its time */
+			fe->name = ev->name;
+			fe->device_type = NS_DEV_CPU;
+			a->n_fevents++;
+			continue;
+		}
+		fe->unwidened = bit_is_set(w->unwidened, (size_t)i);
+		fe->has_records = bit_is_set(w->has_records, (size_t)i);
+		if (table_name(w, ev, &fe->name))
+			return -1;
+		/* (ns_fevent_shapes reads the strings made here) */
+		if (a->by_shape && ev->input_dims && shapes_string(w, ev->input_dims, &shapes))
+			return -1;
+		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
+		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
 		if (fe->device_type == NS_DEV_CPU && ev->cat != NS_CAT_CPU_OP && ev->cat != NS_CAT_USER_ANNOTATION) {
 			/* spec A2 step 6: Kineto's host events move to their op's thread,
 			 * or to the main thread when no op launched them */
@@ -565,10 +607,7 @@ static int make_fevents(struct work *w)
 		}
 		a->n_fevents++;
 	}
-	rc = 0;
-out:
-	free(widened);
-	return rc;
+	return 0;
 }
 
 /* Device events' links, from the op's event index to its fevent index (-1
@@ -742,19 +781,21 @@ static int assign_memory(struct work *w)
 		a->mem_cpu_sum[k + 1] = a->mem_cpu_sum[k] + (is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 		a->mem_dev_sum[k + 1] = a->mem_dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 	}
-	for (size_t f = 0; f < a->n_fevents; f++) {
-		struct ns_fevent *fe = &a->fevents[f];
+	for (size_t k = 0; k < w->n_order; k++) { /* the CPU fevents to be */
+		int32_t i = w->order[k];
 		size_t first, last;
-		if (fe->device_type != NS_DEV_CPU)
+		if (devtype_of(t->events[i].cat, a->backend) != NS_DEV_CPU)
 			continue;
-		records_within(a, ns_fevent_start(a, fe), ns_fevent_end(a, fe), &first, &last);
+		records_within(a, fevent_start_of(w, i), fevent_end_of(w, i), &first, &last);
 		if (last > first) {
-			fe->has_records = true;
+			if (set_bit(&w->has_records, t->n_events, (size_t)i))
+				goto out;
 			used[first]++;
 			used[last]--;
 		}
 	}
-	/* unused records and every OOM record become zero-length CPU rows, in trace order */
+	/* unused records and every OOM record become zero-length CPU rows, after
+	 * the other fevents, in trace order */
 	int64_t running = 0;
 	for (size_t k = 0; k < n_rec; k++) {
 		running += used[k];
@@ -763,21 +804,14 @@ static int assign_memory(struct work *w)
 			n_new++;
 		}
 	}
-	struct ns_fevent *grown = realloc(a->fevents, (a->n_fevents + n_new + n_oom + 1) * sizeof(*grown));
+	int32_t *grown = realloc(w->order, (w->n_order + n_new + n_oom + 1) * sizeof(*grown));
 	if (!grown)
 		goto out;
-	a->fevents = grown;
+	w->order = grown;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		if (!(ev->kind == NS_KIND_OOM || (ev->kind == NS_KIND_MEMORY && unused[i])))
-			continue;
-		struct ns_fevent *fe = &a->fevents[a->n_fevents++];
-		memset(fe, 0, sizeof(*fe));
-		fe->event = (int32_t)i; /* an instant: start = end = its time */
-		fe->name = ev->name;
-		fe->thread = ev->thread;
-		fe->device_type = NS_DEV_CPU;
-		fe->link = fe->first_child = fe->next_sibling = NO_INDEX;
+		if (ev->kind == NS_KIND_OOM || (ev->kind == NS_KIND_MEMORY && unused[i]))
+			w->order[w->n_order++] = (int32_t)i;
 	}
 	rc = 0;
 out:
@@ -787,46 +821,25 @@ out:
 	return rc;
 }
 
-/* (start, -end), then the position: fevents are built in trace order */
+/* (start, -end), then the position: the events that become fevents in
+ * trace order, then the memory rows in trace order (assign_memory). */
 static int cmp_fevent_order(const void *x, const void *y, void *ctx)
 {
-	const struct ns_agg *a = ctx;
-	const struct ns_fevent *fi = &a->fevents[*(const int32_t *)x], *fj = &a->fevents[*(const int32_t *)y];
-	return cmp_order(ns_fevent_start(a, fi), ns_fevent_end(a, fi), *(const int32_t *)x, ns_fevent_start(a, fj),
-			 ns_fevent_end(a, fj), *(const int32_t *)y);
+	const struct work *w = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	int64_t pos_i = (int64_t)is_memory_row(&w->t->events[i]) << 32 | i;
+	int64_t pos_j = (int64_t)is_memory_row(&w->t->events[j]) << 32 | j;
+	return cmp_order(fevent_start_of(w, i), fevent_end_of(w, i), pos_i, fevent_start_of(w, j),
+			 fevent_end_of(w, j), pos_j);
 }
 
-/* Sorts fevents by (start, -end), stably. The permutation is applied in
- * place, cycle by cycle, so the (large) fevent array is never copied. */
-static int sort_fevents(struct work *w)
+/* Sorts the fevents to be by (start, -end), stably, before they are made:
+ * made in trace order and then moved, the large fevents would each be
+ * read and written again at random, which took a third of the
+ * aggregation. */
+static void sort_fevents(struct work *w)
 {
-	struct ns_agg *a = w->out;
-	size_t n = a->n_fevents;
-	/* 32-bit indices, not (start, end, pos) items: this sort runs when the
-	 * event and fevent arrays are both alive, at the report's peak memory */
-	int32_t *order = malloc((n + 1) * sizeof(*order));
-	if (!order)
-		return -1;
-	for (size_t f = 0; f < n; f++)
-		order[f] = (int32_t)f;
-	qsort_r(order, n, sizeof(*order), cmp_fevent_order, a);
-	/* order[k] is the old index of the event that belongs at k; follow each cycle */
-	for (size_t start = 0; start < n; start++) {
-		if (order[start] == (int32_t)start || order[start] == NO_INDEX)
-			continue;
-		struct ns_fevent held = a->fevents[start];
-		size_t k = start;
-		while ((size_t)order[k] != start) {
-			size_t from = (size_t)order[k];
-			a->fevents[k] = a->fevents[from];
-			order[k] = NO_INDEX;
-			k = from;
-		}
-		a->fevents[k] = held;
-		order[k] = NO_INDEX;
-	}
-	free(order);
-	return 0;
+	qsort_r(w->order, w->n_order, sizeof(*w->order), cmp_fevent_order, w);
 }
 
 /* spec A3: _populate_cpu_children, then _remove_dup_nodes. Children lists
@@ -1157,12 +1170,18 @@ static void release_lookups(struct work *w)
 	ns_i64map_release(&w->rt_by_key);
 }
 
-/* Everything that links events, once the FunctionEvents carry the links. */
+/* Everything the FunctionEvents are made from, once they carry the links. */
 static void release_links(struct work *w)
 {
 	release_lookups(w);
 	free(w->launcher);
 	w->launcher = NULL;
+	free(w->order);
+	w->order = NULL;
+	free(w->unwidened);
+	w->unwidened = NULL;
+	free(w->has_records);
+	w->has_records = NULL;
 }
 
 int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
@@ -1200,10 +1219,13 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	if (resolve_launchers(&w))
 		goto out;
 	release_lookups(&w);
+	if (collect_fevents(&w) || assign_memory(&w))
+		goto out;
+	sort_fevents(&w);
 	if (make_fevents(&w))
 		goto out;
 	release_links(&w);
-	if (assign_memory(&w) || sort_fevents(&w) || link_launchers(&w) || attach_kernels(&w) || build_tree(&w))
+	if (link_launchers(&w) || attach_kernels(&w) || build_tree(&w))
 		goto out;
 	compute_device_totals(out);
 	rc = NS_OK;
