@@ -27,7 +27,7 @@ const struct ns_cmd_spec cmd_ingest_spec = {
 
 int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err)
 {
-	struct ns_load_opts lo = { .db_out = db_path, .strict = opt_strict };
+	struct ns_load_opts lo = { .db_out = db_path, .strict = opt_strict, .db_only = true };
 	struct ns_run run;
 	int rc = ns_run_load(input, &lo, &run, err);
 	ns_run_release(&run);

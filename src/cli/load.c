@@ -179,6 +179,10 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 			return rc;
 		if (sk->store && (rc = store_aggregate(sk, t, err)))
 			return rc;
+		/* (freeing it now overlaps the writer's last rows, and the next
+		 * trace of a directory reuses the memory) */
+		if (o->db_only && sk->store)
+			ns_trace_release(t);
 	}
 	return 0;
 }

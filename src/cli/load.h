@@ -13,6 +13,7 @@ struct ns_load_opts {
 	const char *db_out;  /* write a database here while parsing (NULL: none) */
 	bool use_cache;      /* read a valid cache; write one on a miss */
 	bool strict;
+	bool db_only;        /* only the database is wanted: each trace is released once stored */
 	const char *device_time_unit; /* Neuron device-profile exports: ns, us, ms, s (NULL: detect) */
 };
 
