@@ -256,6 +256,16 @@ static bool is_number_char(char c)
 	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
+/* The number token at p[i] (a non-empty run of number characters): the
+ * index past it, or 0 if there is none. */
+static inline size_t skip_number(const char *p, size_t n, size_t i)
+{
+	size_t s = i;
+	while (i < n && is_number_char(p[i]))
+		i++;
+	return i > s ? i : 0;
+}
+
 size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 {
 	if (i >= n)
@@ -285,7 +295,11 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 					return 0;
 				i = ns_json_skip_ws(p, n, i + 1);
 			}
-			i = ns_json_skip_value(p, n, i, depth + 1);
+			/* (shapes and strides are arrays of numbers: no call for each) */
+			if (i < n && p[i] >= '0' && p[i] <= '9')
+				i = skip_number(p, n, i);
+			else
+				i = ns_json_skip_value(p, n, i, depth + 1);
 			if (!i)
 				return 0;
 			i = ns_json_skip_ws(p, n, i);
@@ -300,12 +314,8 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 	}
 	if (c == '-' && n - i >= 9 && memcmp(p + i, "-Infinity", 9) == 0)
 		return i + 9;
-	if (c == '-' || (c >= '0' && c <= '9')) {
-		size_t s = i;
-		while (i < n && is_number_char(p[i]))
-			i++;
-		return i > s ? i : 0;
-	}
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return skip_number(p, n, i);
 	/* literals; NaN/Infinity are tolerated (Python's json writes them) */
 	static const char *const lits[] = { "true", "false", "null", "NaN", "Infinity" };
 	for (size_t k = 0; k < sizeof(lits) / sizeof(lits[0]); k++) {

@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "common/error.h"
 #include "ingest/source.h"
@@ -67,7 +70,28 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth);
 static inline size_t ns_json_string_end(const char *p, size_t n, size_t i, bool *has_escape)
 {
 	*has_escape = false;
-	for (i++; i < n; i++) {
+	i++;
+#ifdef __SSE2__
+	/* 16 bytes a step to the next quote or backslash: names, call stacks
+	 * and file paths are most of a trace's bytes (the loop below ends the
+	 * same way on the last bytes) */
+	const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+	while (i < n && n - i >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		unsigned hits = (unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+		if (!hits) {
+			i += 16;
+			continue;
+		}
+		i += (size_t)__builtin_ctz(hits);
+		if (p[i] == '"')
+			return i + 1;
+		*has_escape = true;
+		i += 2; /* the backslash and the byte it escapes */
+	}
+#endif
+	for (; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
 		if (c == '"')
 			return i + 1;

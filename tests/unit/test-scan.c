@@ -790,6 +790,60 @@ Test(scan, json_primitives)
 	cr_assert_eq(ns_json_string_end("\"abc", 4, 0, &esc), 0);
 }
 
+/* The string scan's reference: one byte at a time. */
+static size_t string_end_bytewise(const char *p, size_t n, bool *esc)
+{
+	*esc = false;
+	for (size_t i = 1; i < n; i++) {
+		if (p[i] == '"')
+			return i + 1;
+		if (p[i] == '\\') {
+			*esc = true;
+			i++;
+		}
+	}
+	return 0;
+}
+
+/* ns_json_string_end reads 16 bytes a step where it can: the same end and
+ * escape flag as a byte-at-a-time scan, with the quote, an escape (also an
+ * escaped quote or backslash) and the end of the input at every offset
+ * around the steps; the input sits in a buffer of exactly n bytes, so a
+ * read past it fails under ASan. */
+Test(scan, string_end_is_the_same_at_every_offset)
+{
+	static const char *const fills[] = { "", "\\\"", "\\\\", "\\n", "\\" };
+	for (size_t len = 0; len <= 40; len++) {
+		for (size_t f = 0; f < sizeof(fills) / sizeof(fills[0]); f++) {
+			for (size_t at = 0; at <= len; at++) {
+				char text[64];
+				size_t n = 0;
+				text[n++] = '"';
+				for (size_t k = 0; k < len; k++)
+					text[n++] = 'a' + (char)(k % 26);
+				size_t fl = strlen(fills[f]);
+				memmove(text + 1 + at + fl, text + 1 + at, len - at);
+				memcpy(text + 1 + at, fills[f], fl);
+				n += fl;
+				text[n++] = '"';
+				for (size_t cut = 1; cut <= n; cut++) {
+					char *buf = malloc(cut);
+					cr_assert_not_null(buf);
+					memcpy(buf, text, cut);
+					bool esc, want_esc;
+					size_t want = string_end_bytewise(buf, cut, &want_esc);
+					size_t got = ns_json_string_end(buf, cut, 0, &esc);
+					cr_assert_eq(got, want, "len %zu, fill %zu at %zu, %zu bytes: %zu, not %zu", len, f, at,
+						     cut, got, want);
+					if (want)
+						cr_assert_eq(esc, want_esc, "len %zu, fill %zu at %zu: escape flag", len, f, at);
+					free(buf);
+				}
+			}
+		}
+	}
+}
+
 /* The extent of each value in text, read in pieces of `piece` bytes. */
 static void value_extents(const char *text, size_t piece, size_t *ends, size_t n_ends)
 {
