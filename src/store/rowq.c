@@ -1,8 +1,12 @@
 /* The writer thread's row queue (rowq.h).
  *
- * A chunk is a byte string of rows: a statement id byte, then per value a
- * tag byte and, for an integer, its 8 bytes, for a text, a 4-byte length
- * and the bytes. The statement says how many values a row has. Chunks form
+ * A chunk is a byte string of rows. A row is a statement id byte, the
+ * length of its texts (4 bytes), a 9-byte slot per value (a tag byte, then
+ * an integer, or a text's offset among the texts and its length, 4 bytes
+ * each), then the texts. The statement says how many values a row has (a
+ * statement without a table: none, and the row is the id byte alone).
+ * Fixed slots let the writer find a value without reading the ones before
+ * it: the writer is the slower side, so the producer does that work. Chunks form
  * a ring: the producer fills chunks[head]; the writer runs chunks[tail]
  * onwards; `pending` counts the chunks handed over and not yet run.
  *
@@ -28,6 +32,8 @@
 
 #define N_CHUNKS 4
 #define CHUNK_BYTES ((size_t)256 << 10) /* a chunk is handed over once it holds this much */
+#define ROW_HEAD 5  /* the statement id and the texts' length */
+#define SLOT 9      /* a value's slot */
 
 enum tag { TAG_NULL, TAG_INT, TAG_TEXT };
 
@@ -65,15 +71,15 @@ struct ns_rowq {
 	int fail_rc;      /* the writer's first failure: SQLite result code, 0 if none */
 	int fail_stmt;
 	char fail_msg[512];
-	/* the producer's row */
+	/* the producer's row: where it and its slots start (chunk offsets), its
+	 * values and text bytes so far */
 	int row_stmt, row_values;
-	size_t row_start;
+	size_t row_start, row_slots, row_texts;
 	enum { ROW_OK, ROW_NOMEM, ROW_TOO_BIG } row_state;
 };
 
 /* Room for `need` more bytes in the producer's chunk (false on OOM). A
- * row reserves room for its integers and NULLs at its start; texts reserve
- * their own. */
+ * row reserves its head and slots at its start; texts reserve their own. */
 static bool reserve(struct ns_rowq *q, size_t need)
 {
 	struct chunk *c = &q->chunks[q->head];
@@ -101,34 +107,50 @@ static bool reserve(struct ns_rowq *q, size_t need)
 
 void ns_rowq_row(struct ns_rowq *q, int stmt)
 {
+	struct chunk *c = &q->chunks[q->head];
+	size_t n = (size_t)q->n_values[stmt];
+	size_t head = n ? ROW_HEAD + n * SLOT : 1;
 	q->row_stmt = stmt;
 	q->row_values = 0;
-	q->row_start = q->chunks[q->head].len;
+	q->row_texts = 0;
+	q->row_start = c->len;
 	q->row_state = ROW_OK;
-	if (reserve(q, 1 + (size_t)q->n_values[stmt] * (1 + sizeof(int64_t))))
-		q->chunks[q->head].buf[q->chunks[q->head].len++] = (unsigned char)stmt;
+	if (reserve(q, head)) {
+		c->buf[c->len] = (unsigned char)stmt;
+		q->row_slots = c->len + ROW_HEAD;
+		c->len += head;
+	}
 }
 
-/* Whether the row has room for another value (reserved by ns_rowq_row). */
+/* Whether the row has a slot for another value (reserved by ns_rowq_row). */
 static bool value_fits(struct ns_rowq *q)
 {
-	return q->row_state == ROW_OK && q->row_values++ < q->n_values[q->row_stmt];
+	return q->row_state == ROW_OK && q->row_values < q->n_values[q->row_stmt];
+}
+
+/* The next value's slot, after value_fits. */
+static unsigned char *next_slot(struct ns_rowq *q)
+{
+	return q->chunks[q->head].buf + q->row_slots + SLOT * (size_t)q->row_values++;
 }
 
 void ns_rowq_null(struct ns_rowq *q)
 {
 	if (value_fits(q))
-		q->chunks[q->head].buf[q->chunks[q->head].len++] = TAG_NULL;
+		*next_slot(q) = TAG_NULL;
+	else
+		q->row_values++; /* (ns_rowq_end_row reports the count) */
 }
 
 void ns_rowq_int(struct ns_rowq *q, int64_t v)
 {
-	struct chunk *c = &q->chunks[q->head];
-	if (!value_fits(q))
+	if (!value_fits(q)) {
+		q->row_values++;
 		return;
-	c->buf[c->len] = TAG_INT;
-	memcpy(c->buf + c->len + 1, &v, sizeof(v));
-	c->len += 1 + sizeof(v);
+	}
+	unsigned char *slot = next_slot(q);
+	slot[0] = TAG_INT;
+	memcpy(slot + 1, &v, sizeof(v));
 }
 
 void ns_rowq_opt(struct ns_rowq *q, int64_t v)
@@ -141,23 +163,27 @@ void ns_rowq_opt(struct ns_rowq *q, int64_t v)
 
 void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len)
 {
-	struct chunk *c = &q->chunks[q->head];
-	uint32_t len32 = (uint32_t)len;
-	if (!value_fits(q))
+	if (!value_fits(q)) {
+		q->row_values++;
 		return;
-	if (len > INT_MAX) { /* (sqlite3_bind_text takes an int) */
+	}
+	/* (sqlite3_result_text takes an int; the offsets are 32-bit) */
+	if (len > INT_MAX || q->row_texts + len > UINT32_MAX) {
 		q->row_state = ROW_TOO_BIG;
 		return;
 	}
-	/* (and keep the room reserved for the values after it) */
-	size_t rest = (size_t)(q->n_values[q->row_stmt] - q->row_values) * (1 + sizeof(int64_t));
-	if (!reserve(q, 1 + sizeof(len32) + len + rest))
+	if (!reserve(q, len))
 		return;
-	c->buf[c->len] = TAG_TEXT;
-	memcpy(c->buf + c->len + 1, &len32, sizeof(len32));
+	struct chunk *c = &q->chunks[q->head]; /* (after reserve, which may move it) */
+	unsigned char *slot = next_slot(q);
+	uint32_t off32 = (uint32_t)q->row_texts, len32 = (uint32_t)len;
+	slot[0] = TAG_TEXT;
+	memcpy(slot + 1, &off32, sizeof(off32));
+	memcpy(slot + 1 + sizeof(off32), &len32, sizeof(len32));
 	if (len)
-		memcpy(c->buf + c->len + 1 + sizeof(len32), text, len);
-	c->len += 1 + sizeof(len32) + len;
+		memcpy(c->buf + c->len, text, len);
+	c->len += len;
+	q->row_texts += len;
 }
 
 static void note_failure(struct ns_rowq *q, int rc, int stmt, const char *msg)
@@ -182,8 +208,8 @@ struct rows_cursor {
 	sqlite3_vtab_cursor base;
 	const struct rows_source *src;
 	sqlite3_int64 n;                  /* rows read so far: the rowid */
+	const unsigned char *slots, *texts; /* the current row's */
 	const unsigned char *next;        /* past the current row */
-	const unsigned char *value[NS_ROWQ_MAX_VALUES]; /* the current row's values (at their tags) */
 	bool eof;
 };
 
@@ -246,26 +272,14 @@ static void rows_load(struct rows_cursor *cur)
 {
 	const struct ns_rowq *q = cur->src->q;
 	const unsigned char *p = q->run;
+	uint32_t texts_len;
 	cur->eof = p >= q->run_end || *p != cur->src->stmt;
 	if (cur->eof)
 		return;
-	p++;
-	for (int i = 0; i < q->n_values[cur->src->stmt]; i++) {
-		uint32_t len;
-		cur->value[i] = p;
-		switch (*p++) {
-		case TAG_NULL:
-			break;
-		case TAG_INT:
-			p += sizeof(int64_t);
-			break;
-		default: /* TAG_TEXT */
-			memcpy(&len, p, sizeof(len));
-			p += sizeof(len) + len;
-			break;
-		}
-	}
-	cur->next = p;
+	memcpy(&texts_len, p + 1, sizeof(texts_len));
+	cur->slots = p + ROW_HEAD;
+	cur->texts = cur->slots + SLOT * (size_t)q->n_values[cur->src->stmt];
+	cur->next = cur->texts + texts_len;
 }
 
 static int rows_filter(sqlite3_vtab_cursor *c, int idx, const char *idx_str, int argc, sqlite3_value **argv)
@@ -291,9 +305,10 @@ static int rows_eof(sqlite3_vtab_cursor *c)
 
 static int rows_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i)
 {
-	const unsigned char *v = ((struct rows_cursor *)c)->value[i];
+	const struct rows_cursor *cur = (const struct rows_cursor *)c;
+	const unsigned char *v = cur->slots + SLOT * (size_t)i;
 	int64_t n;
-	uint32_t len;
+	uint32_t off, len;
 	switch (*v) {
 	case TAG_NULL:
 		break; /* (the result is NULL unless set) */
@@ -302,8 +317,9 @@ static int rows_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i)
 		sqlite3_result_int64(ctx, n);
 		break;
 	default: /* TAG_TEXT: the chunk outlives the statement */
-		memcpy(&len, v + 1, sizeof(len));
-		sqlite3_result_text(ctx, (const char *)v + 1 + sizeof(len), (int)len, SQLITE_STATIC);
+		memcpy(&off, v + 1, sizeof(off));
+		memcpy(&len, v + 1 + sizeof(off), sizeof(len));
+		sqlite3_result_text(ctx, (const char *)cur->texts + off, (int)len, SQLITE_STATIC);
 		break;
 	}
 	return SQLITE_OK;
@@ -420,6 +436,10 @@ int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err)
 		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: %d values for a row of %d", q->path,
 				    q->row_values, q->n_values[q->row_stmt]);
 	}
+	if (q->row_values) {
+		uint32_t texts_len = (uint32_t)q->row_texts;
+		memcpy(c->buf + q->row_start + 1, &texts_len, sizeof(texts_len));
+	}
 	q->n_rows[q->row_stmt]++;
 	return c->len >= CHUNK_BYTES ? hand_over(q, err) : 0;
 }
@@ -481,11 +501,6 @@ static int prepare(struct ns_rowq *q, int i, struct ns_error *err)
 	if ((rc = sqlite3_prepare_v2(q->db, sql, -1, &probe, NULL)) != SQLITE_OK)
 		goto out;
 	q->n_values[i] = sqlite3_column_count(probe);
-	if (q->n_values[i] > NS_ROWQ_MAX_VALUES) {
-		rc = SQLITE_INTERNAL;
-		msg = "internal error: more columns than NS_ROWQ_MAX_VALUES";
-		goto out;
-	}
 	q->sources[i] = (struct rows_source){ q, i };
 	char name[32];
 	module_name(name, i);

@@ -30,14 +30,11 @@ struct ns_rowq_stmt {
 };
 
 /* Prepares defs[0 .. n_stmts) on db (statement id i is defs[i]; defs and
- * path outlive the queue; a table has at most NS_ROWQ_MAX_VALUES columns)
- * and starts the writer. path names the database in
+ * path outlive the queue) and starts the writer. path names the database in
  * messages. Without use_thread, chunks run in the producer's thread.
  * Returns 0, or sets err (NS_ERR_NOMEM, or SQLite's refusal to prepare). */
 int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, const struct ns_rowq_stmt *defs, int n_stmts,
 		  const char *path, bool use_thread, struct ns_error *err);
-
-#define NS_ROWQ_MAX_VALUES 64
 
 /* A row: ns_rowq_row, then one value per column of the statement's table,
  * in order, then ns_rowq_end_row. A statement without a table is a row
