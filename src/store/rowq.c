@@ -33,9 +33,7 @@
 #define N_CHUNKS 4
 #define CHUNK_BYTES ((size_t)256 << 10) /* a chunk is handed over once it holds this much */
 #define ROW_HEAD 5  /* the statement id and the texts' length */
-#define SLOT 9      /* a value's slot */
-
-enum tag { TAG_NULL, TAG_INT, TAG_TEXT };
+#define SLOT NS_ROWQ_SLOT
 
 struct chunk {
 	unsigned char *buf;
@@ -49,6 +47,7 @@ struct rows_source {
 };
 
 struct ns_rowq {
+	struct ns_rowq_cursor cur; /* first: the inline calls of rowq.h cast to it */
 	sqlite3 *db;
 	const struct ns_rowq_stmt *defs;
 	sqlite3_stmt **stmts;
@@ -72,14 +71,22 @@ struct ns_rowq {
 	int fail_stmt;
 	char fail_msg[512];
 	/* the producer's row: where it and its slots start (chunk offsets), its
-	 * values and text bytes so far */
-	int row_stmt, row_values;
+	 * text bytes so far (its values: cur) */
+	int row_stmt;
 	size_t row_start, row_slots, row_texts;
 	enum { ROW_OK, ROW_NOMEM, ROW_TOO_BIG } row_state;
 };
 
+/* A failed row takes no more values (see ns_rowq_cursor). */
+static void fail_row(struct ns_rowq *q, int state)
+{
+	q->row_state = state;
+	q->cur.end = q->cur.slot;
+}
+
 /* Room for `need` more bytes in the producer's chunk (false on OOM). A
- * row reserves its head and slots at its start; texts reserve their own. */
+ * row reserves its head and slots at its start (before it has a cursor);
+ * texts reserve their own, and the cursor moves with the chunk. */
 static bool reserve(struct ns_rowq *q, size_t need)
 {
 	struct chunk *c = &q->chunks[q->head];
@@ -87,21 +94,28 @@ static bool reserve(struct ns_rowq *q, size_t need)
 		return false;
 	if (c->cap - c->len >= need)
 		return true;
+	bool has_cursor = q->cur.slot != NULL;
+	size_t slot = has_cursor ? (size_t)(q->cur.slot - c->buf) : 0;
+	size_t end = has_cursor ? (size_t)(q->cur.end - c->buf) : 0;
 	size_t cap = c->cap ? c->cap : CHUNK_BYTES + 4096;
 	while (cap - c->len < need) {
 		if (cap > SIZE_MAX / 2) {
-			q->row_state = ROW_NOMEM;
+			fail_row(q, ROW_NOMEM);
 			return false;
 		}
 		cap *= 2;
 	}
 	unsigned char *buf = realloc(c->buf, cap);
 	if (!buf) {
-		q->row_state = ROW_NOMEM;
+		fail_row(q, ROW_NOMEM);
 		return false;
 	}
 	c->buf = buf;
 	c->cap = cap;
+	if (has_cursor) {
+		q->cur.slot = buf + slot;
+		q->cur.end = buf + end;
+	}
 	return true;
 }
 
@@ -111,73 +125,45 @@ void ns_rowq_row(struct ns_rowq *q, int stmt)
 	size_t n = (size_t)q->n_values[stmt];
 	size_t head = n ? ROW_HEAD + n * SLOT : 1;
 	q->row_stmt = stmt;
-	q->row_values = 0;
 	q->row_texts = 0;
 	q->row_start = c->len;
 	q->row_state = ROW_OK;
+	q->cur = (struct ns_rowq_cursor){ 0 };
 	if (reserve(q, head)) {
 		c->buf[c->len] = (unsigned char)stmt;
 		q->row_slots = c->len + ROW_HEAD;
+		if (n) {
+			q->cur.slot = c->buf + q->row_slots;
+			q->cur.end = q->cur.slot + SLOT * n;
+		}
 		c->len += head;
 	}
 }
 
-/* Whether the row has a slot for another value (reserved by ns_rowq_row). */
-static bool value_fits(struct ns_rowq *q)
+/* The values given for the producer's row so far. */
+static int row_values(const struct ns_rowq *q)
 {
-	return q->row_state == ROW_OK && q->row_values < q->n_values[q->row_stmt];
-}
-
-/* The next value's slot, after value_fits. */
-static unsigned char *next_slot(struct ns_rowq *q)
-{
-	return q->chunks[q->head].buf + q->row_slots + SLOT * (size_t)q->row_values++;
-}
-
-void ns_rowq_null(struct ns_rowq *q)
-{
-	if (value_fits(q))
-		*next_slot(q) = TAG_NULL;
-	else
-		q->row_values++; /* (ns_rowq_end_row reports the count) */
-}
-
-void ns_rowq_int(struct ns_rowq *q, int64_t v)
-{
-	if (!value_fits(q)) {
-		q->row_values++;
-		return;
-	}
-	unsigned char *slot = next_slot(q);
-	slot[0] = TAG_INT;
-	memcpy(slot + 1, &v, sizeof(v));
-}
-
-void ns_rowq_opt(struct ns_rowq *q, int64_t v)
-{
-	if (v == NS_NONE)
-		ns_rowq_null(q);
-	else
-		ns_rowq_int(q, v);
+	const unsigned char *slots = q->chunks[q->head].buf + q->row_slots;
+	return q->cur.slot ? (int)((size_t)(q->cur.slot - slots) / SLOT) + q->cur.extra : q->cur.extra;
 }
 
 void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len)
 {
-	if (!value_fits(q)) {
-		q->row_values++;
+	if (q->cur.slot == q->cur.end) {
+		q->cur.extra++;
 		return;
 	}
 	/* (sqlite3_result_text takes an int; the offsets are 32-bit) */
 	if (len > INT_MAX || q->row_texts + len > UINT32_MAX) {
-		q->row_state = ROW_TOO_BIG;
+		fail_row(q, ROW_TOO_BIG);
 		return;
 	}
 	if (!reserve(q, len))
 		return;
 	struct chunk *c = &q->chunks[q->head]; /* (after reserve, which may move it) */
-	unsigned char *slot = next_slot(q);
+	unsigned char *slot = ns_rowq_slot_(q);
 	uint32_t off32 = (uint32_t)q->row_texts, len32 = (uint32_t)len;
-	slot[0] = TAG_TEXT;
+	slot[0] = NS_ROWQ_TEXT;
 	memcpy(slot + 1, &off32, sizeof(off32));
 	memcpy(slot + 1 + sizeof(off32), &len32, sizeof(len32));
 	if (len)
@@ -310,13 +296,13 @@ static int rows_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i)
 	int64_t n;
 	uint32_t off, len;
 	switch (*v) {
-	case TAG_NULL:
+	case NS_ROWQ_NULL:
 		break; /* (the result is NULL unless set) */
-	case TAG_INT:
+	case NS_ROWQ_INT:
 		memcpy(&n, v + 1, sizeof(n));
 		sqlite3_result_int64(ctx, n);
 		break;
-	default: /* TAG_TEXT: the chunk outlives the statement */
+	default: /* NS_ROWQ_TEXT: the chunk outlives the statement */
 		memcpy(&off, v + 1, sizeof(off));
 		memcpy(&len, v + 1 + sizeof(off), sizeof(len));
 		sqlite3_result_text(ctx, (const char *)cur->texts + off, (int)len, SQLITE_STATIC);
@@ -426,7 +412,8 @@ static int hand_over(struct ns_rowq *q, struct ns_error *err)
 int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err)
 {
 	struct chunk *c = &q->chunks[q->head];
-	if (q->row_state != ROW_OK || q->row_values != q->n_values[q->row_stmt]) {
+	int values = row_values(q);
+	if (q->row_state != ROW_OK || values != q->n_values[q->row_stmt]) {
 		c->len = q->row_start; /* drop the partial row */
 		if (q->row_state == ROW_NOMEM)
 			return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory while queueing a row", q->path);
@@ -434,9 +421,9 @@ int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err)
 			return ns_error_set(err, NS_ERR_NOMEM, "%s: %s: a value is larger than 2 GiB", q->path,
 					    q->defs[q->row_stmt].what);
 		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: %d values for a row of %d", q->path,
-				    q->row_values, q->n_values[q->row_stmt]);
+				    values, q->n_values[q->row_stmt]);
 	}
-	if (q->row_values) {
+	if (values) {
 		uint32_t texts_len = (uint32_t)q->row_texts;
 		memcpy(c->buf + q->row_start + 1, &texts_len, sizeof(texts_len));
 	}

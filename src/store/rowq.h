@@ -17,7 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include "common/error.h"
+#include "common/trace.h"
 
 struct ns_rowq;
 
@@ -40,10 +43,10 @@ int ns_rowq_start(struct ns_rowq **out, sqlite3 *db, const struct ns_rowq_stmt *
  * in order, then ns_rowq_end_row. A statement without a table is a row
  * without values. */
 void ns_rowq_row(struct ns_rowq *q, int stmt);
-void ns_rowq_int(struct ns_rowq *q, int64_t v);
-void ns_rowq_opt(struct ns_rowq *q, int64_t v); /* NS_NONE is NULL */
-void ns_rowq_null(struct ns_rowq *q);
 void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len);
+static inline void ns_rowq_int(struct ns_rowq *q, int64_t v);
+static inline void ns_rowq_opt(struct ns_rowq *q, int64_t v); /* NS_NONE is NULL */
+static inline void ns_rowq_null(struct ns_rowq *q);
 /* Returns 0, or the writer's first failure, or NS_ERR_NOMEM. */
 int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err);
 
@@ -59,5 +62,56 @@ int ns_rowq_flush(struct ns_rowq *q, struct ns_error *err);
  * Returns the first failure, if any; err may be NULL when the caller is
  * giving up anyway. */
 int ns_rowq_finish(struct ns_rowq *q, struct ns_error *err);
+
+/* ---- inline: an events row is 30 of these calls ---- */
+
+/* A value's slot in a queued row: a tag byte, then the integer (or a
+ * text's offset and length). */
+enum { NS_ROWQ_NULL, NS_ROWQ_INT, NS_ROWQ_TEXT };
+#define NS_ROWQ_SLOT 9
+
+/* The first member of struct ns_rowq: where the row being queued takes its
+ * next value. After a failure, slot == end (NULL), and values given are
+ * only counted. */
+struct ns_rowq_cursor {
+	unsigned char *slot, *end; /* the next value's slot; past the row's last */
+	int extra;                 /* values given when there was no slot */
+};
+
+static inline unsigned char *ns_rowq_slot_(struct ns_rowq *q)
+{
+	struct ns_rowq_cursor *c = (struct ns_rowq_cursor *)(void *)q;
+	if (c->slot == c->end) {
+		c->extra++; /* (ns_rowq_end_row reports it) */
+		return NULL;
+	}
+	unsigned char *slot = c->slot;
+	c->slot += NS_ROWQ_SLOT;
+	return slot;
+}
+
+static inline void ns_rowq_null(struct ns_rowq *q)
+{
+	unsigned char *slot = ns_rowq_slot_(q);
+	if (slot)
+		slot[0] = NS_ROWQ_NULL;
+}
+
+static inline void ns_rowq_int(struct ns_rowq *q, int64_t v)
+{
+	unsigned char *slot = ns_rowq_slot_(q);
+	if (slot) {
+		slot[0] = NS_ROWQ_INT;
+		memcpy(slot + 1, &v, sizeof(v));
+	}
+}
+
+static inline void ns_rowq_opt(struct ns_rowq *q, int64_t v)
+{
+	if (v == NS_NONE)
+		ns_rowq_null(q);
+	else
+		ns_rowq_int(q, v);
+}
 
 #endif

@@ -1270,6 +1270,14 @@ Test(store, rowq_checks_the_number_of_values)
 		ns_rowq_text(q, "v", 1);
 	cr_expect_eq(ns_rowq_end_row(q, &err), NS_ERR_INPUT);
 	cr_expect(strstr(err.msg, "internal error: 4 values for a row of 3") != NULL, "%s", err.msg);
+	ns_rowq_row(q, 0); /* (the inline calls count the values past the last slot) */
+	ns_rowq_int(q, 1);
+	ns_rowq_null(q);
+	ns_rowq_opt(q, 3);
+	ns_rowq_opt(q, NS_NONE);
+	ns_rowq_int(q, 5);
+	cr_expect_eq(ns_rowq_end_row(q, &err), NS_ERR_INPUT);
+	cr_expect(strstr(err.msg, "internal error: 5 values for a row of 3") != NULL, "%s", err.msg);
 	ns_rowq_row(q, 0);
 	ns_rowq_int(q, 7);
 	ns_rowq_null(q);
