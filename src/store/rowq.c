@@ -143,8 +143,10 @@ void ns_rowq_row(struct ns_rowq *q, int stmt)
 /* The values given for the producer's row so far. */
 static int row_values(const struct ns_rowq *q)
 {
+	if (!q->cur.slot) /* (no slots: none, or its reserve failed) */
+		return q->cur.extra;
 	const unsigned char *slots = q->chunks[q->head].buf + q->row_slots;
-	return q->cur.slot ? (int)((size_t)(q->cur.slot - slots) / SLOT) + q->cur.extra : q->cur.extra;
+	return (int)((size_t)(q->cur.slot - slots) / SLOT) + q->cur.extra;
 }
 
 void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len)

@@ -16,7 +16,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
 #include <string.h>
 
 #include "common/error.h"
@@ -78,6 +77,8 @@ struct ns_rowq_cursor {
 	int extra;                 /* values given when there was no slot */
 };
 
+/* The next value's slot, or NULL when the row has none left (the value is
+ * then only counted). */
 static inline unsigned char *ns_rowq_slot_(struct ns_rowq *q)
 {
 	struct ns_rowq_cursor *c = (struct ns_rowq_cursor *)(void *)q;
