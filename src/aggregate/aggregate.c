@@ -545,20 +545,12 @@ static int collect_fevents(struct work *w)
 /* ns_fevent_start and ns_fevent_end of the fevent event i becomes. */
 static int64_t fevent_start_of(const struct work *w, int32_t i)
 {
-	return w->t->events[i].ts_ns + (bit_is_set(w->unwidened, (size_t)i) ? w->out->unwiden_start_ns : 0);
+	return ns_span_start(w->out, &w->t->events[i], bit_is_set(w->unwidened, (size_t)i));
 }
 
 static int64_t fevent_end_of(const struct work *w, int32_t i)
 {
-	const struct ns_event *ev = &w->t->events[i];
-	return ev->ts_ns + ev->dur_ns + (bit_is_set(w->unwidened, (size_t)i) ? w->out->unwiden_end_ns : 0);
-}
-
-/* A memory row (assign_memory): a [memory] record no CPU event contains, or
- * an [OutOfMemory] one. */
-static bool is_memory_row(const struct ns_event *ev)
-{
-	return ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM;
+	return ns_span_end(w->out, &w->t->events[i], bit_is_set(w->unwidened, (size_t)i));
 }
 
 /* The fevents, one per w->order entry, in that (sorted) order: written in
@@ -582,7 +574,7 @@ static int make_fevents(struct work *w)
 		fe->event = i;
 		fe->thread = ev->thread;
 		fe->link = fe->first_child = fe->next_sibling = NO_INDEX;
-		if (is_memory_row(ev)) { /* an instant: start = end = its time */
+		if (ns_event_is_memory(ev)) { /* a memory row (assign_memory): an instant */
 			fe->name = ev->name;
 			fe->device_type = NS_DEV_CPU;
 			a->n_fevents++;
@@ -735,7 +727,7 @@ static struct ns_fmem own_mem(const struct ns_agg *a, const struct ns_fevent *fe
 	const struct ns_event *ev = &a->trace->events[fe->event];
 	struct ns_fmem m = { 0 };
 	size_t first, last;
-	if (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM) {
+	if (ns_event_is_memory(ev)) {
 		m.cpu = is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 		m.device = is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 	} else if (fe->has_records) {
@@ -827,8 +819,8 @@ static int cmp_fevent_order(const void *x, const void *y, void *ctx)
 {
 	const struct work *w = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	int64_t pos_i = (int64_t)is_memory_row(&w->t->events[i]) << 32 | i;
-	int64_t pos_j = (int64_t)is_memory_row(&w->t->events[j]) << 32 | j;
+	int64_t pos_i = (int64_t)ns_event_is_memory(&w->t->events[i]) << 32 | i;
+	int64_t pos_j = (int64_t)ns_event_is_memory(&w->t->events[j]) << 32 | j;
 	return cmp_order(fevent_start_of(w, i), fevent_end_of(w, i), pos_i, fevent_start_of(w, j),
 			 fevent_end_of(w, j), pos_j);
 }

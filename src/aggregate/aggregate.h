@@ -141,16 +141,27 @@ static inline double ns_fevent_us(const struct ns_agg *a, int64_t ns)
 	return (double)(ns - a->t0_ns) / 1000.0;
 }
 
-/* PyTorch's start and end of a FunctionEvent (ns on the trace's axis). */
+/* The start and end of the FunctionEvent an event becomes (ns on the
+ * trace's axis): the event's, or their un-widened form. */
+static inline int64_t ns_span_start(const struct ns_agg *a, const struct ns_event *ev, bool unwidened)
+{
+	return ev->ts_ns + (unwidened ? a->unwiden_start_ns : 0);
+}
+
+static inline int64_t ns_span_end(const struct ns_agg *a, const struct ns_event *ev, bool unwidened)
+{
+	return ev->ts_ns + ev->dur_ns + (unwidened ? a->unwiden_end_ns : 0);
+}
+
+/* PyTorch's start and end of a FunctionEvent. */
 static inline int64_t ns_fevent_start(const struct ns_agg *a, const struct ns_fevent *fe)
 {
-	return a->trace->events[fe->event].ts_ns + (fe->unwidened ? a->unwiden_start_ns : 0);
+	return ns_span_start(a, &a->trace->events[fe->event], fe->unwidened);
 }
 
 static inline int64_t ns_fevent_end(const struct ns_agg *a, const struct ns_fevent *fe)
 {
-	const struct ns_event *ev = &a->trace->events[fe->event];
-	return ev->ts_ns + ev->dur_ns + (fe->unwidened ? a->unwiden_end_ns : 0);
+	return ns_span_end(a, &a->trace->events[fe->event], fe->unwidened);
 }
 
 static inline int64_t ns_fevent_span_ns(const struct ns_agg *a, const struct ns_fevent *fe)

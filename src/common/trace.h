@@ -93,6 +93,12 @@ struct ns_event {
 	uint8_t flags;        /* enum ns_event_flag */
 };
 
+/* A memory record: [memory] or [OutOfMemory] (its `mem` is set). */
+static inline bool ns_event_is_memory(const struct ns_event *ev)
+{
+	return ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM;
+}
+
 /* One end of an ac2g flow (with an integer id). Flows are kept apart from
  * the events, 24 bytes instead of 80: only the linking of device work to
  * its launch reads them (spec B7), and a CUDA trace has two per kernel. */

@@ -266,7 +266,7 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 		ev.thread = (uint32_t)thread;
 		ev.ts_ns = column_opt(st, 6);
 		ev.dur_ns = column_opt(st, 7);
-		if (ev.kind == NS_KIND_MEMORY || ev.kind == NS_KIND_OOM) {
+		if (ns_event_is_memory(&ev)) {
 			ev.mem.bytes = bytes == NS_NONE ? 0 : bytes;
 			ev.mem.device_type = mem_type == NS_NONE ? -1 : mem_type;
 		} else {

@@ -33,7 +33,6 @@
 #define N_CHUNKS 4
 #define CHUNK_BYTES ((size_t)256 << 10) /* a chunk is handed over once it holds this much */
 #define ROW_HEAD 5  /* the statement id and the texts' length */
-#define SLOT NS_ROWQ_SLOT
 
 struct chunk {
 	unsigned char *buf;
@@ -123,7 +122,7 @@ void ns_rowq_row(struct ns_rowq *q, int stmt)
 {
 	struct chunk *c = &q->chunks[q->head];
 	size_t n = (size_t)q->n_values[stmt];
-	size_t head = n ? ROW_HEAD + n * SLOT : 1;
+	size_t head = n ? ROW_HEAD + n * NS_ROWQ_SLOT : 1;
 	q->row_stmt = stmt;
 	q->row_texts = 0;
 	q->row_start = c->len;
@@ -134,7 +133,7 @@ void ns_rowq_row(struct ns_rowq *q, int stmt)
 		q->row_slots = c->len + ROW_HEAD;
 		if (n) {
 			q->cur.slot = c->buf + q->row_slots;
-			q->cur.end = q->cur.slot + SLOT * n;
+			q->cur.end = q->cur.slot + NS_ROWQ_SLOT * n;
 		}
 		c->len += head;
 	}
@@ -146,7 +145,7 @@ static int row_values(const struct ns_rowq *q)
 	if (!q->cur.slot) /* (no slots: none, or its reserve failed) */
 		return q->cur.extra;
 	const unsigned char *slots = q->chunks[q->head].buf + q->row_slots;
-	return (int)((size_t)(q->cur.slot - slots) / SLOT) + q->cur.extra;
+	return (int)((size_t)(q->cur.slot - slots) / NS_ROWQ_SLOT) + q->cur.extra;
 }
 
 void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len)
@@ -266,7 +265,7 @@ static void rows_load(struct rows_cursor *cur)
 		return;
 	memcpy(&texts_len, p + 1, sizeof(texts_len));
 	cur->slots = p + ROW_HEAD;
-	cur->texts = cur->slots + SLOT * (size_t)q->n_values[cur->src->stmt];
+	cur->texts = cur->slots + NS_ROWQ_SLOT * (size_t)q->n_values[cur->src->stmt];
 	cur->next = cur->texts + texts_len;
 }
 
@@ -294,7 +293,7 @@ static int rows_eof(sqlite3_vtab_cursor *c)
 static int rows_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i)
 {
 	const struct rows_cursor *cur = (const struct rows_cursor *)c;
-	const unsigned char *v = cur->slots + SLOT * (size_t)i;
+	const unsigned char *v = cur->slots + NS_ROWQ_SLOT * (size_t)i;
 	int64_t n;
 	uint32_t off, len;
 	switch (*v) {

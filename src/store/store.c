@@ -619,7 +619,7 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 	}
 	ns_rowq_opt(q, ev->ts_ns);
 	ns_rowq_opt(q, ev->dur_ns);
-	bool mem = raw->kept && (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM);
+	bool mem = raw->kept && ns_event_is_memory(ev);
 	ns_rowq_opt(q, mem ? NS_NONE : ev->external_id); /* (the union holds ev->mem there) */
 	ns_rowq_opt(q, mem ? NS_NONE : ev->correlation);
 	ns_rowq_opt(q, raw->rf_id);
