@@ -696,6 +696,51 @@ Test(store, stale_temp_files_of_dead_writers_are_removed)
 	free(db);
 }
 
+/* The path of the one temp file beside db (NULL if none). */
+static char *find_temp_file(const char *db)
+{
+	const char *base = strrchr(db, '/') + 1;
+	char *found = NULL;
+	DIR *d = opendir(tmp_dir);
+	cr_assert_not_null(d);
+	for (struct dirent *de; (de = readdir(d));)
+		if (strncmp(de->d_name, base, strlen(base)) == 0 && strstr(de->d_name, ".tmp-"))
+			cr_assert(asprintf(&found, "%s/%s", tmp_dir, de->d_name) > 0);
+	closedir(d);
+	return found;
+}
+
+/* ns_store_reserve takes disk blocks past the temp file's end; the commit
+ * gives back what the database did not use. */
+Test(store, reserved_blocks_are_given_back_at_commit)
+{
+	char *db = tmp_path("reserved.db");
+	struct ns_store *s;
+	struct ns_error err = { 0 };
+	struct ns_trace t;
+	struct stat st;
+	int64_t id;
+	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
+	ns_store_reserve(s, 64 << 20);
+	char *tmp = find_temp_file(db);
+	cr_assert_not_null(tmp);
+	cr_assert_eq(stat(tmp, &st), 0);
+	cr_expect_geq((int64_t)st.st_blocks * 512, 64 << 20, "reserved");
+	cr_expect_lt(st.st_size, 1 << 20, "past the end: the size is SQLite's");
+
+	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
+	ns_trace_init(&t);
+	write_example_events(s, &t);
+	cr_assert_eq(ns_store_end_trace(s, &t, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_store_commit(s, &err), 0, "%s", err.msg);
+	cr_assert_eq(stat(db, &st), 0);
+	cr_expect_lt((int64_t)st.st_blocks * 512, 1 << 20, "given back");
+	expect_query(db, "SELECT count(*) > 0 AS n FROM events", NS_SQL_CSV, "n\r\n1\r\n");
+	ns_trace_release(&t);
+	free(tmp);
+	free(db);
+}
+
 Test(store, create_in_a_missing_directory_fails_cleanly)
 {
 	struct ns_store *s = (struct ns_store *)1;
