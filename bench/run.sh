@@ -11,7 +11,7 @@
 #   1. builds a release binary (meson, buildtype=release) in build-release/;
 #   2. generates deterministic synthetic traces with bench/gen_trace.py into bench/out/
 #      (git-ignored), reusing any that already exist;
-#   3. measures wall time, MB/s, events/s and peak RSS (/usr/bin/time -v) for:
+#   3. measures wall time (the clock), MB/s, events/s and peak RSS (/usr/bin/time -v) for:
 #        neuron-stats report --no-cache FILE
 #        neuron-stats ingest FILE -o bench/out/out.db
 #        python3 bench/baseline.py FILE   (stdlib json.load + tests/oracle/key_averages.py)
@@ -58,41 +58,47 @@ fi
 # --- helpers -------------------------------------------------------------------------
 to_bytes() { $PY -c 'import sys; sys.path.insert(0, "bench"); import gen_trace; print(gen_trace.parse_size(sys.argv[1]))' "$1"; }
 
-# measure LABEL OUTFILE CMD... -> sets WALL (s) and RSS (KiB) from /usr/bin/time -v
+# measure LABEL OUTFILE CMD... -> sets WALL (s, from the clock around the command: GNU
+# time's own figure has a 10 ms resolution) and RSS (KiB, from /usr/bin/time -v)
 measure() {
 	local label=$1 outfile=$2; shift 2
-	local tf="$OUT/time.$$.txt"
+	local tf="$OUT/time.$$.txt" t0 t1
+	t0=$(date +%s%N)
 	if ! /usr/bin/time -v -o "$tf" "$@" >"$outfile" 2>"$OUT/stderr.$$.txt"; then
 		log "$label failed:"; tail -5 "$OUT/stderr.$$.txt" >&2
 		WALL=NaN; RSS=NaN; rm -f "$tf"; return 1
 	fi
-	WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tf")
+	t1=$(date +%s%N)
+	WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
 	RSS=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tf")
 	rm -f "$tf"
 }
 
 # best (fastest) of REPEAT runs: wall time and the RSS of that run. The minimum is
-# the least disturbed by other load on a shared machine.
+# the least disturbed by other load on a shared machine; MEDIAN (the middle run, the
+# slower of the two for an even count) shows how far the others were.
 measure_best() {
 	local label=$1 outfile=$2; shift 2
 	local runs=() i
+	MEDIAN=
 	for ((i = 0; i < REPEAT; i++)); do
 		[ -n "${PRE:-}" ] && eval "$PRE"
 		measure "$label" "$outfile" "$@" || return 1
 		runs+=("$WALL $RSS")
 	done
 	read -r WALL RSS < <(printf '%s\n' "${runs[@]}" | sort -g | head -1)
+	MEDIAN=$(printf '%s\n' "${runs[@]}" | sort -g | awk -v n="${#runs[@]}" 'NR == int(n / 2) + 1 {print $1}')
 }
 
 ROWS=()
 CHECKS=()
 NOTES=()
-row() { # label size_bytes events
-	local label=$1 bytes=$2 events=$3
-	ROWS+=("$(awk -v l="$label" -v f="$FILE_LABEL" -v b="$bytes" -v e="$events" -v w="$WALL" -v r="$RSS" 'BEGIN {
-		if (w == "NaN") { printf "| %s | %s | failed | | | |", f, l; exit }
+row() { # label size_bytes events [median]
+	local label=$1 bytes=$2 events=$3 median=${4:-}
+	ROWS+=("$(awk -v l="$label" -v f="$FILE_LABEL" -v b="$bytes" -v e="$events" -v w="$WALL" -v r="$RSS" -v m="$median" 'BEGIN {
+		if (w == "NaN") { printf "| %s | %s | failed | | | | |", f, l; exit }
 		ws = (w > 0) ? w : 0.005
-		printf "| %s | %s | %.2f | %.1f | %.0f | %.0f |", f, l, w, b / 1e6 / ws, e / ws, r / 1024 }')")
+		printf "| %s | %s | %.3f | %s | %.1f | %.0f | %.0f |", f, l, w, (m == "" ? "" : sprintf("%.3f", m)), b / 1e6 / ws, e / ws, r / 1024 }')")
 	printf '%s\n' "${ROWS[-1]}" >&2
 }
 
@@ -115,11 +121,11 @@ for size in $SIZES; do
 
 	if has report; then
 		measure_best "report" "$OUT/report-$size.txt" "$BIN" report --no-cache "$FILE" || true
-		row "\`neuron-stats report --no-cache\`" "$BYTES" "$EVENTS"
+		row "\`neuron-stats report --no-cache\`" "$BYTES" "$EVENTS" "$MEDIAN"
 	fi
 	if has ingest; then
 		PRE="rm -f $OUT/out.db $OUT/out.db-wal $OUT/out.db-shm" measure_best "ingest" "$OUT/ingest-$size.txt" "$BIN" ingest "$FILE" -o "$OUT/out.db" || true
-		row "\`neuron-stats ingest -o out.db\`" "$BYTES" "$EVENTS"
+		row "\`neuron-stats ingest -o out.db\`" "$BYTES" "$EVENTS" "$MEDIAN"
 		DBSIZE=$(stat -c %s "$OUT/out.db" 2>/dev/null || echo 0)
 		NOTES+=("* $size: the \`ingest\` database is $(awk -v b="$DBSIZE" 'BEGIN{printf "%.1f MB", b/1e6}') ($(awk -v b="$DBSIZE" -v t="$BYTES" 'BEGIN{printf "%.0f%%", 100*b/t}') of the trace).")
 		rm -f "$OUT/out.db" "$OUT/out.db-wal" "$OUT/out.db-shm"
@@ -176,12 +182,12 @@ RES="$OUT/results.md"
 	echo "* Machine: $(nproc) CPUs ($CPU), $MEM RAM, Linux $(uname -r)."
 	echo "* Build: \`meson setup $BUILD --buildtype=release\`, $CC, source at $COMMIT."
 	echo "* Python: $($PY --version 2>&1)."
-	echo "* Each C figure is the fastest of $REPEAT runs. The Python baseline ran once. The trace was in the page cache."
+	echo "* Each C figure is the fastest of $REPEAT runs (\"median s\": the middle one). The Python baseline ran once. The trace was in the page cache."
 	echo "* Load average (1/5/15 min) at the start: $LOAD_START; at the end: $LOAD_END.$(awk -v l="${LOAD_START%% *}" -v n="$(nproc)" 'BEGIN { if (l + 0 > n + 0.5) printf " Other work was running on the machine, so treat the times as upper bounds." }')"
 	echo "* MB = 10^6 bytes."
 	echo
-	echo "| trace | command | wall s | MB/s | events/s | peak RSS MiB |"
-	echo "|---|---|---:|---:|---:|---:|"
+	echo "| trace | command | wall s | median s | MB/s | events/s | peak RSS MiB |"
+	echo "|---|---|---:|---:|---:|---:|---:|"
 	printf '%s\n' "${ROWS[@]}"
 	echo
 	printf '%s\n' "${NOTES[@]}"

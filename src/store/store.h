@@ -27,7 +27,6 @@ struct ns_source_id {
 };
 
 int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error *err);
-
 /* Reserves disk blocks for a database of about bytes, beyond the end of the
  * file, so that SQLite's writes need no block allocation (on ext4, 40% of
  * a write's cost). Best effort: without fallocate, or without the space,
