@@ -79,15 +79,16 @@ measure() {
 # slower of the two for an even count) shows how far the others were.
 measure_best() {
 	local label=$1 outfile=$2; shift 2
-	local runs=() i
+	local runs=() i sorted
 	MEDIAN=
 	for ((i = 0; i < REPEAT; i++)); do
 		[ -n "${PRE:-}" ] && eval "$PRE"
 		measure "$label" "$outfile" "$@" || return 1
 		runs+=("$WALL $RSS")
 	done
-	read -r WALL RSS < <(printf '%s\n' "${runs[@]}" | sort -g | head -1)
-	MEDIAN=$(printf '%s\n' "${runs[@]}" | sort -g | awk -v n="${#runs[@]}" 'NR == int(n / 2) + 1 {print $1}')
+	sorted=$(printf '%s\n' "${runs[@]}" | sort -g)
+	read -r WALL RSS <<<"${sorted%%$'\n'*}"
+	MEDIAN=$(awk -v n="${#runs[@]}" 'NR == int(n / 2) + 1 {print $1}' <<<"$sorted")
 }
 
 ROWS=()
