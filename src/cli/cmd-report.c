@@ -134,9 +134,8 @@ int cmd_report(int argc, char **argv)
 		goto fail;
 	if (opt_merge && run.n > 1) {
 		struct ns_trace merged;
-		if (ns_trace_merge(run.traces, run.n, &merged)) {
+		if (ns_trace_merge(run.traces, run.n, &merged, &err)) {
 			ns_trace_release(&merged);
-			ns_error_set(&err, NS_ERR_NOMEM, "out of memory while merging %zu traces", run.n);
 			goto fail;
 		}
 		ns_run_release(&run);

@@ -1,5 +1,7 @@
 #include "common/trace.h"
 
+#include "common/i64map.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,22 +176,54 @@ static ns_str reintern(struct ns_trace *dst, const struct ns_trace *src, ns_str 
 	return ns_strtab_intern(&dst->strings, ns_strtab_get(&src->strings, id), ns_strtab_len(&src->strings, id));
 }
 
-int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out)
+/* An id (External id, correlation, flow id) of one file, renumbered: ids
+ * are per process and may be any 64-bit value, so each file's get new
+ * numbers from one counter (next), which keeps files apart and overflows
+ * nothing. One map per file covers all three fields, so a value that
+ * links two of them still does. */
+static int renumber(struct ns_i64map *ids, int64_t *next, int64_t *id)
 {
-	int64_t min_base = INT64_MAX;
+	if (*id == NS_NONE)
+		return 0;
+	int64_t v = ns_i64map_get(ids, *id, NS_NONE);
+	if (v == NS_NONE) {
+		v = (*next)++;
+		if (ns_i64map_set(ids, *id, v))
+			return -1;
+	}
+	*id = v;
+	return 0;
+}
+
+/* ts moved by shift, or false when that leaves the range ingest keeps
+ * times in (so that later sums of times cannot overflow). */
+static bool shift_time(int64_t ts, int64_t shift, int64_t *out)
+{
+	return !__builtin_add_overflow(ts, shift, out) && *out > -NS_TIME_LIMIT_NS && *out < NS_TIME_LIMIT_NS;
+}
+
+int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, struct ns_error *err)
+{
+	int64_t min_base = INT64_MAX, next_id = 0;
+	struct ns_i64map ids;
+	int rc = NS_ERR_NOMEM;
 	ns_trace_init(out);
+	ns_i64map_init(&ids);
 	for (size_t k = 0; k < n; k++)
 		if (in[k].has_base_time && in[k].base_time_ns < min_base)
 			min_base = in[k].base_time_ns;
 	out->path = strdup("(merged)");
 	if (!out->path)
-		return -1;
+		goto fail;
 	for (size_t k = 0; k < n; k++) {
 		const struct ns_trace *t = &in[k];
 		/* era C times are relative to each file's baseTimeNanoseconds */
-		int64_t shift = t->has_base_time ? t->base_time_ns - min_base : 0;
+		int64_t shift = 0;
+		if (t->has_base_time && __builtin_sub_overflow(t->base_time_ns, min_base, &shift))
+			goto too_far;
 		uint32_t thread_base = (uint32_t)out->n_threads;
 		char rank_pid[64];
+		ns_i64map_release(&ids);
 		for (size_t i = 0; i < t->n_threads; i++) {
 			/* threads of different files stay apart: the pid text gets the file's number */
 			const struct ns_thread *th = &t->threads[i];
@@ -198,34 +232,33 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out)
 			ns_str tid_text = reintern(out, t, th->tid_text);
 			if (pid_text == UINT32_MAX || tid_text == UINT32_MAX ||
 			    ns_trace_thread(out, pid_text, th->pid, tid_text, th->tid) < 0)
-				return -1;
+				goto fail;
 			out->threads[out->n_threads - 1].name = reintern(out, t, th->name);
 		}
 		for (size_t i = 0; i < t->n_events; i++) {
 			struct ns_event ev = t->events[i];
-			ev.ts_ns += shift;
+			if (!shift_time(ev.ts_ns, shift, &ev.ts_ns))
+				goto too_far;
 			ev.thread += thread_base;
-			/* ids are per process: keep files apart (ids fit in 32 bits) */
-			bool ids = ev.kind != NS_KIND_MEMORY && ev.kind != NS_KIND_OOM;
-			if (ids && ev.external_id != NS_NONE)
-				ev.external_id += (int64_t)k << 40;
-			if (ids && ev.correlation != NS_NONE)
-				ev.correlation += (int64_t)k << 40;
+			/* (a memory record's fields share these bytes) */
+			if (ev.kind != NS_KIND_MEMORY && ev.kind != NS_KIND_OOM &&
+			    (renumber(&ids, &next_id, &ev.external_id) || renumber(&ids, &next_id, &ev.correlation)))
+				goto fail;
 			ev.name = reintern(out, t, ev.name);
 			ev.input_dims = reintern(out, t, ev.input_dims);
 			ev.stack = reintern(out, t, ev.stack);
 			ev.neff = reintern(out, t, ev.neff);
 			if (ev.name == UINT32_MAX || ev.input_dims == UINT32_MAX || ev.stack == UINT32_MAX ||
-			    ev.neff == UINT32_MAX ||
-			    ns_trace_push(out, &ev))
-				return -1;
+			    ev.neff == UINT32_MAX || ns_trace_push(out, &ev))
+				goto fail;
 		}
 		for (size_t i = 0; i < t->n_flows; i++) {
-			struct ns_event end = { .ts_ns = t->flows[i].ts_ns + shift, .correlation = t->flows[i].id,
-						.thread = t->flows[i].thread + thread_base, .kind = t->flows[i].kind };
-			end.correlation += (int64_t)k << 40; /* as the correlation ids above */
-			if (ns_trace_push(out, &end))
-				return -1;
+			struct ns_event end = { .correlation = t->flows[i].id, .thread = t->flows[i].thread + thread_base,
+						.kind = t->flows[i].kind };
+			if (!shift_time(t->flows[i].ts_ns, shift, &end.ts_ns))
+				goto too_far;
+			if (renumber(&ids, &next_id, &end.correlation) || ns_trace_push(out, &end))
+				goto fail;
 		}
 		for (int c = 0; c < NS_CAT__COUNT; c++)
 			out->has_cat[c] |= t->has_cat[c];
@@ -233,8 +266,21 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out)
 		out->has_base_time |= t->has_base_time;
 		out->profile_memory |= t->profile_memory;
 		out->n_trace_events += t->n_trace_events;
+		continue;
+too_far:
+		rc = ns_error_set(err, NS_ERR_INPUT,
+				  "%s: cannot be merged with the other traces: its baseTimeNanoseconds (%lld) is too far "
+				  "from the earliest (%lld); merged times must stay within +-2^62 ns",
+				  t->path ? t->path : "(trace)", (long long)t->base_time_ns, (long long)min_base);
+		goto fail;
 	}
 	if (min_base != INT64_MAX)
 		out->base_time_ns = min_base;
+	ns_i64map_release(&ids);
 	return 0;
+fail:
+	if (rc == NS_ERR_NOMEM)
+		ns_error_set(err, NS_ERR_NOMEM, "out of memory while merging %zu traces", n);
+	ns_i64map_release(&ids);
+	return rc;
 }

@@ -11,9 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/error.h"
 #include "common/strtab.h"
 
 #define NS_NONE INT64_MIN /* an absent integer field */
+/* Times and durations are kept within +-2^62 ns (+-146 years), so that
+ * ts + dur and differences of two times never overflow 64 bits. */
+#define NS_TIME_LIMIT_NS (INT64_C(1) << 62)
 
 /* Kineto activity types, from the `cat` string (spec B4). Legacy spellings
  * (Operator, Runtime, Kernel, Memcpy, Memset, gpu_user_Annotation) map to the
@@ -155,9 +159,12 @@ int ns_trace_push(struct ns_trace *t, const struct ns_event *ev);
 void ns_trace_trim(struct ns_trace *t);
 const char *ns_cat_name(enum ns_cat cat);
 enum ns_cat ns_cat_from_string(const char *s, size_t len);
-/* Concatenates n traces into out (initialised here): threads stay apart per
- * file, times are aligned on baseTimeNanoseconds. -1 on OOM. */
-int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out);
+/* Concatenates n traces into out (initialised here, released by the
+ * caller also on failure): threads stay apart per file, ids (External id,
+ * correlation, flow id) are renumbered so that each file's link only its
+ * own events, times are aligned on baseTimeNanoseconds. NS_ERR_INPUT when
+ * an aligned time would leave +-NS_TIME_LIMIT_NS, NS_ERR_NOMEM on OOM. */
+int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, struct ns_error *err);
 /* Looks up a top-level metadata value's raw JSON text, or NULL. */
 const char *ns_trace_meta(const struct ns_trace *t, const char *key);
 

@@ -14,9 +14,6 @@
 #define PROGRESS_STEP (64u << 20)
 /* The longest string the string table takes (common/strtab.c). */
 #define STRING_MAX ((1u << 23) - 1)
-/* Times and durations are kept within +-2^62 ns (+-146 years), so that
- * ts + dur and differences of two times never overflow 64 bits. */
-#define TIME_LIMIT_NS (INT64_C(1) << 62)
 /* The kept events' durations (and |Bytes| of memory events) may add up to
  * 2^56 (ns: 2.3 years of event time; bytes: 64 PiB), so that every total
  * the analysis takes (rows, trees, steps, diffs, merged traces, up to 128 of
@@ -231,14 +228,14 @@ static bool is_integer_token(const struct span *v)
 	return true;
 }
 
-/* Parses a "ts"/"dur" token into ns within +-TIME_LIMIT_NS: 0, -1 for a
+/* Parses a "ts"/"dur" token into ns within +-NS_TIME_LIMIT_NS: 0, -1 for a
  * non-finite value, or an error status. */
 static int time_field(struct parser *ps, const struct span *v, const char *key, int64_t *out)
 {
 	char msg[200];
 	if (is_nonfinite(v))
 		return -1;
-	if (ns_parse_us_to_ns(v->p, v->len, out) == 0 && *out > -TIME_LIMIT_NS && *out < TIME_LIMIT_NS)
+	if (ns_parse_us_to_ns(v->p, v->len, out) == 0 && *out > -NS_TIME_LIMIT_NS && *out < NS_TIME_LIMIT_NS)
 		return 0;
 	bool numeric = !v->is_string && v->len && (v->p[0] == '-' || (v->p[0] >= '0' && v->p[0] <= '9')) &&
 		       ns_json_skip_value(v->p, v->len, 0, 1) == v->len;

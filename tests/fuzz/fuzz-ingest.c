@@ -170,7 +170,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		aggregate_and_report(&t, h);
 		if (t.n_events < 4096) {
 			struct ns_trace two[2] = { t, t }, merged;
-			if (ns_trace_merge(two, 2, &merged) == 0)
+			struct ns_error err = { 0 };
+			if (ns_trace_merge(two, 2, &merged, &err) == 0)
 				aggregate_and_report(&merged, h >> 3);
 			ns_trace_release(&merged);
 		}

@@ -13,12 +13,14 @@ For each target fuzz-NAME in BUILD_DIR/tests/fuzz/ it runs
 (new coverage goes to WORK/NAME/corpus, which persists between runs, so
 long runs resume; the committed seeds are only read). --jobs targets run at
 once. The summary gives executions, seconds and exec/s per target and lists
-every crash/leak/timeout/OOM input left in WORK/NAME/. Exit status 1 if any
+every crash/leak/timeout/OOM input left in WORK/NAME/, then each such
+target's report and its inputs of up to 4 KiB in base64. Exit status 1 if any
 target left one (copy it to tests/fuzz/regressions/NAME/ once fixed, so
 `meson test` replays it from then on).
 """
 
 import argparse
+import base64
 import concurrent.futures
 import glob
 import os
@@ -63,6 +65,28 @@ def run_one(build, name, seconds, work, extra):
                 found=found, log=log_path)
 
 
+def report_tail(log_path, max_lines=60):
+    """The report in a fuzz log: from its first sanitizer, libFuzzer or
+    FUZZ_CHECK error line, else the log's last lines."""
+    lines = open(log_path, errors="replace").read().splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if re.search(r"==\d+==ERROR|ERROR: libFuzzer|runtime error:|check failed: ", line)),
+                 max(len(lines) - max_lines, 0))
+    return "\n".join(lines[start:start + max_lines])
+
+
+def describe_findings(r, max_input=4096):
+    """A target's report and, for inputs up to max_input bytes, the input
+    in base64: a CI log is all that a CI run leaves."""
+    out = ["", "---- fuzz-%s: the report in %s ----" % (r["name"], r["log"]), report_tail(r["log"])]
+    for path in r["found"]:
+        data = open(path, "rb").read()
+        if len(data) <= max_input:
+            out.append("---- %s (%d bytes; base64 -d to replay it) ----" % (os.path.basename(path), len(data)))
+            out.append(base64.b64encode(data).decode())
+    return "\n".join(out)
+
+
 def main():
     argv = sys.argv[1:]
     extra = []
@@ -97,6 +121,9 @@ def main():
                                                          r["execs"] / max(r["secs"], 1e-9), r["cov"], r["ft"],
                                                          r["corpus"], status))
     print("total      %12d" % sum(r["execs"] for r in results))
+    for r in results:
+        if r["found"] or r["rc"] != 0:
+            print(describe_findings(r))
     sys.exit(1 if bad else 0)
 
 

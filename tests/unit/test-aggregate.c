@@ -73,16 +73,23 @@ static void build_text(struct fx *f, const char *text, const struct ns_agg_opts 
 	cr_assert_eq(ns_aggregate(&f->t, opts, &f->a, &err), 0, "aggregate: %s", err.msg);
 }
 
-/* era C: the span at 0 and a base time */
-static void build(struct fx *f, const char *events, const struct ns_agg_opts *opts)
+/* An era C trace of these events (malloc'd): the span at 0 and a base time. */
+static char *era_c(const char *events, const char *base_time_ns)
 {
 	size_t n = strlen(events) + 1024;
 	char *text = malloc(n);
+	cr_assert_not_null(text);
 	snprintf(text, n,
-		 "{\"schemaVersion\": 1, \"baseTimeNanoseconds\": 1700000000000000000, \"traceEvents\": [\n%s"
+		 "{\"schemaVersion\": 1, \"baseTimeNanoseconds\": %s, \"traceEvents\": [\n%s"
 		 "{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\", "
 		 "\"tid\": \"PyTorch Profiler\", \"ts\": 0.000, \"dur\": 100000.000, \"args\": {\"Op count\": 0}}\n]}\n",
-		 events);
+		 base_time_ns, events);
+	return text;
+}
+
+static void build(struct fx *f, const char *events, const struct ns_agg_opts *opts)
+{
+	char *text = era_c(events, "1700000000000000000");
 	build_text(f, text, opts);
 	free(text);
 }
@@ -952,26 +959,38 @@ Test(rows, exact_ns_twins)
 	release(&f);
 }
 
+/* Ingests two trace texts and merges them into *out: ns_trace_merge's status. */
+static int merge_texts(const char *const texts[2], struct ns_trace *out, struct ns_error *err)
+{
+	struct ns_trace in[2];
+	struct ns_error warn = { 0 };
+	for (int k = 0; k < 2; k++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/rank%d.json", tmpdir, k);
+		FILE *fp = fopen(path, "w");
+		cr_assert_not_null(fp);
+		fputs(texts[k], fp);
+		fclose(fp);
+		ns_trace_init(&in[k]);
+		cr_assert_eq(ns_ingest_file(path, &in[k], NULL, &warn, err), 0, "%s", err->msg);
+	}
+	int rc = ns_trace_merge(in, 2, out, err);
+	ns_trace_release(&in[0]);
+	ns_trace_release(&in[1]);
+	return rc;
+}
+
 Test(rows, merged_ranks_are_aligned_on_base_time)
 {
-	struct ns_trace in[2], out;
-	struct ns_error warn = { 0 }, err = { 0 };
-	const char *texts[2] = {
+	struct ns_trace out;
+	struct ns_error err = { 0 };
+	const char *const texts[2] = {
 		"{\"baseTimeNanoseconds\": 1000000000, \"distributedInfo\": {\"rank\": 0}, \"traceEvents\": ["
 		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 1.000, \"dur\": 2.000}]}",
 		"{\"baseTimeNanoseconds\": 1000005000, \"distributedInfo\": {\"rank\": 1}, \"traceEvents\": ["
 		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": 1.000, \"dur\": 3.000}]}",
 	};
-	for (int k = 0; k < 2; k++) {
-		char path[512];
-		snprintf(path, sizeof(path), "%s/rank%d.json", tmpdir, k);
-		FILE *fp = fopen(path, "w");
-		fputs(texts[k], fp);
-		fclose(fp);
-		ns_trace_init(&in[k]);
-		cr_assert_eq(ns_ingest_file(path, &in[k], NULL, &warn, &err), 0, "%s", err.msg);
-	}
-	cr_assert_eq(ns_trace_merge(in, 2, &out), 0);
+	cr_assert_eq(merge_texts(texts, &out, &err), 0, "%s", err.msg);
 	cr_assert_eq(out.n_events, 2);
 	cr_assert_eq(out.events[0].ts_ns, 1000);
 	cr_assert_eq(out.events[1].ts_ns, 6000, "rank 1 starts 5 µs later");
@@ -983,6 +1002,50 @@ Test(rows, merged_ranks_are_aligned_on_base_time)
 	cr_assert_eq(a.avgs[0].cpu_time_total, 5.0);
 	ns_agg_release(&a);
 	ns_trace_release(&out);
-	ns_trace_release(&in[0]);
-	ns_trace_release(&in[1]);
+}
+
+/* Ids are per process and may be any 64-bit value: file 1's 5 must not
+ * meet file 0's 2^40 + 5 (merges used to add 2^40 per file), and
+ * INT64_MAX must not overflow (the fuzz smoke found that). */
+Test(rows, merged_ranks_link_only_their_own_ids)
+{
+#define EXT(id) "\"External id\": " #id
+	struct fx f;
+	struct ns_error err = { 0 };
+	char *texts[2] = {
+		era_c(X("cpu_op", "op0", 1, 1.000, 10.000, EXT(1099511627781))
+			      K("kernel", "k", 7, 2.000, 1.000, EXT(1099511627781)), "1000000000"),
+		era_c(X("cpu_op", "op1", 1, 1.000, 10.000, EXT(5)) K("kernel", "k", 7, 2.000, 3.000, EXT(5))
+			      X("cpu_op", "op2", 1, 20.000, 10.000, EXT(9223372036854775807))
+				      K("kernel", "k", 7, 21.000, 2.000, EXT(9223372036854775807)), "1000000000"),
+	};
+#undef EXT
+	cr_assert_eq(merge_texts((const char *const *)texts, &f.t, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_aggregate(&f.t, NULL, &f.a, &err), 0, "%s", err.msg);
+	cr_assert_eq(ROW(&f, "op0")->device_ns, 1000, "file 0's kernel only");
+	cr_assert_eq(ROW(&f, "op1")->device_ns, 3000);
+	cr_assert_eq(ROW(&f, "op2")->device_ns, 2000);
+	release(&f);
+	free(texts[0]);
+	free(texts[1]);
+}
+
+Test(rows, merge_refuses_base_times_too_far_apart)
+{
+	struct ns_trace out;
+	struct ns_error err = { 0 };
+	char *texts[2] = {
+		era_c(X("cpu_op", "op", 1, 1.000, 2.000, ""), "-4000000000000000000"),
+		era_c(X("cpu_op", "op", 1, 1.000, 2.000, ""), "4000000000000000000"),
+	};
+	cr_assert_eq(merge_texts((const char *const *)texts, &out, &err), NS_ERR_INPUT);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "%s/rank1.json: cannot be merged with the other traces: its baseTimeNanoseconds (4000000000000000000) "
+		 "is too far from the earliest (-4000000000000000000); merged times must stay within +-2^62 ns",
+		 tmpdir);
+	cr_assert_str_eq(err.msg, want);
+	ns_trace_release(&out);
+	free(texts[0]);
+	free(texts[1]);
 }
