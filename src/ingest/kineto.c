@@ -950,6 +950,11 @@ static int parse_top_object(struct parser *ps)
 				return fail_at(ps, v, "invalid JSON value");
 			if (strcmp(key_text, "baseTimeNanoseconds") == 0) {
 				ps->t->has_base_time = ns_parse_int64(v, vlen, &ps->t->base_time_ns) == 0;
+				/* (an epoch time: base + ts, and the difference of two bases, must not overflow) */
+				if (ps->t->has_base_time &&
+				    (ps->t->base_time_ns < 0 || ps->t->base_time_ns >= NS_TIME_LIMIT_NS))
+					return fail_at(ps, v, "\"baseTimeNanoseconds\" is out of range (0 to 2^62 ns, "
+							      "about the year 2116)");
 			} else if (strcmp(key_text, "profile_memory") == 0) {
 				ps->t->profile_memory |= vlen == 1 && v[0] == '1';
 			} else if (strcmp(key_text, "distributedInfo") == 0 && v[0] == '{') {

@@ -1035,14 +1035,16 @@ Test(rows, merge_refuses_base_times_too_far_apart)
 	struct ns_trace out;
 	struct ns_error err = { 0 };
 	char *texts[2] = {
-		era_c(X("cpu_op", "op", 1, 1.000, 2.000, ""), "-4000000000000000000"),
-		era_c(X("cpu_op", "op", 1, 1.000, 2.000, ""), "4000000000000000000"),
+		era_c(X("cpu_op", "op", 1, 1.000, 2.000, ""), "0"),
+		/* 4.5e18 + 2e17 ns is past 2^62 */
+		era_c(X("cpu_op", "op", 1, 200000000000000.000, 2.000, ""), "4500000000000000000"),
 	};
-	cr_assert_eq(merge_texts((const char *const *)texts, &out, &err), NS_ERR_INPUT);
+	int rc = merge_texts((const char *const *)texts, &out, &err);
+	cr_assert_eq(rc, NS_ERR_INPUT, "rc %d: %s", rc, err.msg);
 	char want[512];
 	snprintf(want, sizeof(want),
-		 "%s/rank1.json: cannot be merged with the other traces: its baseTimeNanoseconds (4000000000000000000) "
-		 "is too far from the earliest (-4000000000000000000); merged times must stay within +-2^62 ns",
+		 "%s/rank1.json: cannot be merged with the other traces: its baseTimeNanoseconds (4500000000000000000) "
+		 "is too far from the earliest (0); merged times must stay within +-2^62 ns",
 		 tmpdir);
 	cr_assert_str_eq(err.msg, want);
 	ns_trace_release(&out);

@@ -993,6 +993,22 @@ Test(errors, wrong_type_ts_literal)
 	expect_error("ts2.json", t, "true", "expected a number of microseconds for \"ts\"", NS_ERR_INPUT);
 }
 
+/* An epoch time in ns: base + ts, and the difference of two bases
+ * (merges, device-profile alignment), must fit in 64 bits. */
+Test(errors, base_time_out_of_range)
+{
+	const char *what = "\"baseTimeNanoseconds\" is out of range (0 to 2^62 ns, about the year 2116)";
+	expect_error("base1.json", "{\"traceEvents\": [],\n \"baseTimeNanoseconds\": 4611686018427387904}",
+		     "4611686018427387904}", what, NS_ERR_INPUT);
+	expect_error("base2.json", "{\"baseTimeNanoseconds\": -1, \"traceEvents\": []}", "-1,", what, NS_ERR_INPUT);
+	struct loaded l;
+	load(&l, write_text("base3.json", "{\"traceEvents\": [], \"baseTimeNanoseconds\": 4611686018427387903}"),
+	     false);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	cr_assert_eq(l.t.base_time_ns, INT64_C(4611686018427387903));
+	ns_trace_release(&l.t);
+}
+
 Test(errors, wrong_type_dur)
 {
 	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": [2]}\n]}");
