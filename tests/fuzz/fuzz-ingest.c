@@ -8,7 +8,9 @@
  *   second attempt when an event was cut at the end of the buffer);
  * - every interned string is valid UTF-8 (invalid bytes become U+FFFD);
  * - every report is valid UTF-8 and the JSON report parses as JSON;
- * - the event sink sees every traceEvents element once, in file order. */
+ * - the event sink sees every traceEvents element once, in file order;
+ * - merging two copies of the trace succeeds (or runs out of memory) with
+ *   twice its events and flows. */
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <string.h>
@@ -171,8 +173,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (t.n_events < 4096) {
 			struct ns_trace two[2] = { t, t }, merged;
 			struct ns_error err = { 0 };
-			if (ns_trace_merge(two, 2, &merged, &err) == 0)
+			int rc = ns_trace_merge(two, 2, &merged, &err);
+			/* (two copies share a base time: only memory can fail) */
+			FUZZ_CHECK(rc == 0 || rc == NS_ERR_NOMEM, "merge: %s", err.msg);
+			if (rc == 0) {
+				FUZZ_CHECK(merged.n_events == 2 * t.n_events && merged.n_flows == 2 * t.n_flows,
+					   "merged %zu events, %zu flows of 2 x %zu, %zu", merged.n_events,
+					   merged.n_flows, t.n_events, t.n_flows);
 				aggregate_and_report(&merged, h >> 3);
+			}
 			ns_trace_release(&merged);
 		}
 	}
