@@ -223,7 +223,7 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, st
 			goto too_far;
 		uint32_t thread_base = (uint32_t)out->n_threads;
 		char rank_pid[64];
-		ns_i64map_release(&ids);
+		ns_i64map_release(&ids); /* (empty again: this file's ids start afresh) */
 		for (size_t i = 0; i < t->n_threads; i++) {
 			/* threads of different files stay apart: the pid text gets the file's number */
 			const struct ns_thread *th = &t->threads[i];
