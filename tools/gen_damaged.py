@@ -212,6 +212,8 @@ def damaged():
     files["ts-beyond-64-bits.json"] = BASE.replace(b'"ts": 46.000', b'"ts": 184467440737095516160.000', 1)
     files["ts-beyond-range.json"] = BASE.replace(b'"ts": 46.000', b'"ts": 9223372036854775.807', 1)
     files["id-beyond-64-bits.json"] = BASE.replace(b'"External id": 4,', b'"External id": 18446744073709551616,', 1)
+    files["base-time-beyond-range.json"] = BASE.replace(
+        b'"baseTimeNanoseconds": %d' % BASE_TIME_NS, b'"baseTimeNanoseconds": 4611686018427387904', 1)
     files["pid-beyond-64-bits.json"] = BASE.replace(b'"pid": 0, "tid": 7', b'"pid": 99999999999999999999, "tid": 7')
     files["ts-nan.json"] = BASE.replace(b'"ts": 46.000', b'"ts": NaN', 1)
     files["ts-infinity.json"] = BASE.replace(b'"ts": 46.000', b'"ts": -Infinity', 1)
