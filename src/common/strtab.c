@@ -68,7 +68,8 @@ ns_str ns_strtab_find(const struct ns_strtab *t, const char *s, size_t len)
 	uint32_t i = (uint32_t)hash_bytes(s, len) & (t->slots_cap - 1);
 	for (; t->slots[i]; i = (i + 1) & (t->slots_cap - 1)) {
 		ns_str id = t->slots[i] - 1;
-		if (ns_strtab_len(t, id) == len && memcmp(ns_strtab_get(t, id), s, len) == 0)
+		/* (s may be NULL when len is 0, and memcmp must not be given NULL) */
+		if (ns_strtab_len(t, id) == len && (len == 0 || memcmp(ns_strtab_get(t, id), s, len) == 0))
 			return id;
 	}
 	return UINT32_MAX;

@@ -59,6 +59,18 @@ Test(i64map, growth_keeps_every_entry_and_iteration_sees_each_once)
 	ns_i64map_release(&m);
 }
 
+/* An empty text may come without a buffer (the fuzz smoke found
+ * "Input Dims": "" reaching memcmp with NULL; UBSan fails this test then). */
+Test(strtab, empty_text_without_a_buffer_is_the_empty_string)
+{
+	struct ns_strtab t;
+	ns_strtab_init(&t);
+	cr_assert_eq(ns_strtab_find(&t, NULL, 0), 0);
+	cr_assert_eq(ns_strtab_intern(&t, NULL, 0), 0);
+	cr_assert_eq(t.count, 1);
+	ns_strtab_release(&t);
+}
+
 /* Undoing the newest strings: every older one is still found under its id
  * (across a growth of the hash table in between), the undone ones are
  * gone, and interning them again gives them the same ids. */
