@@ -241,7 +241,7 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, st
 				goto too_far;
 			ev.thread += thread_base;
 			/* (a memory record's fields share these bytes) */
-			if (ev.kind != NS_KIND_MEMORY && ev.kind != NS_KIND_OOM &&
+			if (!ns_event_is_memory(&ev) &&
 			    (renumber(&ids, &next_id, &ev.external_id) || renumber(&ids, &next_id, &ev.correlation)))
 				goto fail;
 			ev.name = reintern(out, t, ev.name);

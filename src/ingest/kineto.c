@@ -696,7 +696,7 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 	default:
 		break;
 	}
-	if (raw->kept && (ev->kind == NS_KIND_MEMORY || ev->kind == NS_KIND_OOM)) {
+	if (raw->kept && ns_event_is_memory(ev)) {
 		/* (in place of the ids: a memory record links to nothing) */
 		ev->mem.bytes = raw->bytes;
 		ev->mem.device_type = raw->mem_device_type;
