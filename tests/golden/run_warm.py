@@ -17,7 +17,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
-CORPUS = os.path.normpath(os.environ.get("NS_CORPUS", os.path.join(SRC, "..", "shared", "corpus")))
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import corpus  # noqa: E402  (tests/data/corpus.py: which corpus, and the skip message)
 
 
 def read(path, default=b""):
@@ -33,6 +34,12 @@ def main():
     binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]
     warmup = sys.argv[3] if len(sys.argv) == 4 else name
     case = os.path.join(HERE, "cases", name)
+    CORPUS = corpus.corpus_root(binary)
+    for c in (warmup, name):
+        for a in read(os.path.join(HERE, "cases", c, "args")).decode().splitlines():
+            if a.startswith("@CORPUS@") and not os.path.exists(a.replace("@CORPUS@", CORPUS)):
+                print(corpus.skip_reason(a.replace("@CORPUS@", CORPUS)))
+                return 77
     with tempfile.TemporaryDirectory() as tmp:
         def subst(s):
             return s.replace("@CORPUS@", CORPUS).replace("@SRC@", SRC).replace("@TMP@", tmp)
