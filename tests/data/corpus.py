@@ -110,6 +110,14 @@ def corpus_root(binary=None):
     return dest
 
 
+def missing(args, root):
+    """The first @CORPUS@ path of args that is not in the corpus at root, or None."""
+    for a in args:
+        if a.startswith("@CORPUS@") and not os.path.exists(a.replace("@CORPUS@", root)):
+            return a.replace("@CORPUS@", root)
+    return None
+
+
 def skip_reason(path):
     """The line a test prints when it skips because path is not in the corpus it was given."""
     return ("skip: %s not found: this corpus lacks it (tests/data/ vendors the files listed in "

@@ -39,21 +39,21 @@ def main():
     binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]  # meson passes it relative to the build dir
     update = "--update" in sys.argv[3:]
     case = os.path.join(HERE, "cases", name)
-    CORPUS = corpus.corpus_root(binary)
+    corpus_dir = corpus.corpus_root(binary)
     raw_args = [a for a in read(os.path.join(case, "args"), b"").decode().splitlines() if a]
-    for a in raw_args:
-        if a.startswith("@CORPUS@") and not os.path.exists(a.replace("@CORPUS@", CORPUS)):
-            print(corpus.skip_reason(a.replace("@CORPUS@", CORPUS)))
-            return 77
+    absent = corpus.missing(raw_args, corpus_dir)
+    if absent:
+        print(corpus.skip_reason(absent))
+        return 77
     with tempfile.TemporaryDirectory() as tmp:
         def subst(s):
-            return s.replace("@CORPUS@", CORPUS).replace("@SRC@", SRC).replace("@TMP@", tmp)
+            return s.replace("@CORPUS@", corpus_dir).replace("@SRC@", SRC).replace("@TMP@", tmp)
         args = [subst(a) for a in raw_args]
         env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
         p = subprocess.run([binary] + args, capture_output=True, cwd=SRC, env=env)
         # paths in messages are printed relative to the substitutions
-        out = p.stdout.replace(tmp.encode(), b"@TMP@").replace(CORPUS.encode(), b"@CORPUS@")
-        err = p.stderr.replace(tmp.encode(), b"@TMP@").replace(CORPUS.encode(), b"@CORPUS@")
+        out = p.stdout.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")
+        err = p.stderr.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")
     if update:
         with open(os.path.join(case, "expected.out"), "wb") as f:
             f.write(out)
