@@ -1,7 +1,8 @@
 /* NEFF reader: the two real nkipy NEFFs (numbers checked against
  * docs/neff.md and the format reference), damaged copies of them, and
  * synthetic archives built here in memory (ustar + zlib gzip), one defect
- * each. The corpus lives in $NS_CORPUS (tests/unit/meson.build). */
+ * each. The corpus lives in $NS_CORPUS (tests/meson.build: ../shared/corpus or
+ * the copy vendored in tests/data); a NEFF it lacks skips the test that reads it. */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
