@@ -56,20 +56,18 @@ def vendored_files():
 
 
 def original_bytes(path, stored):
-    """The original bytes of a vendored file: stored as the corpus file itself (path), or
-    gzip'd by us (path + ".gz")."""
+    """The original bytes of a vendored file: stored as the corpus file itself (stored == path),
+    or gzip'd by us (path + ".gz")."""
     with open(os.path.join(VENDORED, stored), "rb") as f:
         data = f.read()
-    if stored == path:
-        return data
-    if stored == path + ".gz":
-        return gzip.decompress(data)
-    raise SystemExit("tests/data/SOURCES.md: %s is stored as %s (must be the same name, or it + .gz)" % (path, stored))
+    return data if stored == path else gzip.decompress(data)
 
 
 def extract(dest):
     """Unpacks every vendored file into dest/PATH; checks size and sha256. Returns the count."""
     rows = vendored_files()
+    if not rows:
+        raise SystemExit("%s: no file rows (| `PATH` | as is or `.gz` | bytes | ...)" % SOURCES)
     for path, stored, size, sha256 in rows:
         data = original_bytes(path, stored)
         got = hashlib.sha256(data).hexdigest()
