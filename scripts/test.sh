@@ -19,5 +19,17 @@ else
 	meson setup "$dir" -Dwerror=true "$@"
 fi
 meson compile -C "$dir"
+status=0
 # shellcheck disable=SC2086
-meson test -C "$dir" --print-errorlogs ${NS_MESON_TEST_ARGS:-}
+meson test -C "$dir" --print-errorlogs ${NS_MESON_TEST_ARGS:-} || status=$?
+# A skipped test says why on its stdout (e.g. a corpus file this checkout
+# lacks): show each reason, since meson only prints SKIP.
+python3 - "$dir/meson-logs/testlog.json" <<'PY' || true
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t.get("result") == "SKIP":
+        why = [l for l in (t.get("stdout") or "").splitlines() if "skip" in l.lower()]
+        print("skipped %s: %s" % (t["name"], why[0] if why else "(no reason printed)"), file=sys.stderr)
+PY
+exit $status

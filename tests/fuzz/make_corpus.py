@@ -5,7 +5,8 @@
 
 Seeds come from the fixtures (fixtures/*/trace.json), the damaged inputs
 (tools/gen_damaged.py), the oracle's spec example, the real NEFF and a few
-events cut from real traces in ../shared/corpus (when present), plus small
+events cut from real traces in ../shared/corpus (else the copy vendored in
+tests/data), plus small
 hand-written samples. The folders are rewritten from scratch (the output is
 deterministic); fuzzing runs keep what they find elsewhere
 (tests/fuzz/run_fuzzers.py: BUILD/fuzz-work/NAME/corpus). Seeds are kept under
@@ -25,7 +26,9 @@ import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
-CORPUS = os.path.normpath(os.environ.get("NS_CORPUS", os.path.join(SRC, "..", "shared", "corpus")))
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import corpus  # noqa: E402  (tests/data/corpus.py: the full corpus, else the vendored copy)
+CORPUS = corpus.corpus_root()
 sys.path.insert(0, os.path.join(SRC, "tools"))
 import gen_damaged  # noqa: E402
 

@@ -4,8 +4,12 @@ compare stdout, stderr and the exit code with the files kept beside it.
 
 A case is a folder tests/golden/cases/NAME/ holding:
   args          the command-line arguments, one per line (after the program);
-                @CORPUS@ is ../shared/corpus beside the checkout, @SRC@ the
-                source root, @TMP@ a fresh temporary directory
+                @CORPUS@ is the real-trace corpus (tests/data/corpus.py:
+                $NS_CORPUS, else ../shared/corpus beside the checkout, else
+                the copy vendored in tests/data), @SRC@ the source root,
+                @TMP@ a fresh temporary directory; a case whose @CORPUS@
+                file is not in that corpus is skipped (exit 77, the reason
+                on stdout)
   expected.out  exact stdout
   expected.code exit status (default 0)
   expected.err  exact stderr (default: must be empty)
@@ -18,7 +22,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
-CORPUS = os.path.normpath(os.environ.get("NS_CORPUS", os.path.join(SRC, "..", "shared", "corpus")))
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import corpus  # noqa: E402  (tests/data/corpus.py: which corpus, and the skip message)
 
 
 def read(path, default=None):
@@ -34,15 +39,21 @@ def main():
     binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]  # meson passes it relative to the build dir
     update = "--update" in sys.argv[3:]
     case = os.path.join(HERE, "cases", name)
+    corpus_dir = corpus.corpus_root(binary)
+    raw_args = [a for a in read(os.path.join(case, "args"), b"").decode().splitlines() if a]
+    absent = corpus.missing(raw_args, corpus_dir)
+    if absent:
+        print(corpus.skip_reason(absent))
+        return 77
     with tempfile.TemporaryDirectory() as tmp:
         def subst(s):
-            return s.replace("@CORPUS@", CORPUS).replace("@SRC@", SRC).replace("@TMP@", tmp)
-        args = [subst(a) for a in read(os.path.join(case, "args"), b"").decode().splitlines() if a]
+            return s.replace("@CORPUS@", corpus_dir).replace("@SRC@", SRC).replace("@TMP@", tmp)
+        args = [subst(a) for a in raw_args]
         env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
         p = subprocess.run([binary] + args, capture_output=True, cwd=SRC, env=env)
         # paths in messages are printed relative to the substitutions
-        out = p.stdout.replace(tmp.encode(), b"@TMP@").replace(CORPUS.encode(), b"@CORPUS@")
-        err = p.stderr.replace(tmp.encode(), b"@TMP@").replace(CORPUS.encode(), b"@CORPUS@")
+        out = p.stdout.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")
+        err = p.stderr.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")
     if update:
         with open(os.path.join(case, "expected.out"), "wb") as f:
             f.write(out)

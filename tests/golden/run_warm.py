@@ -17,7 +17,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
-CORPUS = os.path.normpath(os.environ.get("NS_CORPUS", os.path.join(SRC, "..", "shared", "corpus")))
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import corpus  # noqa: E402  (tests/data/corpus.py: which corpus, and the skip message)
 
 
 def read(path, default=b""):
@@ -33,15 +34,21 @@ def main():
     binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]
     warmup = sys.argv[3] if len(sys.argv) == 4 else name
     case = os.path.join(HERE, "cases", name)
+    corpus_dir = corpus.corpus_root(binary)
+    for c in (warmup, name):
+        absent = corpus.missing(read(os.path.join(HERE, "cases", c, "args")).decode().splitlines(), corpus_dir)
+        if absent:
+            print(corpus.skip_reason(absent))
+            return 77
     with tempfile.TemporaryDirectory() as tmp:
         def subst(s):
-            return s.replace("@CORPUS@", CORPUS).replace("@SRC@", SRC).replace("@TMP@", tmp)
+            return s.replace("@CORPUS@", corpus_dir).replace("@SRC@", SRC).replace("@TMP@", tmp)
         def args_of(c):
             return [subst(a) for a in read(os.path.join(HERE, "cases", c, "args")).decode().splitlines() if a]
         env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
         runs = [subprocess.run([binary] + args_of(c), capture_output=True, cwd=SRC, env=env) for c in (warmup, name)]
-        outs = [(p.returncode, p.stdout.replace(tmp.encode(), b"@TMP@").replace(CORPUS.encode(), b"@CORPUS@"),
-                 p.stderr.replace(tmp.encode(), b"@TMP@").replace(CORPUS.encode(), b"@CORPUS@")) for p in runs]
+        outs = [(p.returncode, p.stdout.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@"),
+                 p.stderr.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")) for p in runs]
     want = (int(read(os.path.join(case, "expected.code"), b"0").decode().strip() or 0),
             read(os.path.join(case, "expected.out")), read(os.path.join(case, "expected.err")))
     bad = []

@@ -48,7 +48,10 @@ def default_corpus():
                  os.path.join(ROOT, "..", "shared", "corpus"), "/work/shared/corpus"):
         if cand and os.path.isdir(cand):
             return os.path.normpath(cand)
-    return "/work/shared/corpus"
+    # the subset vendored in tests/data (tests/data/corpus.py unpacks it)
+    sys.path.insert(0, os.path.join(ROOT, "tests", "data"))
+    import corpus
+    return corpus.corpus_root()
 
 FIX = os.path.join(ROOT, "fixtures")
 
@@ -189,7 +192,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="compare neuron-stats tables with the Python oracle")
     ap.add_argument("bin", help="path to the neuron-stats binary")
     ap.add_argument("--corpus", default=default_corpus(),
-                    help="the real-trace corpus (default: $NS_CORPUS, else ../shared/corpus beside the checkout)")
+                    help="the real-trace corpus (default: $NS_CORPUS, else ../shared/corpus beside the checkout, else the subset vendored in tests/data)")
     ap.add_argument("--only", action="append", default=[], help="run only cases whose label contains this")
     ap.add_argument("--keep", help="write both outputs of every case into this directory")
     ap.add_argument("--timeout", type=int, default=600)

@@ -13,8 +13,9 @@ neuron-stats runs twice with a fresh cache directory instead of --no-cache,
 and the second run (which reads the cached database instead of the trace)
 is the one compared. TRACE may start with
 @CORPUS@ (the real-trace corpus: $NS_CORPUS, else ../shared/corpus beside
-the checkout) or be relative to the source root. A missing trace is a skip
-(exit 77). For a batch run over many traces and options, see compare.py.
+the checkout, else the copy vendored in tests/data; tests/data/corpus.py) or
+be relative to the source root. A trace not in the corpus is a skip (exit 77,
+the reason on stdout). For a batch run over many traces and options, see compare.py.
 """
 import difflib
 import os
@@ -24,7 +25,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
-CORPUS = os.path.normpath(os.environ.get("NS_CORPUS", os.path.join(SRC, "..", "shared", "corpus")))
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import corpus  # noqa: E402  (tests/data/corpus.py: which corpus, and the skip message)
 ORACLE = os.path.join(HERE, "key_averages.py")
 
 
@@ -38,11 +40,11 @@ def main():
     if len(argv) < 2:
         sys.exit(__doc__)
     binary, trace, opts = argv[0], argv[1], argv[2:]
-    trace = trace.replace("@CORPUS@", CORPUS)
+    trace = trace.replace("@CORPUS@", corpus.corpus_root(binary))
     if not os.path.isabs(trace):
         trace = os.path.join(SRC, trace)
     if not os.path.exists(trace):
-        print("skip: %s not found" % trace)
+        print(corpus.skip_reason(trace))
         return 77
     # the oracle's sort keys are PyTorch attribute names; map our aliases
     oracle_opts = ["self_device_time_total" if o in ("self_neuron", "self_device") else o for o in opts]

@@ -19,7 +19,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
-CORPUS = os.path.normpath(os.environ.get("NS_CORPUS", os.path.join(SRC, "..", "shared", "corpus")))
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import corpus  # noqa: E402  (tests/data/corpus.py: the full corpus, else the vendored copy)
+CORPUS = corpus.corpus_root()
 DLRM = os.path.join(CORPUS, "facebookresearch-param/et_replay/tests/inputs/dlrm_kineto")
 
 
