@@ -579,7 +579,7 @@ int neff_read_archive(struct neff_source *src, struct ns_neff *neff, struct ns_e
 	}
 	if (p.gzip) {
 		if (inflateInit2(&p.zs, 16 + MAX_WBITS) != Z_OK) { /* 16: gzip wrapper only */
-			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: cannot start zlib", p.path);
+			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory (starting zlib)", p.path);
 			goto out;
 		}
 		p.zs_live = true;
