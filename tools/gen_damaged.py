@@ -203,7 +203,7 @@ def damaged():
     bad = bad.replace(b'"cudaDeviceSynchronize"', b'"cuda\\u0000Sync\\ud800"', 1)  # NUL, lone surrogate
     files["invalid-utf8.json"] = bad
     ctl = BASE.replace(b'"aten::relu"', b'"aten::relu\\u0001\\u001b[31m"', 1)
-    ctl = ctl.replace(b'"aten::sum"', b'"aten::sum\ttab"', 1)  # a raw TAB inside a string
+    ctl = ctl.replace(b'"aten::sum"', b'"aten::sum\\ttab"', 1)  # a TAB, escaped
     ctl = ctl.replace(b'"aten::clamp_min"', b'"aten::clamp\\nmin"', 1)
     files["control-chars.json"] = ctl
     files["valid-utf8.json"] = BASE.replace(b'"aten::relu"', '"aten::relu_\u00e9\u4e2d\U0001F600"'.encode(), 1)
@@ -251,6 +251,18 @@ def damaged():
     files["events-not-objects.json"] = BASE.replace(b'  {\n    "ph": "X", "cat": "cpu_op", "name": "aten::relu"',
                                                     b'  42,\n  {\n    "ph": "X", "cat": "cpu_op", "name": "aten::relu"', 1)
     files["empty-value.json"] = BASE.replace(b'"cupti_version": 24', b'"cupti_version": ', 1)
+
+    # --- damage inside a complete file (a flipped bit, a lost byte): never a cut ---
+    relu = b'"name": "aten::relu", "pid"'
+    files["missing-quote.json"] = BASE.replace(relu, b'"name": "aten::relu, "pid"', 1)
+    files["quote-nul.json"] = BASE.replace(relu, b'"name": "aten::relu\0, "pid"', 1)
+    files["raw-control-in-string.json"] = BASE.replace(b'"aten::sum"', b'"aten::sum\ttab"', 1)
+    files["brace-flipped.json"] = BASE.replace(  # '}' ^ 0x20 is ']'
+        b'"Input type": ["float"]}\n  },\n  {\n    "ph": "X", "cat": "cpu_op", "name": "aten::clamp_min"',
+        b'"Input type": ["float"]]\n  },\n  {\n    "ph": "X", "cat": "cpu_op", "name": "aten::clamp_min"', 1)
+    last = BASE_SPANS[-1][0]
+    files["missing-quote-last-event.json"] = BASE[:last] + BASE[last:].replace(b'"name": "', b'"name": ', 1)
+    files["missing-quote-then-cut.json"] = files["missing-quote.json"][:BASE_SPANS[12][0] + 20]
 
     # --- hostile sizes ---
     bomb = b'{"traceEvents": [], "pad": "' + b" " * (64 << 20) + b'"}'

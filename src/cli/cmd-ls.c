@@ -395,7 +395,7 @@ int cmd_ls(int argc, char **argv)
 		return ns_cli_fail(&err);
 	}
 	if (stat(pos[0], &st) != 0) {
-		ns_error_set(&err, NS_ERR_IO, "%s: cannot open: %s", pos[0], strerror(errno));
+		ns_error_sys(&err, NS_ERR_IO, errno, pos[0], "cannot open");
 		return ns_cli_fail(&err);
 	}
 	rc = S_ISDIR(st.st_mode) ? list_dir(pos[0], &err) : show_file(pos[0], &err);

@@ -1,5 +1,6 @@
 #include "common/error.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,14 @@ int ns_error_set(struct ns_error *err, enum ns_status status, const char *fmt, .
 		err->hint[0] = '\0';
 	}
 	return (int)status;
+}
+
+int ns_error_sys(struct ns_error *err, enum ns_status status, int errnum, const char *what, const char *doing)
+{
+	if (errnum == ENOMEM)
+		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", what);
+	return ns_error_set(err, status, "%s: %s%s%s", what, doing ? doing : "", doing ? ": " : "",
+			    strerror(errnum));
 }
 
 void ns_error_hint(struct ns_error *err, const char *fmt, ...)

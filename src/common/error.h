@@ -32,6 +32,11 @@ struct ns_error {
 /* Sets err (if not NULL) and returns status, so callers can write
  * `return ns_error_set(err, NS_ERR_INPUT, "%s:%d: ...", ...);`. */
 int ns_error_set(struct ns_error *err, enum ns_status status, const char *fmt, ...) NS_PRINTF(3, 4);
+/* For a failed system or C library call on `what` (a path, usually):
+ * "<what>: out of memory" and NS_ERR_NOMEM when errnum is ENOMEM (the
+ * call could not allocate), else "<what>: <doing>: strerror(errnum)" and
+ * status. doing may be NULL. */
+int ns_error_sys(struct ns_error *err, enum ns_status status, int errnum, const char *what, const char *doing);
 void ns_error_hint(struct ns_error *err, const char *fmt, ...) NS_PRINTF(2, 3);
 void ns_error_clear(struct ns_error *err);
 

@@ -50,7 +50,7 @@ static int grow_slots(struct ns_strtab *t)
 void ns_strtab_init(struct ns_strtab *t)
 {
 	memset(t, 0, sizeof(*t));
-	ns_strtab_intern(t, "", 0);
+	ns_strtab_intern(t, "", 0); /* (on failure, the next intern stores it first) */
 }
 
 void ns_strtab_release(struct ns_strtab *t)
@@ -77,6 +77,11 @@ ns_str ns_strtab_find(const struct ns_strtab *t, const char *s, size_t len)
 
 ns_str ns_strtab_intern(struct ns_strtab *t, const char *s, size_t len)
 {
+	/* id 0 is the empty string, also when ns_strtab_init could not store
+	 * it (out of memory): else the first string would take id 0, which
+	 * every reader takes for "absent" */
+	if (t->count == 0 && len && ns_strtab_intern(t, "", 0) != 0)
+		return UINT32_MAX;
 	ns_str found = ns_strtab_find(t, s, len);
 	if (found != UINT32_MAX)
 		return found;

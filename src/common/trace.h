@@ -18,6 +18,12 @@
 /* Times and durations are kept within +-2^62 ns (+-146 years), so that
  * ts + dur and differences of two times never overflow 64 bits. */
 #define NS_TIME_LIMIT_NS (INT64_C(1) << 62)
+/* The kept events' durations (and |Bytes| of memory events) of one trace
+ * add up to at most 2^56 (ns: 2.3 years of event time; bytes: 64 PiB), so
+ * that every total the analysis takes (rows, trees, steps, diffs, merged
+ * traces, up to 128 of them) fits in 64 bits. A real trace is orders of
+ * magnitude below. */
+#define NS_SUM_LIMIT (INT64_C(1) << 56)
 
 /* Kineto activity types, from the `cat` string (spec B4). Legacy spellings
  * (Operator, Runtime, Kernel, Memcpy, Memset, gpu_user_Annotation) map to the

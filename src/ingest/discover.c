@@ -58,18 +58,25 @@ static bool name_is_candidate(const char *name)
 	return ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst");
 }
 
-/* True if the first bytes (decompressed) look like a Kineto trace. */
-static bool looks_like_kineto(const char *path)
+/* 1 if the first bytes (decompressed) look like a Kineto trace, 0 if not
+ * (or they cannot be read), -1 when out of memory (not "no trace"). */
+static int looks_like_kineto(const char *path)
 {
 	struct ns_source *src = NULL;
-	struct ns_error err;
+	struct ns_error err = { 0 };
 	char *buf = malloc(SNIFF_BYTES + 1);
 	size_t len = 0;
-	bool yes = false;
-	if (!buf || ns_source_open(path, 0, 0, &src, &err))
+	int yes = 0;
+	if (!buf || ns_source_open(path, 0, 0, &src, &err)) {
+		yes = !buf || err.status == NS_ERR_NOMEM ? -1 : 0;
 		goto out;
+	}
 	while (len < SNIFF_BYTES) {
 		ssize_t got = ns_source_read(src, buf + len, SNIFF_BYTES - len, &err);
+		if (got < 0 && err.status == NS_ERR_NOMEM) {
+			yes = -1;
+			goto out;
+		}
 		if (got <= 0)
 			break;
 		len += (size_t)got;
@@ -107,7 +114,7 @@ static int walk_files(const char *dir, int depth, int max_depth, struct ns_dirse
 		return 0; /* a symbolic link back into the tree */
 	d = opendir(dir);
 	if (!d)
-		return ns_error_set(err, NS_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
+		return ns_error_sys(err, NS_ERR_IO, errno, dir, "cannot open directory");
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
 		char *child;
@@ -140,8 +147,9 @@ int ns_walk_files(const char *dir, int max_depth, struct ns_dirset *seen, ns_fil
 static int visit_trace(void *ctx, const char *path, const char *name, const struct stat *st, struct ns_error *err)
 {
 	(void)st;
-	if (name_is_candidate(name) && looks_like_kineto(path) && add_path(ctx, path))
-		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	int trace = name_is_candidate(name) ? looks_like_kineto(path) : 0;
+	if (trace < 0 || (trace && add_path(ctx, path)))
+		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 	return 0;
 }
 
@@ -158,7 +166,7 @@ int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns
 	*out_paths = NULL;
 	*out_n = 0;
 	if (stat(path, &st) != 0)
-		return ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
+		return ns_error_sys(err, NS_ERR_IO, errno, path, NULL);
 	if (!S_ISDIR(st.st_mode)) {
 		if (add_path(&l, path))
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");

@@ -14,11 +14,7 @@
 #define PROGRESS_STEP (64u << 20)
 /* The longest string the string table takes (common/strtab.c). */
 #define STRING_MAX ((1u << 23) - 1)
-/* The kept events' durations (and |Bytes| of memory events) may add up to
- * 2^56 (ns: 2.3 years of event time; bytes: 64 PiB), so that every total
- * the analysis takes (rows, trees, steps, diffs, merged traces, up to 128 of
- * them) fits in 64 bits. A real trace is orders of magnitude below. */
-#define SUM_LIMIT (INT64_C(1) << 56)
+#define SUM_LIMIT NS_SUM_LIMIT /* (common/trace.h) */
 
 struct span {
 	const char *p;

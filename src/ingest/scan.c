@@ -12,6 +12,7 @@ int ns_scan_init(struct ns_scan *s, const char *path, struct ns_source *src, str
 	s->path = path;
 	s->src = src;
 	s->line = 1;
+	s->max_value = NS_SCAN_MAX_VALUE;
 	/* small inputs get a small window (many tiny files; fuzzing); the
 	 * buffer still grows for a large value, or a highly compressed input */
 	s->chunk = READ_CHUNK;
@@ -47,19 +48,26 @@ static ssize_t refill(struct ns_scan *s, size_t *keep, struct ns_error *err)
 			*keep -= drop;
 	}
 	if (s->cap - s->len < s->chunk) {
-		if (s->cap >= NS_SCAN_MAX_VALUE + s->chunk) {
-			ns_error_set(err, NS_ERR_NOMEM, "%s: byte %llu: a single JSON value exceeds %llu bytes",
-				     s->path, (unsigned long long)(s->base + s->pos),
-				     (unsigned long long)NS_SCAN_MAX_VALUE);
-			return -1;
+		/* (ns_scan_value stops a value longer than max_value: what is
+		 * kept is at most that, so the window never needs more than
+		 * max_value + 2 chunks) */
+		size_t cap = s->cap * 2;
+		if (cap > s->max_value + 2 * s->chunk)
+			cap = s->max_value + 2 * s->chunk;
+		if (cap > s->cap) {
+			char *nb = realloc(s->buf, cap);
+			if (!nb) {
+				ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", s->path);
+				return -1;
+			}
+			s->buf = nb;
+			s->cap = cap;
 		}
-		char *nb = realloc(s->buf, s->cap * 2);
-		if (!nb) {
-			ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", s->path);
-			return -1;
-		}
-		s->buf = nb;
-		s->cap *= 2;
+	}
+	if (s->len == s->cap) { /* (not reached: see above) */
+		ns_error_set(err, NS_ERR_NOMEM, "%s: a single JSON value exceeds %llu bytes", s->path,
+			     (unsigned long long)s->max_value);
+		return -1;
 	}
 	if (s->eof)
 		return 0;
@@ -122,14 +130,66 @@ void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n)
 		 (unsigned long long)(s->base + i - line_start + 1));
 }
 
-/* Bytes value_extent() must look at; everything else is skipped in bulk. */
-static const unsigned char interesting[256] = {
-	['"'] = 1, ['\\'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
-};
-
 static bool is_delimiter(char c)
 {
 	return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static bool is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Bytes a string body cannot skip over: its end, an escape, and the raw
+ * control characters RFC 8259 forbids there. */
+static const unsigned char string_stop[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
+	[0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1,
+	[0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
+	[0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+/* What value_extent() expects next. */
+enum expect {
+	X_VALUE,          /* a value (after ':', or ',' in an array) */
+	X_VALUE_OR_CLOSE, /* after '[' */
+	X_KEY,            /* after ',' in an object */
+	X_KEY_OR_CLOSE,   /* after '{' */
+	X_COLON,          /* after a key */
+	X_NEXT,           /* after a value in an array or object: ',' or its close */
+	X_STRING,         /* inside a string */
+	X_ESCAPE,         /* after a backslash in a string */
+	X_HEX,            /* inside \uXXXX */
+	X_NUMBER,
+	X_LITERAL,
+	X_SCALAR_END,     /* a top-level number or literal is complete: a delimiter must follow */
+};
+
+/* Where a number is in RFC 8259's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+enum number_at { N_START, N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+
+/* The state after byte c of a number, or -1 if c cannot continue it. */
+static int number_next(int at, unsigned char c)
+{
+	bool digit = c >= '0' && c <= '9', e = c == 'e' || c == 'E';
+	switch (at) {
+	case N_START: return c == '-' ? N_MINUS : c == '0' ? N_ZERO : digit ? N_INT : -1;
+	case N_MINUS: return c == '0' ? N_ZERO : digit ? N_INT : -1;
+	case N_ZERO: return c == '.' ? N_DOT : e ? N_E : -1;
+	case N_INT: return digit ? N_INT : c == '.' ? N_DOT : e ? N_E : -1;
+	case N_DOT: return digit ? N_FRAC : -1;
+	case N_FRAC: return digit ? N_FRAC : e ? N_E : -1;
+	case N_E: return digit ? N_EXP : c == '+' || c == '-' ? N_ESIGN : -1;
+	case N_ESIGN:
+	case N_EXP: return digit ? N_EXP : -1;
+	}
+	return -1;
+}
+
+static bool number_complete(int at)
+{
+	return at == N_ZERO || at == N_INT || at == N_FRAC || at == N_EXP;
 }
 
 /* How far value_extent() got through a value the buffer cut short: it
@@ -139,13 +199,50 @@ static bool is_delimiter(char c)
 struct extent {
 	size_t scanned;  /* bytes of the value looked at so far */
 	int depth;       /* open brackets */
-	bool in_string;
-	bool escape;     /* the last byte looked at was a backslash in a string */
+	uint8_t expect;  /* enum expect */
+	uint8_t number;  /* enum number_at, in X_NUMBER */
+	uint8_t left;    /* hex digits still to come (X_HEX), literal bytes matched (X_LITERAL) */
+	bool key;        /* the string being read is an object key */
+	const char *literal;
+	uint64_t objects[(NS_JSON_MAX_DEPTH + 64) / 64]; /* bit d: level d is an object */
+	const char *error; /* set with error_at on invalid JSON */
+	size_t error_at;
+	char error_text[100];
 };
 
-/* Finds the end of the value at buf[start]: an index past it, or 0 if the
- * buffer ends first (x then says where to resume). Only brackets and
- * strings are tracked here; the event parser validates the contents.
+static bool level_is_object(const struct extent *x)
+{
+	return x->objects[x->depth / 64] >> (x->depth % 64) & 1;
+}
+
+/* A byte for a message: 'x', or its hex value when it does not print. */
+static const char *shown(unsigned char c, char out[8])
+{
+	if (c > 0x20 && c < 0x7f)
+		snprintf(out, 8, "'%c'", c);
+	else
+		snprintf(out, 8, "0x%02x", c);
+	return out;
+}
+
+/* Records the invalid byte c at i; the message is `what` with "%s"
+ * replaced by c as shown(). */
+static size_t invalid(struct extent *x, size_t i, unsigned char c, const char *what)
+{
+	char b[8];
+	const char *at = strstr(what, "%s");
+	snprintf(x->error_text, sizeof(x->error_text), "%.*s%s%s", (int)(at - what), what, shown(c, b), at + 2);
+	x->error = x->error_text;
+	x->error_at = i;
+	return 0;
+}
+
+/* Finds the end of the value at p[start]: an index past it, or 0 if the
+ * buffer ends first (x then says where to resume) or the text is not
+ * JSON (x->error is set, x->error_at is the first byte that cannot be part
+ * of a JSON text: RFC 8259, plus NaN, Infinity and -Infinity, which
+ * Python's json writes; bytes >= 0x80 are not checked here). So a text
+ * that ends inside a value without an error was cut, not damaged.
  * *depth_err is set on excessive nesting. A scalar ends at a delimiter;
  * one that starts with a delimiter is empty (*empty is set, the returned
  * index is meaningless). */
@@ -153,52 +250,176 @@ static size_t value_extent(const char *p, size_t n, size_t start, struct extent 
 {
 	const unsigned char *u = (const unsigned char *)p;
 	size_t i = start + x->scanned;
-	char c = p[start];
-	if (c != '{' && c != '[' && c != '"') {
-		/* a scalar: ends at a delimiter */
-		if (is_delimiter(c)) {
-			*empty = true;
-			return 0;
-		}
-		while (i < n && !is_delimiter(p[i]))
-			i++;
-		x->scanned = i - start;
-		return i < n ? i : 0;
+	if (x->scanned == 0 && is_delimiter(p[start])) {
+		*empty = true;
+		return 0;
 	}
 	for (; i < n; i++) {
-		if (x->escape) { /* (the escaped byte) */
-			x->escape = false;
-			continue;
-		}
-		while (i < n && !interesting[u[i]])
-			i++;
-		if (i >= n)
-			break;
-		c = p[i];
-		if (x->in_string) {
+		unsigned char c = u[i];
+		switch ((enum expect)x->expect) {
+		case X_STRING:
+			while (i < n && !string_stop[u[i]])
+				i++;
+			if (i >= n)
+				goto more;
+			c = u[i];
 			if (c == '\\') {
-				x->escape = true;
+				x->expect = X_ESCAPE;
 			} else if (c == '"') {
-				x->in_string = false;
 				if (x->depth == 0)
 					return i + 1; /* the end of a string scalar */
+				x->expect = x->key ? X_COLON : X_NEXT;
+			} else {
+				return invalid(x, i, c, "raw control character %s inside a string");
 			}
-			continue;
-		}
-		if (c == '"') {
-			x->in_string = true;
-		} else if (c == '{' || c == '[') {
-			if (++x->depth > NS_JSON_MAX_DEPTH) {
-				*depth_err = true;
-				return 0;
+			break;
+		case X_ESCAPE:
+			if (c == 'u') {
+				x->expect = X_HEX;
+				x->left = 4;
+			} else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
+				   c == 't') {
+				x->expect = X_STRING;
+			} else {
+				return invalid(x, i, c, "invalid escape: %s after a backslash");
 			}
-		} else if (c == '}' || c == ']') {
-			if (--x->depth == 0)
-				return i + 1;
+			break;
+		case X_HEX:
+			if (!ns_json_is_hex((char)c))
+				return invalid(x, i, c, "invalid \\u escape: %s is not a hex digit");
+			if (--x->left == 0)
+				x->expect = X_STRING;
+			break;
+		case X_NUMBER: {
+			int to = number_next(x->number, c);
+			if (to >= 0) {
+				x->number = (uint8_t)to;
+				break;
+			}
+			if (x->number == N_MINUS && c == 'I') { /* -Infinity */
+				x->expect = X_LITERAL;
+				x->literal = "Infinity";
+				x->left = 1;
+				break;
+			}
+			if (!number_complete(x->number))
+				return invalid(x, i, c, "invalid number: %s cannot continue it");
+			/* the number is complete: c is what follows it */
+			x->expect = x->depth == 0 ? X_SCALAR_END : X_NEXT;
+			i--;
+			break;
 		}
+		case X_LITERAL:
+			if (c != (unsigned char)x->literal[x->left])
+				return invalid(x, i, c,
+					       "invalid literal (true, false, null, NaN, Infinity): %s cannot continue it");
+			if (x->literal[++x->left] == '\0')
+				x->expect = x->depth == 0 ? X_SCALAR_END : X_NEXT;
+			break;
+		case X_SCALAR_END:
+			if (!is_delimiter((char)c))
+				return invalid(x, i, c, "expected a delimiter after the value, not %s");
+			return i;
+		case X_COLON:
+			if (is_ws(c))
+				break;
+			if (c != ':')
+				return invalid(x, i, c, "expected ':' after a key, not %s");
+			x->expect = X_VALUE;
+			break;
+		case X_NEXT:
+			if (is_ws(c))
+				break;
+			if (c == ',') {
+				x->expect = level_is_object(x) ? X_KEY : X_VALUE;
+				break;
+			}
+			if (c != (level_is_object(x) ? '}' : ']'))
+				return invalid(x, i, c, level_is_object(x) ? "expected ',' or '}' in an object, not %s"
+									   : "expected ',' or ']' in an array, not %s");
+			goto close;
+		case X_KEY:
+		case X_KEY_OR_CLOSE:
+			if (is_ws(c))
+				break;
+			if (c == '}' && x->expect == X_KEY_OR_CLOSE)
+				goto close;
+			if (c != '"')
+				return invalid(x, i, c, "expected a quoted key, not %s");
+			x->expect = X_STRING;
+			x->key = true;
+			break;
+		case X_VALUE:
+		case X_VALUE_OR_CLOSE:
+			if (is_ws(c))
+				break;
+			if (c == ']' && x->expect == X_VALUE_OR_CLOSE)
+				goto close;
+			if (c == '{' || c == '[') {
+				if (++x->depth > NS_JSON_MAX_DEPTH) {
+					*depth_err = true;
+					return 0;
+				}
+				uint64_t bit = UINT64_C(1) << (x->depth % 64);
+				if (c == '{')
+					x->objects[x->depth / 64] |= bit;
+				else
+					x->objects[x->depth / 64] &= ~bit;
+				x->expect = c == '{' ? X_KEY_OR_CLOSE : X_VALUE_OR_CLOSE;
+			} else if (c == '"') {
+				x->expect = X_STRING;
+				x->key = false;
+			} else if (c == '-' || (c >= '0' && c <= '9')) {
+				x->expect = X_NUMBER;
+				x->number = (uint8_t)number_next(N_START, c);
+			} else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
+				static const char *const literals[] = { "true", "false", "null", "NaN", "Infinity" };
+				const char *l = NULL;
+				for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++)
+					if ((unsigned char)literals[k][0] == c)
+						l = literals[k];
+				x->expect = X_LITERAL;
+				x->literal = l;
+				x->left = 1;
+			} else {
+				return invalid(x, i, c, "expected a JSON value, not %s");
+			}
+			break;
+		}
+		continue;
+	close:
+		if (--x->depth == 0)
+			return i + 1;
+		x->expect = X_NEXT;
 	}
+more:
 	x->scanned = n - start;
 	return 0;
+}
+
+/* The error for the invalid JSON value_extent() found in the value at
+ * buf[begin]; NS_SCAN_TRUNCATED instead when the first bad byte is a NUL
+ * and only NULs follow it (the zero-filled tail a crash can leave on some
+ * file systems: the text was cut there). */
+static int invalid_text(struct ns_scan *s, size_t begin, const struct extent *x, struct ns_error *err)
+{
+	char where[600];
+	uint64_t at = s->base + x->error_at;
+	ns_scan_where(s, x->error_at, where, sizeof(where));
+	if (s->buf[x->error_at] == '\0') {
+		uint64_t value_at = s->base + begin;
+		s->pos = x->error_at; /* (passing only NULs: no line to count) */
+		int r = ns_scan_rest_is_nul(s, err);
+		if (r < 0)
+			return err->status;
+		if (r == 1) { /* the input is used up: the value cut off is where it stands */
+			s->base = value_at;
+			s->pos = s->len = 0;
+			return NS_SCAN_TRUNCATED;
+		}
+	}
+	return ns_error_set(err, NS_ERR_INPUT, "%s: invalid JSON at byte %llu: %s", where,
+			    (unsigned long long)at, x->error);
 }
 
 int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error *err)
@@ -209,7 +430,7 @@ int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error
 	if (c == -1)
 		return NS_SCAN_TRUNCATED;
 	size_t begin = s->pos;
-	struct extent x = { 0 };
+	struct extent x = { .expect = X_VALUE };
 	for (;;) {
 		bool depth_err = false, empty = false;
 		size_t e = value_extent(s->buf, s->len, begin, &x, &depth_err, &empty);
@@ -223,10 +444,18 @@ int ns_scan_value(struct ns_scan *s, size_t *start, size_t *end, struct ns_error
 			return ns_error_set(err, NS_ERR_INPUT, "%s: JSON nested deeper than %d levels",
 					    where, NS_JSON_MAX_DEPTH);
 		}
-		if (e) {
+		if (x.error)
+			return invalid_text(s, begin, &x, err);
+		if (e && e - begin <= s->max_value) {
 			*start = begin;
 			*end = e;
 			return 0;
+		}
+		if ((e ? e : s->len) - begin > s->max_value) {
+			char where[600];
+			ns_scan_where(s, begin, where, sizeof(where));
+			return ns_error_set(err, NS_ERR_NOMEM, "%s: a single JSON value exceeds %llu bytes", where,
+					    (unsigned long long)s->max_value);
 		}
 		ssize_t got = refill(s, &begin, err);
 		if (got < 0)
@@ -251,19 +480,16 @@ int ns_scan_rest_is_nul(struct ns_scan *s, struct ns_error *err)
 	}
 }
 
-static bool is_number_char(char c)
-{
-	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
-/* The number token at p[i] (a non-empty run of number characters): the
- * index past it, or 0 if there is none. */
+/* The number token at p[i] (RFC 8259's grammar): the index past it, or 0
+ * if there is none. */
 static inline size_t skip_number(const char *p, size_t n, size_t i)
 {
-	size_t s = i;
-	while (i < n && is_number_char(p[i]))
+	int at = N_START, to;
+	while (i < n && (to = number_next(at, (unsigned char)p[i])) >= 0) {
+		at = to;
 		i++;
-	return i > s ? i : 0;
+	}
+	return number_complete(at) ? i : 0;
 }
 
 size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)

@@ -16,7 +16,7 @@
 #include "ingest/source.h"
 
 #define NS_JSON_MAX_DEPTH 256
-#define NS_SCAN_MAX_VALUE (1ULL << 30) /* one event object larger than this is refused */
+#define NS_SCAN_MAX_VALUE ((size_t)1 << 30) /* one JSON value (an event) longer than this is refused */
 
 struct ns_scan {
 	const char *path;
@@ -27,6 +27,7 @@ struct ns_scan {
 	uint64_t line;        /* line number at buf[pos] (1-based) */
 	uint64_t line_start;  /* stream offset where that line starts */
 	size_t chunk;         /* the least free space a read is given */
+	size_t max_value;     /* the longest value ns_scan_value takes: NS_SCAN_MAX_VALUE (tests set less) */
 	bool eof;
 };
 
@@ -65,21 +66,50 @@ static inline size_t ns_json_skip_ws(const char *p, size_t n, size_t i)
  * ns_scan_value, an object or array below NS_JSON_MAX_DEPTH levels is an
  * error. */
 size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth);
+static inline bool ns_json_is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* The escape at p[i] == '\\': the index past it, or 0. */
+static inline size_t ns_json_escape_end(const char *p, size_t n, size_t i)
+{
+	if (i + 1 >= n)
+		return 0;
+	switch (p[i + 1]) {
+	case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+		return i + 2;
+	case 'u':
+		if (n - i < 6)
+			return 0;
+		for (size_t k = 2; k < 6; k++)
+			if (!ns_json_is_hex(p[i + k]))
+				return 0;
+		return i + 6;
+	default:
+		return 0;
+	}
+}
+
 /* Scans a string token starting at p[i] == '"'; returns the index past the
- * closing quote, and *has_escape says whether decoding is needed. */
+ * closing quote, and *has_escape says whether decoding is needed. 0 if the
+ * string does not end within n bytes or is not JSON (a raw control
+ * character, an escape other than \" \\ \/ \b \f \n \r \t \uXXXX):
+ * the same strings ns_scan_value accepts. */
 static inline size_t ns_json_string_end(const char *p, size_t n, size_t i, bool *has_escape)
 {
 	*has_escape = false;
 	i++;
 #ifdef __SSE2__
-	/* 16 bytes a step to the next quote or backslash: names, call stacks
-	 * and file paths are most of a trace's bytes (the loop below ends the
-	 * same way on the last bytes) */
-	const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+	/* 16 bytes a step to the next quote, backslash or control byte:
+	 * names, call stacks and file paths are most of a trace's bytes (the
+	 * loop below ends the same way on the last bytes) */
+	const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), below = _mm_set1_epi8(0x1f);
 	while (i < n && n - i >= 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i control = _mm_cmpeq_epi8(_mm_min_epu8(v, below), v); /* v <= 0x1f, unsigned */
 		unsigned hits = (unsigned)_mm_movemask_epi8(
-			_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), control));
 		if (!hits) {
 			i += 16;
 			continue;
@@ -87,18 +117,24 @@ static inline size_t ns_json_string_end(const char *p, size_t n, size_t i, bool 
 		i += (size_t)__builtin_ctz(hits);
 		if (p[i] == '"')
 			return i + 1;
+		if (p[i] != '\\' || !(i = ns_json_escape_end(p, n, i)))
+			return 0;
 		*has_escape = true;
-		i += 2; /* the backslash and the byte it escapes */
 	}
 #endif
-	for (; i < n; i++) {
+	while (i < n) {
 		unsigned char c = (unsigned char)p[i];
 		if (c == '"')
 			return i + 1;
+		if (c < 0x20)
+			return 0;
 		if (c == '\\') {
+			if (!(i = ns_json_escape_end(p, n, i)))
+				return 0;
 			*has_escape = true;
-			i++;
+			continue;
 		}
+		i++;
 	}
 	return 0;
 }

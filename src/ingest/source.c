@@ -71,13 +71,13 @@ static int start(struct ns_source *s, struct ns_error *err)
 	if (s->in_len >= 2 && s->in[0] == 0x1f && s->in[1] == 0x8b) {
 		s->comp = NS_COMP_GZIP;
 		if (inflateInit2(&s->z, 15 + 32) != Z_OK)
-			return ns_error_set(err, NS_ERR_NOMEM, "%s: cannot start gzip decoder", path);
+			return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory (starting the gzip decoder)", path);
 	} else if (s->in_len >= 4 && s->in[0] == 0x28 && s->in[1] == 0xb5 && s->in[2] == 0x2f &&
 		   s->in[3] == 0xfd) {
 		s->comp = NS_COMP_ZSTD;
 		s->zd = ZSTD_createDStream();
 		if (!s->zd)
-			return ns_error_set(err, NS_ERR_NOMEM, "%s: cannot start zstd decoder", path);
+			return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory (starting the zstd decoder)", path);
 	}
 	return 0;
 }
@@ -103,7 +103,7 @@ int ns_source_open(const char *path, uint64_t max_out, uint32_t max_ratio, struc
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 	s->file = fopen(path, "rb");
 	if (!s->file) {
-		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		rc = ns_error_sys(err, NS_ERR_IO, errno, path, "cannot open");
 		goto out;
 	}
 	if (fstat(fileno(s->file), &st) != 0) {

@@ -375,20 +375,26 @@ static bool is_json_name(const char *name)
 	return len >= 5 && strcmp(name + len - 5, ".json") == 0;
 }
 
+/* Adds the member `name` (owned from here on: freed on failure). */
 static int add_member(struct tar_walk *w, char *name, uint64_t hdr_pos, uint64_t size,
 		      struct ns_error *err)
 {
 	struct ns_neff *neff = w->neff;
 	const char *path = w->p->path;
+	int rc;
 
-	if (neff->member_count == NEFF_MAX_MEMBERS)
-		return ns_error_set(err, NS_ERR_NOMEM, "%s: tar byte %llu: more than %u members (limit)",
-				    path, (unsigned long long)hdr_pos, NEFF_MAX_MEMBERS);
+	if (neff->member_count == NEFF_MAX_MEMBERS) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: tar byte %llu: more than %u members (limit)", path,
+				  (unsigned long long)hdr_pos, NEFF_MAX_MEMBERS);
+		goto fail;
+	}
 	if (neff->member_count == w->members_cap) {
 		size_t cap = w->members_cap ? 2 * w->members_cap : 64;
 		struct ns_neff_member *grown = realloc(neff->members, cap * sizeof(*grown));
-		if (!grown)
-			return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
+		if (!grown) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
+			goto fail;
+		}
 		neff->members = grown;
 		w->members_cap = cap;
 	}
@@ -400,6 +406,9 @@ static int add_member(struct tar_walk *w, char *name, uint64_t hdr_pos, uint64_t
 	if (keep)
 		w->json_bytes += size;
 	return take_content(w, name, hdr_pos, size, keep ? &m->data : NULL, err);
+fail:
+	free(name); /* (not a member: nothing else frees it) */
+	return rc;
 }
 
 /* One header block at tar offset hdr_pos and what follows it. Sets *ret_end
@@ -570,7 +579,7 @@ int neff_read_archive(struct neff_source *src, struct ns_neff *neff, struct ns_e
 	}
 	if (p.gzip) {
 		if (inflateInit2(&p.zs, 16 + MAX_WBITS) != Z_OK) { /* 16: gzip wrapper only */
-			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: cannot start zlib", p.path);
+			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory (starting zlib)", p.path);
 			goto out;
 		}
 		p.zs_live = true;

@@ -309,7 +309,7 @@ int ns_neff_open(const char *path, struct ns_neff **ret, struct ns_error *err)
 
 	src.file = fopen(path, "rb");
 	if (!src.file)
-		return ns_error_set(err, NS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return ns_error_sys(err, NS_ERR_IO, errno, path, "cannot open");
 	if (fstat(fileno(src.file), &st) != 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
 		goto out;

@@ -31,7 +31,7 @@ int ns_ntff_identify(const char *path, struct ns_raw_info *out, struct ns_error 
 	if (stat(path, &st) != 0)
 		return ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
 	if (!(f = fopen(path, "rb")))
-		return ns_error_set(err, NS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return ns_error_sys(err, NS_ERR_IO, errno, path, "cannot open");
 	out->size = (uint64_t)st.st_size;
 	out->head_len = fread(out->head, 1, sizeof(out->head), f);
 	fclose(f);

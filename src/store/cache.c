@@ -202,7 +202,7 @@ int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struc
 		struct stat st;
 		ids[i].path = paths[i];
 		if (stat(paths[i], &st) < 0 || !(ids[i].abspath = realpath(paths[i], NULL))) {
-			rc = ns_error_set(err, NS_ERR_IO, "%s: %s", paths[i], strerror(errno));
+			rc = ns_error_sys(err, NS_ERR_IO, errno, paths[i], NULL); /* (realpath allocates) */
 			goto out;
 		}
 		ids[i].size = (int64_t)st.st_size;

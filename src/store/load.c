@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/i64map.h"
 #include "store/store-internal.h"
 
 int ns_store_sqlite_error(struct ns_error *err, sqlite3 *db, int rc, const char *path, const char *what)
@@ -106,6 +107,35 @@ static int check_schema(const char *db_path, struct ns_error *err)
 	return 0;
 }
 
+/* The tables ns_store_load reads: each must be a table (a view named so,
+ * recursive say, would be run instead: a database is input, not code). */
+static const char *const loaded_tables[] = { "traces", "strings", "trace_strings", "threads", "metadata", "events" };
+
+static int check_tables(const char *db_path, sqlite3 *db, struct ns_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0, sqlite_rc = sqlite3_prepare_v2(db, "SELECT type FROM sqlite_master WHERE name = ?1", -1, &st, NULL);
+	for (size_t i = 0; sqlite_rc == SQLITE_OK && i < sizeof(loaded_tables) / sizeof(loaded_tables[0]); i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, loaded_tables[i], -1, SQLITE_STATIC);
+		sqlite_rc = sqlite3_step(st);
+		if (sqlite_rc != SQLITE_ROW && sqlite_rc != SQLITE_DONE)
+			break;
+		const char *type = sqlite_rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+		if (!type || strcmp(type, "table") != 0) {
+			rc = ns_error_set(err, NS_ERR_INPUT, "%s: damaged database: \"%s\" is %s%s, not a table", db_path,
+					  loaded_tables[i], type ? "a " : "missing", type ? type : "");
+			goto out;
+		}
+		sqlite_rc = SQLITE_OK;
+	}
+	if (sqlite_rc != SQLITE_OK)
+		rc = ns_store_sqlite_error(err, db, sqlite_rc, db_path, "cannot read the database");
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
 enum load_stmt { LOAD_TRACES, LOAD_STRINGS, LOAD_THREADS, LOAD_META, LOAD_EVENTS, LOAD__COUNT };
 
 static const char *const load_sql[LOAD__COUNT] = {
@@ -127,10 +157,10 @@ struct loader {
 	const char *path;
 	sqlite3 *db;
 	sqlite3_stmt *stmt[LOAD__COUNT];
-	uint32_t *to_local;  /* database string id -> trace string id + 1 (0: not in this trace) */
-	size_t n_to_local;
+	struct ns_i64map to_local; /* database string id -> trace string id (only this trace's) */
 	int64_t trace_id;
 	int64_t first_event_id;
+	int64_t dur_sum, bytes_sum; /* over the trace's events, up to NS_SUM_LIMIT */
 };
 
 static int64_t column_opt(sqlite3_stmt *st, int i)
@@ -154,12 +184,12 @@ static int local_string(const struct loader *l, sqlite3_stmt *st, int i, ns_str 
 		*out = 0;
 		return 0;
 	}
-	int64_t sid = sqlite3_column_int64(st, i);
-	if (sid < 0 || (uint64_t)sid >= l->n_to_local || !l->to_local[sid])
+	int64_t sid = sqlite3_column_int64(st, i), local = ns_i64map_get(&l->to_local, sid, -1);
+	if (local < 0)
 		return ns_error_set(err, NS_ERR_INPUT,
 				    "%s: damaged database: trace %lld refers to string %lld, which it does not have",
 				    l->path, (long long)l->trace_id, (long long)sid);
-	*out = l->to_local[sid] - 1;
+	*out = (ns_str)local;
 	return 0;
 }
 
@@ -177,17 +207,19 @@ static int load_strings(struct loader *l, struct ns_trace *t, struct ns_error *e
 {
 	sqlite3_stmt *st = l->stmt[LOAD_STRINGS];
 	int rc;
-	memset(l->to_local, 0, l->n_to_local * sizeof(*l->to_local));
+	ns_i64map_release(&l->to_local); /* (the last trace's) */
+	ns_i64map_init(&l->to_local);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t local = sqlite3_column_int64(st, 0), sid = sqlite3_column_int64(st, 1);
 		ns_str got;
 		if (intern_column(st, 2, t, &got) < 0)
 			return load_oom(l, err);
-		if ((int64_t)got != local || sid < 0 || (uint64_t)sid >= l->n_to_local)
+		if ((int64_t)got != local)
 			return ns_error_set(err, NS_ERR_INPUT,
 					    "%s: damaged database: the strings of trace %lld are not numbered 0..n-1",
 					    l->path, (long long)l->trace_id);
-		l->to_local[sid] = (uint32_t)local + 1;
+		if (ns_i64map_set(&l->to_local, sid, local) < 0)
+			return load_oom(l, err);
 	}
 	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);
 }
@@ -236,10 +268,77 @@ static int load_meta(struct loader *l, struct ns_trace *t, struct ns_error *err)
 	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);
 }
 
+/* A value of table `table`, row `rowid`, that no ingest writes. */
+static int bad_value(const struct loader *l, const char *table, int64_t rowid, const char *what, struct ns_error *err)
+{
+	return ns_error_set(err, NS_ERR_INPUT, "%s: damaged database: table %s, row %lld: %s", l->path, table,
+			    (long long)rowid, what);
+}
+
+/* Column i (`name`) of table `table`, row `rowid`, as an integer within
+ * [lo, hi) (NULL allowed when null_ok, as NS_NONE), else the error. */
+static int ranged(const struct loader *l, sqlite3_stmt *st, int i, const char *table, int64_t rowid, const char *name,
+		  int64_t lo, int64_t hi, bool null_ok, int64_t *out, struct ns_error *err)
+{
+	int type = sqlite3_column_type(st, i);
+	const char *why = NULL;
+	char what[120];
+	*out = NS_NONE;
+	if (type == SQLITE_NULL) {
+		why = null_ok ? NULL : "is NULL";
+	} else if (type != SQLITE_INTEGER) {
+		why = "is not an integer";
+	} else {
+		*out = sqlite3_column_int64(st, i);
+		why = *out >= lo && *out < hi ? NULL : "is out of range";
+	}
+	if (!why)
+		return 0;
+	snprintf(what, sizeof(what), "%s %s", name, why);
+	return bad_value(l, table, rowid, what, err);
+}
+
+/* The checks of one events row: each column within what ingest writes, and
+ * the durations and |bytes| of the trace within NS_SUM_LIMIT (so no sum
+ * the analysis takes overflows). */
+static int check_event(struct loader *l, sqlite3_stmt *st, int64_t rowid, struct ns_error *err)
+{
+	static const struct {
+		int column;
+		const char *name;
+		int64_t lo, hi;
+		bool null_ok;
+	} cols[] = {
+		{ 1, "activity", 0, NS_CAT__COUNT, false },
+		{ 2, "kind", NS_KIND_SLICE, NS_KIND_FLOW_F + 1, false },
+		{ 3, "flags", 0, 256, false },
+		{ 6, "ts_ns", -NS_TIME_LIMIT_NS + 1, NS_TIME_LIMIT_NS, false },
+		{ 7, "dur_ns", 0, NS_TIME_LIMIT_NS, false },
+		{ 10, "bytes", -NS_SUM_LIMIT, NS_SUM_LIMIT + 1, true },
+		{ 11, "mem_device_type", -1, 100, true },
+	};
+	int64_t v[sizeof(cols) / sizeof(cols[0])];
+	int rc;
+	for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+		if ((rc = ranged(l, st, cols[k].column, "events", rowid, cols[k].name, cols[k].lo, cols[k].hi,
+				 cols[k].null_ok, &v[k], err)))
+			return rc;
+	int64_t dur = v[4], bytes = v[5] == NS_NONE ? 0 : v[5] < 0 ? -v[5] : v[5];
+	if (dur > NS_SUM_LIMIT - l->dur_sum || bytes > NS_SUM_LIMIT - l->bytes_sum)
+		return bad_value(l, "events", rowid,
+				 dur > NS_SUM_LIMIT - l->dur_sum ? "the durations add up to more than 2^56 ns"
+								  : "the bytes add up to more than 2^56",
+				 err);
+	l->dur_sum += dur;
+	l->bytes_sum += bytes;
+	return 0;
+}
+
 static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *err)
 {
 	sqlite3_stmt *st = l->stmt[LOAD_EVENTS];
 	int rc;
+	l->dur_sum = l->bytes_sum = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct ns_event ev;
 		memset(&ev, 0, sizeof(ev));
@@ -249,6 +348,8 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 			return ns_error_set(err, NS_ERR_INPUT,
 					    "%s: damaged database: event %lld of trace %lld is outside its id range",
 					    l->path, (long long)(idx + l->first_event_id), (long long)l->trace_id);
+		if ((rc = check_event(l, st, idx + l->first_event_id, err)))
+			return rc;
 		ev.idx = (uint32_t)idx;
 		ev.cat = (uint8_t)sqlite3_column_int(st, 1);
 		ev.kind = (uint8_t)sqlite3_column_int(st, 2);
@@ -288,9 +389,15 @@ static int load_trace(struct loader *l, struct ns_trace *t, struct ns_error *err
 	const char *path = (const char *)sqlite3_column_text(tr, 1);
 	if (!(t->path = strdup(path ? path : "")))
 		return load_oom(l, err);
+	int64_t n_trace_events, truncated_at;
+	if ((rc = ranged(l, tr, 4, "traces", l->trace_id, "base_time_ns", 0, NS_TIME_LIMIT_NS, true,
+			 &t->base_time_ns, err)) ||
+	    (rc = ranged(l, tr, 9, "traces", l->trace_id, "n_trace_events", 0, INT64_MAX, false, &n_trace_events,
+			 err)) ||
+	    (rc = ranged(l, tr, 10, "traces", l->trace_id, "truncated_at", 0, INT64_MAX, true, &truncated_at, err)))
+		return rc;
 	t->rank = column_opt(tr, 2);
 	t->world_size = column_opt(tr, 3);
-	t->base_time_ns = column_opt(tr, 4);
 	t->has_base_time = t->base_time_ns != NS_NONE;
 	t->ts_has_fraction = sqlite3_column_int(tr, 5);
 	t->profile_memory = sqlite3_column_int(tr, 6);
@@ -298,8 +405,7 @@ static int load_trace(struct loader *l, struct ns_trace *t, struct ns_error *err
 	int64_t mask = sqlite3_column_int64(tr, 8);
 	for (int cat = 0; cat < NS_CAT__COUNT && cat < 63; cat++)
 		t->has_cat[cat] = (mask >> cat) & 1;
-	t->n_trace_events = (uint64_t)sqlite3_column_int64(tr, 9);
-	int64_t truncated_at = column_opt(tr, 10);
+	t->n_trace_events = (uint64_t)n_trace_events;
 	t->truncated_at = truncated_at == NS_NONE ? -1 : truncated_at;
 	l->first_event_id = sqlite3_column_int64(tr, 11);
 	for (int i = LOAD_STRINGS; i < LOAD__COUNT; i++) {
@@ -318,11 +424,12 @@ int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct 
 	struct loader l = { .path = db_path };
 	struct ns_trace *traces = NULL;
 	size_t n_traces = 0, cap_traces = 0;
-	sqlite3_stmt *max_string = NULL;
 	int rc, sqlite_rc;
 	*out = NULL;
 	*n = 0;
-	if ((rc = check_schema(db_path, err)) || (rc = ns_store_open_readonly(db_path, &l.db, err)))
+	ns_i64map_init(&l.to_local);
+	if ((rc = check_schema(db_path, err)) || (rc = ns_store_open_readonly(db_path, &l.db, err)) ||
+	    (rc = check_tables(db_path, l.db, err)))
 		goto out;
 	for (int i = 0; i < LOAD__COUNT; i++) {
 		sqlite_rc = sqlite3_prepare_v2(l.db, load_sql[i], -1, &l.stmt[i], NULL);
@@ -330,18 +437,6 @@ int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct 
 			rc = ns_store_sqlite_error(err, l.db, sqlite_rc, db_path, "cannot read the database");
 			goto out;
 		}
-	}
-	/* to_local is indexed by database string id */
-	sqlite_rc = sqlite3_prepare_v2(l.db, "SELECT coalesce(max(id), 0) + 1 FROM strings", -1, &max_string, NULL);
-	if (sqlite_rc == SQLITE_OK && (sqlite_rc = sqlite3_step(max_string)) == SQLITE_ROW)
-		l.n_to_local = (size_t)sqlite3_column_int64(max_string, 0);
-	if (sqlite_rc != SQLITE_ROW) {
-		rc = ns_store_sqlite_error(err, l.db, sqlite_rc, db_path, "cannot read the database");
-		goto out;
-	}
-	if (!(l.to_local = calloc(l.n_to_local, sizeof(*l.to_local)))) {
-		rc = load_oom(&l, err);
-		goto out;
 	}
 	while ((sqlite_rc = sqlite3_step(l.stmt[LOAD_TRACES])) == SQLITE_ROW) {
 		if (n_traces == cap_traces) {
@@ -370,8 +465,7 @@ out:
 	for (size_t i = 0; i < n_traces; i++)
 		ns_trace_release(&traces[i]);
 	free(traces);
-	free(l.to_local);
-	sqlite3_finalize(max_string);
+	ns_i64map_release(&l.to_local);
 	for (int i = 0; i < LOAD__COUNT; i++)
 		sqlite3_finalize(l.stmt[i]);
 	sqlite3_close(l.db);

@@ -109,3 +109,19 @@ Test(strtab, truncate_forgets_the_newest_strings)
 	cr_expect_eq(ns_strtab_find(&t, "old 0", 5), UINT32_MAX);
 	ns_strtab_release(&t);
 }
+
+/* ns_strtab_init cannot report that storing "" failed (out of memory); the
+ * next intern stores it first, so id 0 stays the empty string. It was
+ * ignored, and the first name took id 0, which every reader takes for
+ * "absent": 13 runs of the allocation-failure sweep printed garbled names. */
+Test(strtab, the_empty_string_is_id_0_even_when_init_could_not_store_it)
+{
+	struct ns_strtab t;
+	memset(&t, 0, sizeof(t)); /* what ns_strtab_init leaves when its allocation fails */
+	cr_assert_eq(ns_strtab_intern(&t, "aten::add", 9), 1);
+	cr_assert_eq(t.count, 2);
+	cr_assert_str_eq(ns_strtab_get(&t, 0), "");
+	cr_assert_str_eq(ns_strtab_get(&t, 1), "aten::add");
+	cr_assert_eq(ns_strtab_intern(&t, "", 0), 0);
+	ns_strtab_release(&t);
+}

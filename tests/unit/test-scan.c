@@ -3,6 +3,7 @@
  * driven through ns_ingest_file on small inline traces written to a
  * temporary directory (spec Part B). */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -729,8 +730,10 @@ Test(scan, large_file_crosses_refills_with_exact_line_numbers)
 	load(&l, path, false);
 	cr_assert_eq(l.rc, NS_ERR_INPUT);
 	char loc[600], want[1200];
-	snprintf(loc, sizeof(loc), "%s:%d:%d", path, n + 2, (int)(strstr(bad, "nope") - bad) + 1);
-	snprintf(want, sizeof(want), "%s: invalid JSON value", loc);
+	/* (the first byte that no JSON text can have there: "no" is not "null") */
+	snprintf(loc, sizeof(loc), "%s:%d:%d", path, n + 2, (int)(strstr(bad, "nope") - bad) + 2);
+	snprintf(want, sizeof(want), "%s: invalid JSON at byte %zu: invalid literal (true, false, null, NaN, "
+		 "Infinity): 'o' cannot continue it", loc, (size_t)(strstr(bad, "nope") - text) + 1);
 	cr_assert_str_eq(l.err.msg, want);
 	ns_trace_release(&l.t);
 
@@ -790,16 +793,23 @@ Test(scan, json_primitives)
 	cr_assert_eq(ns_json_string_end("\"abc", 4, 0, &esc), 0);
 }
 
-/* The string scan's reference: one byte at a time. */
+/* The string scan's reference: one byte at a time, RFC 8259's rules (no
+ * raw control character; the escapes \" \\ \/ \b \f \n \r \t \uXXXX). */
 static size_t string_end_bytewise(const char *p, size_t n, bool *esc)
 {
 	*esc = false;
 	for (size_t i = 1; i < n; i++) {
 		if (p[i] == '"')
 			return i + 1;
+		if ((unsigned char)p[i] < 0x20)
+			return 0;
 		if (p[i] == '\\') {
 			*esc = true;
-			i++;
+			if (++i >= n || p[i] == 0 || !strchr("\"\\/bfnrtu", p[i]))
+				return 0;
+			for (int k = 0, hex = p[i] == 'u' ? 4 : 0; k < hex; k++)
+				if (++i >= n || !isxdigit((unsigned char)p[i]))
+					return 0;
 		}
 	}
 	return 0;
@@ -812,7 +822,7 @@ static size_t string_end_bytewise(const char *p, size_t n, bool *esc)
  * read past it fails under ASan. */
 Test(scan, string_end_is_the_same_at_every_offset)
 {
-	static const char *const fills[] = { "", "\\\"", "\\\\", "\\n", "\\" };
+	static const char *const fills[] = { "", "\\\"", "\\\\", "\\n", "\\", "\\u00e9", "\\u00g9", "\\q", "\t" };
 	for (size_t len = 0; len <= 40; len++) {
 		for (size_t f = 0; f < sizeof(fills) / sizeof(fills[0]); f++) {
 			for (size_t at = 0; at <= len; at++) {
@@ -919,6 +929,17 @@ static void expect_error(const char *name, const char *text, const char *needle,
 	ns_trace_release(&l.t);
 }
 
+/* As expect_error, for the scanner's message on invalid JSON: the first
+ * byte no JSON text can have there is `needle`'s first byte. */
+static void expect_invalid_json(const char *name, const char *text, const char *needle, const char *what)
+{
+	char msg[600];
+	const char *hit = strstr(text, needle);
+	cr_assert_not_null(hit, "test bug: '%s' not in the text", needle);
+	snprintf(msg, sizeof(msg), "invalid JSON at byte %zu: %s", (size_t)(hit - text), what);
+	expect_error(name, text, needle, msg, NS_ERR_INPUT);
+}
+
 static const char HEAD[] = "{\"traceEvents\": [\n"
 			   "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n";
 
@@ -958,7 +979,7 @@ Test(errors, not_json)
 Test(errors, missing_comma_between_keys)
 {
 	const char *t = with_head("{\"ph\": \"X\", \"cat\": \"cpu_op\" \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}\n]}");
-	expect_error("comma.json", t, "\"name\": \"b\"", "expected ',' or '}' in an object", NS_ERR_INPUT);
+	expect_invalid_json("comma.json", t, "\"name\": \"b\"", "expected ',' or '}' in an object, not '\"'");
 }
 
 Test(errors, missing_comma_between_events)
@@ -1048,7 +1069,7 @@ Test(errors, invalid_top_level_value)
 {
 	/* "1x" is not a JSON value, even outside traceEvents */
 	const char *t = "{\"schemaVersion\": 1x,\n \"traceEvents\": []}";
-	expect_error("top.json", t, "1x", "invalid JSON value", NS_ERR_INPUT);
+	expect_invalid_json("top.json", t, "x,", "expected a delimiter after the value, not 'x'");
 }
 
 Test(errors, no_trace_events_is_unsupported)
@@ -1224,4 +1245,151 @@ Test(kineto, a_cut_event_leaves_no_strings_behind)
 	cr_assert_neq(ns_strtab_find(&l.t.strings, "aten::mm", 8), UINT32_MAX);
 	ns_trace_release(&l.t);
 	free(text);
+}
+
+/* ---- damage in the middle is not a cut (issue 16) ---- */
+
+/* A complete trace whose middle event carries `damaged` (the text of one
+ * event, as written in the file). */
+static char *damaged_trace(const char *damaged)
+{
+	static char buf[8192];
+	snprintf(buf, sizeof(buf),
+		 "{\"traceEvents\": [\n"
+		 "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n"
+		 "%s,\n"
+		 "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 1},\n"
+		 "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"d\", \"pid\": 1, \"tid\": 1, \"ts\": 7, \"dur\": 1}\n"
+		 "]}\n",
+		 damaged);
+	return buf;
+}
+
+/* A missing closing quote turns the rest of the file inside out (strings
+ * become structure and structure strings), so a scanner that only counts
+ * brackets runs to the end of the file and calls it a cut: the first byte
+ * that cannot be JSON is the error, wherever it is. */
+Test(errors, a_missing_quote_mid_file_is_an_error_at_its_first_invalid_byte)
+{
+	const char *t = damaged_trace("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b, \"pid\": 1, \"tid\": 1, "
+				      "\"ts\": 3, \"dur\": 1}");
+	/* "b, " closes at the quote before pid: `pid` is then a bare word */
+	expect_invalid_json("quote.json", t, "pid\": 1, \"tid\": 1, \"ts\": 3",
+			    "expected ',' or '}' in an object, not 'p'");
+	/* the same quote lost in a name's opening: the raw newline ends it */
+	t = damaged_trace("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": b\", \"pid\": 1, \"tid\": 1, \"ts\": 3, "
+			  "\"dur\": 1}");
+	expect_invalid_json("quote2.json", t, "b\", \"pid\": 1, \"tid\": 1, \"ts\": 3",
+			    "expected a JSON value, not 'b'");
+}
+
+Test(errors, a_quote_turned_into_nul_mid_file_is_an_error)
+{
+	char ev[] = "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bQ, \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": 1}";
+	const char *t = damaged_trace(ev);
+	size_t len = strlen(t);
+	char *text = malloc(len);
+	memcpy(text, t, len);
+	char *q = strstr(text, "bQ") + 1;
+	*q = '\0';
+	const char *path = write_bytes("nul.json", text, len);
+	struct loaded l;
+	load(&l, path, false);
+	char loc[600], want[1200];
+	where(loc, sizeof(loc), path, t, "Q, \"pid\"");
+	snprintf(want, sizeof(want), "%s: invalid JSON at byte %zu: raw control character 0x00 inside a string", loc,
+		 (size_t)(q - text));
+	cr_assert_eq(l.rc, NS_ERR_INPUT, "%d: %s", l.rc, l.err.msg);
+	cr_assert_str_eq(l.err.msg, want);
+	ns_trace_release(&l.t);
+	free(text);
+}
+
+Test(errors, raw_control_characters_and_bad_escapes_in_strings_are_errors)
+{
+	expect_invalid_json("nl.json", damaged_trace("{\"ph\": \"X\", \"name\": \"b\nc\", \"ts\": 3}"), "\nc\"",
+			    "raw control character 0x0a inside a string");
+	expect_invalid_json("tab.json", damaged_trace("{\"ph\": \"X\", \"name\": \"b\tc\", \"ts\": 3}"), "\tc\"",
+			    "raw control character 0x09 inside a string");
+	expect_invalid_json("esc.json", damaged_trace("{\"ph\": \"X\", \"name\": \"b\\qc\", \"ts\": 3}"), "qc\"",
+			    "invalid escape: 'q' after a backslash");
+	expect_invalid_json("hex.json", damaged_trace("{\"ph\": \"X\", \"name\": \"b\\u00zz\", \"ts\": 3}"), "zz\"",
+			    "invalid \\u escape: 'z' is not a hex digit");
+	expect_invalid_json("num.json", damaged_trace("{\"ph\": \"X\", \"name\": \"b\", \"ts\": 3.}"), "},\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\"",
+			    "invalid number: '}' cannot continue it");
+	expect_invalid_json("brace.json", damaged_trace("{\"ph\": \"X\", \"name\": \"b\", \"ts\": 3]"), "]",
+			    "expected ',' or '}' in an object, not ']'");
+}
+
+/* Damage before the end, then a cut: still damage (the salvage is for a
+ * text that is valid JSON up to its last byte). */
+Test(errors, damage_then_a_cut_is_an_error_not_a_truncation)
+{
+	const char *t = damaged_trace("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b, \"pid\": 1, \"tid\": 1, "
+				      "\"ts\": 3, \"dur\": 1}");
+	char cut[4096];
+	size_t n = (size_t)(strstr(t, "\"name\": \"c\"") - t);
+	memcpy(cut, t, n);
+	cut[n] = '\0';
+	expect_invalid_json("damagecut.json", cut, "pid\": 1, \"tid\": 1, \"ts\": 3",
+			    "expected ',' or '}' in an object, not 'p'");
+}
+
+/* A cut inside an event, then NUL bytes to the end (a crash on some file
+ * systems): a cut at that event. */
+Test(errors, a_cut_event_padded_with_nuls_is_a_truncation_at_the_event)
+{
+	const char *t = damaged_trace("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"ts\": 3, \"dur\": 1}");
+	size_t event = (size_t)(strstr(t, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\"") - t);
+	size_t n = event + 30, len = n + 5000;
+	char *text = calloc(1, len);
+	memcpy(text, t, n);
+	struct loaded l;
+	load(&l, write_bytes("nultail.json", text, len), false);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	cr_assert_eq(l.t.truncated_at, (int64_t)event);
+	cr_assert_eq(l.t.n_trace_events, 1);
+	ns_trace_release(&l.t);
+	/* NULs that more text follows are damage */
+	memcpy(text + len - 3, "}]}", 3);
+	load(&l, write_bytes("nulmid.json", text, len), false);
+	cr_assert_eq(l.rc, NS_ERR_INPUT, "%s", l.err.msg);
+	cr_assert(strstr(l.err.msg, "raw control character 0x00 inside a string") != NULL, "%s", l.err.msg);
+	ns_trace_release(&l.t);
+	free(text);
+}
+
+/* One JSON value may be max_value bytes long, not one more, and the window
+ * never grows past max_value + 2 reads (the limit used to be checked on
+ * the doubled buffer: a 1 GiB limit let values up to 2 GiB through). */
+Test(scan, a_value_over_the_limit_is_refused_and_the_window_stays_bounded)
+{
+	for (size_t extra = 0; extra <= 1; extra++) {
+		size_t limit = 5u << 20, len = limit + extra; /* (the window starts at 4 MiB) */
+		char *text = malloc(len + 1);
+		text[0] = '"';
+		memset(text + 1, 'v', len - 2);
+		text[len - 1] = '"';
+		text[len] = ' ';
+		struct ns_source *src;
+		struct ns_scan sc;
+		struct ns_error err = { 0 };
+		cr_assert_eq(ns_source_open_mem(text, len + 1, "v.json", 1u << 30, UINT32_MAX, &src, &err), 0);
+		ns_source_set_max_read(src, 65536);
+		cr_assert_eq(ns_scan_init(&sc, "v.json", src, &err), 0);
+		sc.max_value = limit;
+		size_t start, end;
+		int rc = ns_scan_value(&sc, &start, &end, &err);
+		if (extra) {
+			cr_assert_eq(rc, NS_ERR_NOMEM);
+			cr_assert_str_eq(err.msg, "v.json:1:1: a single JSON value exceeds 5242880 bytes");
+		} else {
+			cr_assert_eq(rc, 0, "%s", err.msg);
+			cr_assert_eq(end - start, len);
+		}
+		cr_assert_leq(sc.cap, limit + 2 * sc.chunk, "window of %zu bytes", sc.cap);
+		ns_scan_release(&sc);
+		ns_source_close(src);
+		free(text);
+	}
 }

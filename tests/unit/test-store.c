@@ -577,6 +577,93 @@ Test(store, load_refuses_other_schema_versions)
 	free(db);
 }
 
+/* A damaged database: the example with `sql` run on it must fail to load
+ * with exit 1 (NS_ERR_INPUT) and `want` after "PATH: " (issue 16: such
+ * databases overflowed times, hung in a recursive view, or allocated by
+ * the largest id rather than the rows present). */
+static void expect_damaged(const char *sql, const char *want)
+{
+	char *db = tmp_path("damaged.db");
+	struct ns_trace t, *loaded = NULL;
+	struct ns_error err = { 0 };
+	sqlite3 *raw;
+	size_t n;
+	char msg[600];
+	write_example_db(db, &t, false);
+	ns_trace_release(&t);
+	cr_assert_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(raw));
+	sqlite3_close(raw);
+	cr_expect_eq(ns_store_load(db, &loaded, &n, &err), NS_ERR_INPUT, "%s: %s", sql, err.msg);
+	snprintf(msg, sizeof(msg), "%s: %s", db, want);
+	cr_expect_str_eq(err.msg, msg, "%s: %s", sql, err.msg);
+	cr_expect_null(loaded);
+	unlink(db);
+	free(db);
+}
+
+Test(store, load_checks_values_as_they_are_read)
+{
+	expect_damaged("UPDATE events SET ts_ns = NULL WHERE id = 3",
+		       "damaged database: table events, row 3: ts_ns is NULL");
+	expect_damaged("UPDATE events SET ts_ns = 9223372036854775807 WHERE id = 3",
+		       "damaged database: table events, row 3: ts_ns is out of range");
+	expect_damaged("UPDATE events SET dur_ns = -9223372036854775808 WHERE id = 3",
+		       "damaged database: table events, row 3: dur_ns is out of range");
+	expect_damaged("UPDATE events SET dur_ns = 'x' WHERE id = 3",
+		       "damaged database: table events, row 3: dur_ns is not an integer");
+	expect_damaged("UPDATE events SET dur_ns = 36028797018963968 WHERE kept", /* 2^55 each: the third (ids from 0) passes 2^56 */
+		       "damaged database: table events, row 2: the durations add up to more than 2^56 ns");
+	expect_damaged("UPDATE events SET activity = 200 WHERE id = 1",
+		       "damaged database: table events, row 1: activity is out of range");
+	expect_damaged("UPDATE traces SET base_time_ns = -1",
+		       "damaged database: table traces, row 1: base_time_ns is out of range");
+}
+
+Test(store, load_refuses_views_in_place_of_tables)
+{
+	expect_damaged("DROP TABLE events; CREATE VIEW events AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL "
+		       "SELECT x + 1 FROM r) SELECT * FROM r",
+		       "damaged database: \"events\" is a view, not a table");
+	expect_damaged("DROP TABLE strings", "damaged database: \"strings\" is missing, not a table");
+}
+
+/* A string id of 5e8 in a small file: the load's memory is by the rows
+ * present (it was an array indexed by the largest id: 2 GB). */
+Test(store, load_memory_follows_rows_not_ids)
+{
+	char *db = tmp_path("bigid.db");
+	struct ns_trace t, *loaded = NULL;
+	struct ns_error err = { 0 };
+	sqlite3 *raw;
+	size_t n;
+	write_example_db(db, &t, false);
+	cr_assert_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(raw, "PRAGMA foreign_keys = OFF; "
+				       "UPDATE strings SET id = 500000000 WHERE id = (SELECT max(id) FROM strings); "
+				       "UPDATE trace_strings SET string_id = 500000000 WHERE string_id = "
+				       "(SELECT max(string_id) FROM trace_strings)",
+				 NULL, NULL, NULL),
+		     SQLITE_OK, "%s", sqlite3_errmsg(raw));
+	sqlite3_close(raw);
+	struct rlimit old, lim;
+	cr_assert_eq(getrlimit(RLIMIT_AS, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)1 << 30; /* a 2 GB array does not fit; the trace does */
+	bool limited = !getenv("ASAN_OPTIONS") && setrlimit(RLIMIT_AS, &lim) == 0;
+	int rc = ns_store_load(db, &loaded, &n, &err);
+	if (limited)
+		setrlimit(RLIMIT_AS, &old);
+	cr_assert_eq(rc, 0, "%s", err.msg);
+	cr_expect_eq(n, 1);
+	cr_expect_eq(loaded[0].n_events, t.n_events);
+	for (size_t i = 0; i < n; i++)
+		ns_trace_release(&loaded[i]);
+	free(loaded);
+	ns_trace_release(&t);
+	free(db);
+}
+
 Test(store, is_db)
 {
 	char *db = tmp_path("plain.db"), *text = tmp_path("trace.json");
