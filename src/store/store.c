@@ -427,19 +427,31 @@ out:
 	return rc;
 }
 
+/* Fails unless db_path is a regular file or nothing (st: what is there;
+ * st_mode 0 for nothing): nothing else is ever renamed over. */
+static int check_replaceable(const char *db_path, struct stat *st, struct ns_error *err)
+{
+	if (lstat(db_path, st) < 0) {
+		st->st_mode = 0;
+		return errno == ENOENT ? 0
+				       : ns_error_set(err, NS_ERR_IO, "%s: cannot check the output: %s", db_path,
+						      strerror(errno));
+	}
+	if (!S_ISREG(st->st_mode))
+		return ns_error_set(err, NS_ERR_IO, "%s: is %s; not replaced", db_path, file_kind(st->st_mode));
+	return 0;
+}
+
 /* Gives the new database the mode and owner of the file it replaces (or
- * the ones a new file gets when there is none). Renaming over anything but
- * a regular file is refused: a device, FIFO, socket, directory or symbolic
- * link that appeared at db_path since ns_store_check_output stays. */
+ * the ones a new file gets when there is none). A device, FIFO, socket,
+ * directory or symbolic link that appeared at db_path since the create
+ * stays. */
 static int take_over_identity(struct ns_store *s, struct ns_error *err)
 {
 	struct stat st;
-	if (lstat(s->db_path, &st) < 0)
-		return errno == ENOENT ? 0
-				       : ns_error_set(err, NS_ERR_IO, "%s: cannot check the output: %s", s->db_path,
-						      strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return ns_error_set(err, NS_ERR_IO, "%s: is %s now; not replaced", s->db_path, file_kind(st.st_mode));
+	int rc = check_replaceable(s->db_path, &st, err);
+	if (rc || !st.st_mode)
+		return rc;
 	if (fchown(s->tmp_fd, st.st_uid, st.st_gid) < 0 && fchown(s->tmp_fd, (uid_t)-1, st.st_gid) < 0)
 		errno = 0; /* (not root, nor in the file's group: the new file stays ours) */
 	if (fchmod(s->tmp_fd, st.st_mode & 07777) < 0)
@@ -496,6 +508,9 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	 * ingest). This only takes effect before SQLite's first use in the
 	 * process and fails harmlessly after it. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	struct stat existing; /* (a cache path taken by a directory fails now, not after the work) */
+	if ((rc = check_replaceable(db_path, &existing, err)))
+		goto out;
 	remove_stale_temps(db_path);
 	if ((rc = create_temp_file(s, err)))
 		goto out;

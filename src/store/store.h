@@ -40,7 +40,7 @@ struct ns_source_id {
 int ns_store_check_output(const char *db_path, bool force, const struct ns_source_id *inputs, size_t n,
 			  char **target, struct ns_error *err);
 /* Starts a database at db_path (written to a temp file beside it; see
- * ns_store_commit). */
+ * ns_store_commit). Anything at db_path but a regular file is NS_ERR_IO. */
 int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error *err);
 /* Reserves disk blocks for a database of about bytes, beyond the end of the
  * file, so that SQLite's writes need no block allocation (on ext4, 40% of

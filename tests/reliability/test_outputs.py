@@ -280,6 +280,17 @@ def cache_upkeep(bin_, tmp, small):
     check(p.returncode == 0 and p.stdout == want and len(lines) == 1 and
           lines[0].startswith("neuron-stats: warning: the cache is not written: "),
           "report with an unwritable cache: exit %d %r" % (p.returncode, p.stderr))
+    # a cache entry taken by a directory: skipped before the parse, not replaced
+    e2 = env(tmp, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache3"))
+    run([bin_, small], tmp, env=e2, check_code=0)
+    entry = os.path.join(tmp, "cache3", [n for n in os.listdir(os.path.join(tmp, "cache3")) if n.endswith(".db")][0])
+    os.remove(entry)
+    os.mkdir(entry)
+    p = run([bin_, small], tmp, env=e2)
+    expect(p, 0, "neuron-stats: warning: the cache is not written: %s: is a directory; not replaced\n" % entry,
+           "report with a directory at the cache entry")
+    check(p.stdout == want and os.path.isdir(entry), "report with a directory at the cache entry: the table "
+          "differs or the directory is gone")
     p = run([bin_, "sql", small, "SELECT count(*) AS n FROM events", "-f", "csv"], tmp, env=e)
     check(p.returncode == 0 and p.stdout == b"n\r\n%d\r\n" % len(gen_damaged.BASE_SPANS) and
           err_text(p).startswith("neuron-stats: warning: the cache is not written: ") and
