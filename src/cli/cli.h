@@ -28,6 +28,10 @@ void ns_cli_warn(const struct ns_error *warn);
 /* Flushes and checks stdout (a failed write is a failure, exit 5). */
 int ns_cli_finish(int code);
 
+/* A size in bytes: decimal digits, optionally followed by K, M or G (KiB,
+ * MiB, GiB), at most max. False if text is not one. */
+bool ns_cli_parse_size(const char *text, uint64_t max, uint64_t *out);
+
 /* Ingests a trace or directory into db_path (atomic). */
 int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err);
 

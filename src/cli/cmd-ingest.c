@@ -5,10 +5,11 @@
 #include "cli/load.h"
 
 static const char *opt_output;
-static bool opt_strict, opt_quiet;
+static bool opt_strict, opt_quiet, opt_force;
 
 static const struct ns_opt ingest_opts[] = {
 	{ NS_OPT_STRING, 'o', "output", "DB", "database to write (replaced atomically)", &opt_output },
+	{ NS_OPT_FLAG, 0, "force", NULL, "replace DB even if it is not a neuron-stats database", &opt_force },
 	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
 	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
 	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
@@ -19,19 +20,28 @@ const struct ns_cmd_spec cmd_ingest_spec = {
 	.usage = "neuron-stats ingest PATH -o DB [options]",
 	.summary = "Write every trace of PATH (a trace file or a capture directory) into a SQLite database.",
 	.details = "The database is written to a temporary file beside DB and renamed over it when\n"
-		   "complete, so DB is never half-written. Schema: docs/schema.md.",
+		   "complete, so DB is never half-written; it keeps the mode and owner of the file it\n"
+		   "replaces, and a symbolic link is written through. Refused before any work (exit 2):\n"
+		   "DB is one of the inputs, a directory, a device, FIFO or socket, or (without --force)\n"
+		   "an existing file that is not a neuron-stats database. PATH - is standard input.\n"
+		   "Schema: docs/schema.md.",
 	.opts = ingest_opts,
 	.min_args = 1,
 	.max_args = 1,
 };
 
+static int ingest(const char *input, const struct ns_load_opts *lo, struct ns_error *err)
+{
+	struct ns_run run;
+	int rc = ns_run_load(input, lo, &run, err);
+	ns_run_release(&run);
+	return rc;
+}
+
 int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err)
 {
 	struct ns_load_opts lo = { .db_out = db_path, .strict = opt_strict, .db_only = true };
-	struct ns_run run;
-	int rc = ns_run_load(input, &lo, &run, err);
-	ns_run_release(&run);
-	return rc;
+	return ingest(input, &lo, err);
 }
 
 int cmd_ingest(int argc, char **argv)
@@ -48,7 +58,9 @@ int cmd_ingest(int argc, char **argv)
 		ns_error_set(&err, NS_ERR_USAGE, "ingest: -o DB is required");
 		return ns_cli_fail(&err);
 	}
-	if (ns_cli_ingest_to_db(pos[0], opt_output, &err))
+	struct ns_load_opts lo = { .db_out = opt_output, .check_output = true, .force = opt_force,
+				   .strict = opt_strict, .db_only = true };
+	if (ingest(pos[0], &lo, &err))
 		return ns_cli_fail(&err);
 	return ns_cli_finish(0);
 }

@@ -1,19 +1,28 @@
 /* neuron-stats sql DB_OR_TRACE QUERY: one read-only query over a database
  * (docs/schema.md, worked examples in docs/queries.md). A trace or capture
  * directory is ingested into the cache database first, or the cached one
- * is reused while its sources are unchanged. */
+ * is reused while its sources are unchanged; a stream (standard input, a
+ * pipe), or a trace whose cache cannot be written, goes to a private
+ * temporary database that is deleted after the query. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ingest/ingest.h"
 #include "store/store.h"
 
-static const char *opt_format;
+static const char *opt_format, *opt_max_memory;
+static long opt_timeout = NS_SQL_TIMEOUT_DEFAULT;
 static bool opt_quiet;
 
 static const struct ns_opt sql_opts[] = {
 	{ NS_OPT_STRING, 'f', "format", "FMT", "table (default), csv or json", &opt_format },
+	{ NS_OPT_INT, 0, "timeout", "SECONDS", "stop the query after SECONDS, 0 to 86400 (default 60; 0: none)",
+	  &opt_timeout },
+	{ NS_OPT_STRING, 0, "max-memory", "SIZE", "memory for the query, K/M/G suffixes (default 2G; 0: none)",
+	  &opt_max_memory },
 	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
 	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
 };
@@ -27,7 +36,9 @@ const struct ns_cmd_spec cmd_sql_spec = {
 		   "table: aligned columns, numbers right-aligned, NULL empty; csv: RFC 4180 with a\n"
 		   "header row; json: an array of objects. A trace or directory is ingested into the\n"
 		   "cache ($NEURON_STATS_CACHE_DIR, else $XDG_CACHE_HOME/neuron-stats, else\n"
-		   "~/.cache/neuron-stats) and reused while its files are unchanged.",
+		   "~/.cache/neuron-stats) and reused while its files are unchanged; standard input\n"
+		   "(-) or a pipe into a temporary database. A query past --timeout or --max-memory\n"
+		   "stops with exit 6. Functions: all of SQLite's but fts3_tokenizer and load_extension.",
 	.opts = sql_opts,
 	.min_args = 2,
 	.max_args = 2,
@@ -48,25 +59,61 @@ static int parse_format(const char *name, enum ns_sql_format *out, struct ns_err
 	return ns_error_set(err, NS_ERR_USAGE, "sql: unknown --format '%s' (table, csv or json)", name);
 }
 
-/* The cache database for the traces of input, ingested now unless the
- * cached copy is still valid. */
-static int cached_db(const char *input, char **db_path, struct ns_error *err)
+/* A private database for input in $TMPDIR (else /tmp): *db_path, to be
+ * deleted after the query. */
+static int temporary_db(const char *input, char **db_path, struct ns_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd, rc;
+	if (asprintf(db_path, "%s/neuron-stats-sql-XXXXXX", dir && *dir ? dir : "/tmp") < 0) {
+		*db_path = NULL;
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	}
+	if ((fd = mkstemp(*db_path)) < 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot create a temporary database: %s", *db_path,
+				  strerror(errno));
+		free(*db_path);
+		*db_path = NULL;
+		return rc;
+	}
+	close(fd);
+	if ((rc = ns_cli_ingest_to_db(input, *db_path, err))) {
+		unlink(*db_path);
+		free(*db_path);
+		*db_path = NULL;
+	}
+	return rc;
+}
+
+/* The database to query for a trace or directory: the cache database,
+ * ingested now unless the cached copy is still valid, or a temporary one
+ * (*temporary) for a stream or where the cache cannot be written. */
+static int traces_db(const char *input, char **db_path, bool *temporary, struct ns_error *err)
 {
 	char **paths = NULL;
 	size_t n = 0;
 	struct ns_source_id *ids = NULL;
 	int rc;
 	*db_path = NULL;
+	*temporary = false;
 	if ((rc = ns_find_traces(input, &paths, &n, err)) || (rc = ns_source_ids(paths, n, &ids, err)))
 		goto out;
-	if (!(*db_path = ns_cache_path(ids, n))) {
-		rc = ns_error_set(err, NS_ERR_IO, "%s: no cache directory to ingest into", input);
-		ns_error_hint(err, "set NEURON_STATS_CACHE_DIR, or run `neuron-stats ingest %s -o DB` and query DB",
-			      input);
-		goto out;
+	if ((*db_path = ns_cache_path(ids, n))) {
+		struct ns_error cache_err = { 0 };
+		if (ns_cache_valid(*db_path, ids, n) || !(rc = ns_cli_ingest_to_db(input, *db_path, &cache_err)))
+			goto out;
+		free(*db_path);
+		*db_path = NULL;
+		if (rc != NS_ERR_IO) { /* (an error in the input would be the same again) */
+			*err = cache_err;
+			goto out;
+		}
+		struct ns_error warn = { 0 };
+		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", cache_err.msg);
+		ns_cli_warn(&warn);
 	}
-	if (!ns_cache_valid(*db_path, ids, n))
-		rc = ns_cli_ingest_to_db(input, *db_path, err);
+	*temporary = true;
+	rc = temporary_db(input, db_path, err);
 out:
 	ns_source_ids_free(ids, n);
 	for (size_t i = 0; i < n; i++)
@@ -75,22 +122,41 @@ out:
 	return rc;
 }
 
+/* --timeout and --max-memory. */
+static int parse_limits(struct ns_sql_limits *limits, struct ns_error *err)
+{
+	if (opt_timeout < 0 || opt_timeout > 86400)
+		return ns_error_set(err, NS_ERR_USAGE, "sql: --timeout %ld is not a number of seconds from 0 to 86400",
+				    opt_timeout);
+	limits->timeout_s = (unsigned)opt_timeout;
+	limits->max_memory = NS_SQL_MAX_MEMORY_DEFAULT;
+	if (opt_max_memory && !ns_cli_parse_size(opt_max_memory, INT64_MAX, &limits->max_memory))
+		return ns_error_set(err, NS_ERR_USAGE, "sql: --max-memory '%s' is not a size (bytes, or with K, M, G)",
+				    opt_max_memory);
+	return 0;
+}
+
 int cmd_sql(int argc, char **argv)
 {
 	struct ns_error err = { 0 };
+	struct ns_sql_limits limits;
 	enum ns_sql_format fmt = NS_SQL_TABLE;
-	char **pos, *cache = NULL;
+	char **pos, *db = NULL;
+	bool temporary = false;
 	int npos, rc;
 
+	ns_sql_init(); /* (before any use of SQLite, the cache's included) */
 	rc = ns_opt_parse(&cmd_sql_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
 	const char *input = pos[0], *query = pos[1];
-	if ((opt_format && (rc = parse_format(opt_format, &fmt, &err))) ||
-	    (!ns_store_is_db(input) && (rc = cached_db(input, &cache, &err))) ||
-	    (rc = ns_sql_run(cache ? cache : input, query, fmt, stdout, &err)))
+	if ((opt_format && (rc = parse_format(opt_format, &fmt, &err))) || (rc = parse_limits(&limits, &err)) ||
+	    (!ns_store_is_db(input) && (rc = traces_db(input, &db, &temporary, &err))) ||
+	    (rc = ns_sql_run(db ? db : input, query, fmt, stdout, &limits, &err)))
 		rc = ns_cli_fail(&err);
-	free(cache);
+	if (temporary)
+		unlink(db);
+	free(db);
 	return ns_cli_finish(rc);
 }

@@ -1,5 +1,6 @@
 #include "cli/load.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,25 +34,37 @@ static void free_paths(char **paths, size_t n)
 	free(paths);
 }
 
+bool ns_cli_parse_size(const char *text, uint64_t max, uint64_t *out)
+{
+	char *end;
+	if (!text || !(*text >= '0' && *text <= '9'))
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(text, &end, 10);
+	int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+	if (shift)
+		end++;
+	if (errno || end == text || *end || n > (max >> shift))
+		return false;
+	*out = (uint64_t)n << shift;
+	return true;
+}
+
 /* The decompression caps (docs/testing.md "Hostile input") from
  * NEURON_STATS_MAX_DECOMPRESSED (bytes; K, M, G suffixes: KiB, MiB, GiB)
  * and NEURON_STATS_MAX_RATIO. Unset: 0, the library default (64 GiB, 1000:1). */
 static uint64_t env_cap(const char *name, uint64_t max)
 {
 	const char *v = getenv(name);
-	char *end;
+	uint64_t n;
 	if (!v || !*v)
 		return 0;
-	unsigned long long n = strtoull(v, &end, 10);
-	int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-	if (shift)
-		end++;
-	if (end == v || *end || n == 0 || n > (max >> shift)) {
+	if (!ns_cli_parse_size(v, max, &n) || n == 0) {
 		fprintf(stderr, "neuron-stats: warning: %s=%s is not a number from 1 to %llu; using the default\n",
 			name, v, (unsigned long long)max);
 		return 0;
 	}
-	return (uint64_t)n << shift;
+	return n;
 }
 
 static bool any_truncated(const struct ns_run *run)
@@ -203,7 +216,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	size_t n = 0;
 	struct ns_source_id *ids = NULL;
 	struct sink sk = { .store = NULL };
-	char *cache = NULL;
+	char *cache = NULL, *target = NULL;
 	const char *db_out = o->db_out;
 	int rc;
 
@@ -221,6 +234,11 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	rc = ns_source_ids(paths, n, &ids, err);
 	if (rc)
 		goto out;
+	if (o->check_output) { /* before any work */
+		if ((rc = ns_store_check_output(o->db_out, o->force, ids, n, &target, err)))
+			goto out;
+		db_out = target;
+	}
 	if (o->use_cache && !db_out && !neuron) {
 		cache = ns_cache_path(ids, n);
 		if (cache && ns_cache_valid(cache, ids, n)) {
@@ -257,11 +275,17 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 			rc = 0; /* a failed cache write does not fail the report */
 		}
 	}
+	if (rc == 0 && sk.dropped.msg[0]) {
+		struct ns_error warn = { 0 };
+		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk.dropped.msg);
+		ns_cli_warn(&warn);
+	}
 out:
 	ns_store_abort(sk.store);
 	if (ids)
 		ns_source_ids_free(ids, n);
 	free(cache);
+	free(target);
 	free_paths(paths, n);
 	if (rc)
 		ns_run_release(run);

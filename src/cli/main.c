@@ -1,8 +1,10 @@
 /* neuron-stats: the command table, and the only place that maps errors to
  * exit codes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -73,8 +75,24 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* Makes sure file descriptors 0, 1 and 2 are open (on /dev/null if they
+ * were closed), as SQLite's shell and daemons do: otherwise the next file
+ * opened, a temporary database, takes the number and warnings written to
+ * "stderr" go into it. Without /dev/null, nothing is safe to open: exit 5. */
+static void open_standard_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int opened = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (opened != fd) /* (the lowest free number: fd, as the ones below it are open) */
+			_exit(NS_EXIT_IO);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	open_standard_fds();
 	if (argc < 2) {
 		usage(stderr);
 		return NS_EXIT_USAGE;

@@ -233,8 +233,8 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 	char *dir = NULL;
 	int rc = 0;
 	*involved = false;
-	if (stat(input, &st) != 0)
-		return 0; /* loading reports it */
+	if (stat(input, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		return 0; /* loading reports it; a stream is read once, by the trace reader */
 	if (!S_ISDIR(st.st_mode)) {
 		if (!ns_capture_classify(input, &f))
 			return 0;

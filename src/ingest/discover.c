@@ -165,9 +165,10 @@ int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns
 	int rc = 0;
 	*out_paths = NULL;
 	*out_n = 0;
-	if (stat(path, &st) != 0)
+	bool is_stdin = strcmp(path, "-") == 0;
+	if (!is_stdin && stat(path, &st) != 0)
 		return ns_error_sys(err, NS_ERR_IO, errno, path, NULL);
-	if (!S_ISDIR(st.st_mode)) {
+	if (is_stdin || !S_ISDIR(st.st_mode)) {
 		if (add_path(&l, path))
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	} else {

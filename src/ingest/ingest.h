@@ -94,8 +94,9 @@ int ns_walk_files(const char *dir, int max_depth, struct ns_dirset *seen, ns_fil
 
 /* Lists the trace files in a directory (recursively, sorted by path):
  * trace.json, *.pt.trace.json[.gz|.zst], *.json.gz, *.json.zst and *.json
- * files whose content starts like a Kineto trace. A plain file path yields
- * itself. Caller frees each string and the array. */
+ * files whose content starts like a Kineto trace. A plain file path (or a
+ * stream: "-" for standard input, a pipe, a FIFO) yields itself. Caller
+ * frees each string and the array. */
 int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns_error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -101,8 +102,15 @@ int ns_source_open(const char *path, uint64_t max_out, uint32_t max_ratio, struc
 	struct stat st;
 	if (!s)
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
-	s->file = fopen(path, "rb");
-	if (!s->file) {
+	if (strcmp(path, "-") == 0) { /* standard input (a copy of fd 0, so that closing leaves it open) */
+		int fd = dup(0);
+		if (fd < 0 || !(s->file = fdopen(fd, "rb"))) {
+			rc = ns_error_sys(err, NS_ERR_IO, errno, path, "cannot read standard input");
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+	} else if (!(s->file = fopen(path, "rb"))) {
 		rc = ns_error_sys(err, NS_ERR_IO, errno, path, "cannot open");
 		goto out;
 	}
@@ -114,7 +122,9 @@ int ns_source_open(const char *path, uint64_t max_out, uint32_t max_ratio, struc
 		rc = ns_error_set(err, NS_ERR_IO, "%s: is a directory", path);
 		goto out;
 	}
-	s->size = (uint64_t)st.st_size;
+	/* A pipe, FIFO or device has no size: it is read as a stream, in
+	 * whole chunks (fread waits for each to fill). */
+	s->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : NS_SOURCE_SIZE_UNKNOWN;
 	rc = start(s, err);
 out:
 	if (rc) {

@@ -14,6 +14,8 @@ enum ns_compression { NS_COMP_NONE = 0, NS_COMP_GZIP, NS_COMP_ZSTD };
 
 struct ns_source;
 
+/* Opens path ("-": standard input). A pipe, FIFO or device is read as a
+ * stream, once, front to back; its size is NS_SOURCE_SIZE_UNKNOWN. */
 int ns_source_open(const char *path, uint64_t max_out, uint32_t max_ratio, struct ns_source **out,
 		   struct ns_error *err);
 /* The same over bytes in memory (not copied: they must outlive the source);
@@ -27,7 +29,8 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
  * scanner's refill logic with small inputs. */
 void ns_source_set_max_read(struct ns_source *s, size_t n);
 uint64_t ns_source_consumed(const struct ns_source *s); /* compressed bytes read so far */
-uint64_t ns_source_size(const struct ns_source *s);     /* file size */
+#define NS_SOURCE_SIZE_UNKNOWN UINT64_MAX
+uint64_t ns_source_size(const struct ns_source *s);     /* file size, or NS_SOURCE_SIZE_UNKNOWN */
 enum ns_compression ns_source_compression(const struct ns_source *s);
 /* True once the end of a gzip/zstd stream was missing (the file was cut). */
 bool ns_source_truncated(const struct ns_source *s);

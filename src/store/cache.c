@@ -37,11 +37,36 @@ static void make_dirs(char *dir)
 	mkdir(dir, 0700);
 }
 
+/* The length of the run of lower-case hex digits name starts with, up to 32. */
+static size_t hex_prefix(const char *name)
+{
+	size_t i = 0;
+	while (i < 32 && ((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+		i++;
+	return i;
+}
+
+/* A cache database: 32 hex digits and ".db". */
+static bool is_cache_name(const char *name)
+{
+	return hex_prefix(name) == 32 && strcmp(name + 32, ".db") == 0;
+}
+
+/* A cache database's temporary file: "<cache name>.tmp-...". */
+static bool is_cache_temp_name(const char *name, void *ctx)
+{
+	(void)ctx;
+	return hex_prefix(name) == 32 && strncmp(name + 32, ".db.tmp-", 8) == 0;
+}
+
 char *ns_cache_path(const struct ns_source_id *srcs, size_t n)
 {
 	const char *env;
 	char *dir = NULL, *path = NULL;
 	int rc;
+	for (size_t i = 0; i < n; i++)
+		if (srcs[i].stream) /* no identity to key on */
+			return NULL;
 	if ((env = getenv("NEURON_STATS_CACHE_DIR")) && *env)
 		rc = asprintf(&dir, "%s", env);
 	else if ((env = getenv("XDG_CACHE_HOME")) && *env == '/') /* relative values are ignored (XDG spec) */
@@ -53,6 +78,9 @@ char *ns_cache_path(const struct ns_source_id *srcs, size_t n)
 	if (rc < 0)
 		return NULL;
 	make_dirs(dir);
+	/* Interrupted runs leave temporary databases, with the disk reserved
+	 * for a whole one, under names no later run writes again. */
+	ns_store_remove_stale_temps(dir, is_cache_temp_name, NULL);
 	/* Two FNV-1a streams with different seeds make a 128-bit key; a
 	 * collision would only cost a re-ingest, as ns_cache_valid checks the
 	 * sources themselves. */
@@ -113,14 +141,6 @@ out:
 void ns_cache_touch(const char *db_path)
 {
 	utimensat(AT_FDCWD, db_path, NULL, 0); /* best effort: pruning order only */
-}
-
-static bool is_cache_name(const char *name)
-{
-	size_t i = 0;
-	while (i < 32 && ((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
-		i++;
-	return i == 32 && strcmp(name + 32, ".db") == 0;
 }
 
 struct cache_entry {
@@ -200,9 +220,25 @@ int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struc
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
+		bool is_stdin = strcmp(paths[i], "-") == 0;
 		ids[i].path = paths[i];
-		if (stat(paths[i], &st) < 0 || !(ids[i].abspath = realpath(paths[i], NULL))) {
-			rc = ns_error_sys(err, NS_ERR_IO, errno, paths[i], NULL); /* (realpath allocates) */
+		if ((is_stdin ? fstat(0, &st) : stat(paths[i], &st)) < 0) {
+			rc = ns_error_sys(err, NS_ERR_IO, errno, paths[i], NULL);
+			goto out;
+		}
+		ids[i].dev = (uint64_t)st.st_dev;
+		ids[i].ino = (uint64_t)st.st_ino;
+		if (is_stdin || !S_ISREG(st.st_mode)) {
+			/* (realpath of /dev/fd/N names "pipe:[...]", which is no file) */
+			ids[i].stream = true;
+			if (!(ids[i].abspath = strdup(paths[i]))) {
+				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+				goto out;
+			}
+			continue;
+		}
+		if (!(ids[i].abspath = realpath(paths[i], NULL))) {
+			rc = ns_error_sys(err, NS_ERR_IO, errno, paths[i], NULL);
 			goto out;
 		}
 		ids[i].size = (int64_t)st.st_size;

@@ -38,15 +38,82 @@ int ns_store_sqlite_failure(struct ns_error *err, int rc, const char *msg, const
 	return ns_error_set(err, status, "%s: %s: %s", path, what, msg);
 }
 
+/* Whether opening db_path read-only could leave files beside it or fail
+ * for want of them: a WAL-mode database (header bytes 18 and 19 are 2)
+ * makes SQLite create "-wal" and "-shm" files, even to read it, and on a
+ * read-only medium without them it cannot be read at all. It is opened
+ * "immutable" then (no locks, no side files), which reads exactly what the
+ * file holds: when the file or its folder cannot be written, or when there
+ * is no "-wal" with pages not yet in the file. */
+static bool open_immutable(const char *db_path)
+{
+	unsigned char header[20];
+	struct stat st;
+	char *wal = NULL, *dir = NULL;
+	bool immutable = false;
+	int fd = open(db_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return false;
+	bool wal_mode = read(fd, header, sizeof(header)) == (ssize_t)sizeof(header) && header[18] == 2 &&
+			header[19] == 2;
+	close(fd);
+	const char *slash = strrchr(db_path, '/');
+	if (!(dir = slash ? strndup(db_path, (size_t)(slash - db_path) + 1) : strdup(".")) ||
+	    asprintf(&wal, "%s-wal", db_path) < 0) {
+		wal = NULL;
+		goto out;
+	}
+	if (access(db_path, W_OK) < 0 || access(dir, W_OK) < 0)
+		immutable = true;
+	else if (wal_mode)
+		immutable = stat(wal, &st) < 0 || st.st_size == 0;
+out:
+	free(wal);
+	free(dir);
+	return immutable;
+}
+
+/* db_path as an SQLite URI ("file:" and the path, with ?, # and % escaped)
+ * asking for an immutable database. */
+static char *immutable_uri(const char *db_path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t len = strlen(db_path);
+	char *uri = malloc(3 * len + 32), *p = uri;
+	if (!uri)
+		return NULL;
+	/* "file:///abs" for an absolute path, so that "//x" is not a host */
+	p += sprintf(p, db_path[0] == '/' ? "file://" : "file:");
+	for (const unsigned char *c = (const unsigned char *)db_path; *c; c++) {
+		if (*c == '?' || *c == '#' || *c == '%') {
+			*p++ = '%';
+			*p++ = hex[*c >> 4];
+			*p++ = hex[*c & 15];
+		} else {
+			*p++ = (char)*c;
+		}
+	}
+	strcpy(p, "?immutable=1");
+	return uri;
+}
+
 int ns_store_open_readonly(const char *db_path, sqlite3 **out, struct ns_error *err)
 {
 	struct stat st;
 	sqlite3 *db = NULL;
+	char *uri = NULL;
+	int rc, flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
 	*out = NULL;
 	/* SQLite's "unable to open database file" does not say why */
 	if (stat(db_path, &st) < 0)
 		return ns_error_set(err, NS_ERR_IO, "%s: cannot open the database: %s", db_path, strerror(errno));
-	int rc = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (open_immutable(db_path)) {
+		if (!(uri = immutable_uri(db_path)))
+			return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory opening the database", db_path);
+		flags |= SQLITE_OPEN_URI;
+	}
+	rc = sqlite3_open_v2(uri ? uri : db_path, &db, flags, NULL);
+	free(uri);
 	if (rc != SQLITE_OK) {
 		int status = ns_store_sqlite_error(err, db, rc, db_path, "cannot open the database");
 		sqlite3_close(db);
@@ -65,7 +132,13 @@ bool ns_store_read_header(const char *db_path, uint32_t *application_id, uint32_
 {
 	static const char magic[16] = "SQLite format 3";
 	unsigned char header[100];
-	int fd = open(db_path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	/* Only a regular file, checked before opening: opening a FIFO would
+	 * wait for a writer (or, closed again, leave its writer without a
+	 * reader), and reading a pipe takes the bytes the trace reader needs. */
+	if (stat(db_path, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	int fd = open(db_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return false;
 	ssize_t got = read(fd, header, sizeof(header));

@@ -3,9 +3,18 @@
  *
  * Read-only is enforced three ways: the file is opened SQLITE_OPEN_READONLY,
  * ATTACH is limited to zero databases, and an authorizer allows only
- * reading (SQLITE_READ, SQLITE_SELECT, SQLITE_FUNCTION, SQLITE_RECURSIVE).
- * A statement SQLite itself does not call read-only (VACUUM INTO writes a
- * new file) is refused too, and so is more than one statement.
+ * reading: SQLITE_READ, SQLITE_SELECT, SQLITE_RECURSIVE and SQLITE_FUNCTION
+ * but for the functions of denied_functions. A statement SQLite itself
+ * does not call read-only (VACUUM INTO writes a new file) is refused too,
+ * and so is more than one statement. The two-argument fts3_tokenizer(),
+ * which hands out and takes in raw pointers, is switched off as well
+ * (SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER), and the connection is in
+ * defensive mode.
+ *
+ * A query is bounded in time (a progress handler interrupts it past its
+ * deadline) and in memory (sqlite3_hard_heap_limit64 for SQLite's own
+ * memory, which ns_sql_init makes SQLite count; the collected result counts
+ * toward the same limit).
  *
  * The whole result is collected before anything is printed: the table
  * format needs the column widths, and a query that fails half-way prints
@@ -16,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/store-internal.h"
 
@@ -39,25 +49,41 @@ struct refusal {
 	char arg1[96], arg2[96];
 };
 
+/* Functions a query may not call: fts3_tokenizer() reads and writes raw
+ * pointers; load_extension() runs code from a file. */
+static const char *const denied_functions[] = { "fts3_tokenizer", "load_extension" };
+
+static bool denied_function(const char *name)
+{
+	for (size_t i = 0; i < sizeof(denied_functions) / sizeof(denied_functions[0]); i++)
+		if (name && sqlite3_stricmp(name, denied_functions[i]) == 0)
+			return true;
+	return false;
+}
+
 static int authorize(void *ctx, int action, const char *arg1, const char *arg2, const char *db_name,
 		     const char *trigger)
 {
 	struct refusal *refusal = ctx;
 	(void)db_name, (void)trigger;
 	switch (action) {
+	case SQLITE_FUNCTION: /* (arg2 is the function's name) */
+		if (denied_function(arg2))
+			break;
+		return SQLITE_OK;
 	case SQLITE_READ:
 	case SQLITE_SELECT:
-	case SQLITE_FUNCTION:
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
 	default:
-		if (!refusal->action) {
-			refusal->action = action;
-			snprintf(refusal->arg1, sizeof(refusal->arg1), "%s", arg1 ? arg1 : "");
-			snprintf(refusal->arg2, sizeof(refusal->arg2), "%s", arg2 ? arg2 : "");
-		}
-		return SQLITE_DENY;
+		break;
 	}
+	if (!refusal->action) {
+		refusal->action = action;
+		snprintf(refusal->arg1, sizeof(refusal->arg1), "%s", arg1 ? arg1 : "");
+		snprintf(refusal->arg2, sizeof(refusal->arg2), "%s", arg2 ? arg2 : "");
+	}
+	return SQLITE_DENY;
 }
 
 /* Skips white space, semicolons and SQL comments. */
@@ -109,6 +135,7 @@ static void describe_refusal(const struct refusal *r, const char *sql, char *out
 	case SQLITE_PRAGMA: snprintf(out, size, "PRAGMA %s", r->arg1); break;
 	case SQLITE_TRANSACTION: snprintf(out, size, "%s", r->arg1); break;
 	case SQLITE_ALTER_TABLE: snprintf(out, size, "ALTER TABLE %s", r->arg2); break;
+	case SQLITE_FUNCTION: snprintf(out, size, "the function %s()", r->arg2); break;
 	default: leading_words(sql, out, size); break;
 	}
 }
@@ -481,6 +508,65 @@ static int render_json(FILE *out, sqlite3_stmt *st, const struct result *r)
 	return 0;
 }
 
+/* The bounds of one query (ns_sql_run). */
+struct bounds {
+	const struct ns_sql_limits *limits;
+	struct timespec deadline; /* CLOCK_MONOTONIC; with limits->timeout_s */
+	bool timed_out;
+};
+
+static bool past_deadline(struct bounds *b)
+{
+	struct timespec now;
+	if (!b->limits || !b->limits->timeout_s)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > b->deadline.tv_sec || (now.tv_sec == b->deadline.tv_sec && now.tv_nsec >= b->deadline.tv_nsec))
+		b->timed_out = true;
+	return b->timed_out;
+}
+
+/* The progress handler: non-zero interrupts the statement. */
+static int check_deadline(void *ctx)
+{
+	return past_deadline(ctx);
+}
+
+/* Whether the collected result and SQLite's memory are past the limit. */
+static bool over_memory(const struct bounds *b, const struct result *r)
+{
+	uint64_t held = (uint64_t)r->text_cap + (uint64_t)r->cap_cells * sizeof(*r->cells);
+	return b->limits && b->limits->max_memory && (uint64_t)sqlite3_memory_used() + held > b->limits->max_memory;
+}
+
+static int timeout_error(const struct bounds *b, const char *db_path, struct ns_error *err)
+{
+	ns_error_set(err, NS_ERR_NOMEM, "%s: the query ran longer than %u s", db_path, b->limits->timeout_s);
+	ns_error_hint(err, "raise the limit with --timeout SECONDS (0: none)");
+	return NS_ERR_NOMEM;
+}
+
+static int memory_error(const struct bounds *b, const char *db_path, struct ns_error *err)
+{
+	ns_error_set(err, NS_ERR_NOMEM, "%s: the query needs more than %llu bytes of memory", db_path,
+		     (unsigned long long)b->limits->max_memory);
+	ns_error_hint(err, "raise the limit with --max-memory SIZE (0: none)");
+	return NS_ERR_NOMEM;
+}
+
+/* A failed prepare or step: an error in the query itself (a syntax error,
+ * no such column, an integer overflow, malformed JSON in json_extract...)
+ * is a usage error; anything else is about the file or the machine (a
+ * damaged database: 1; an I/O error or a file that cannot be opened: 5;
+ * out of memory: 6). */
+static int query_failure(sqlite3 *db, int rc, const char *db_path, const char *what, struct ns_error *err)
+{
+	int code = rc & 0xff;
+	if (code == SQLITE_ERROR || code == SQLITE_MISMATCH || code == SQLITE_RANGE || code == SQLITE_CONSTRAINT)
+		return ns_error_set(err, NS_ERR_USAGE, "%s: SQL error: %s", db_path, sqlite3_errmsg(db));
+	return ns_store_sqlite_error(err, db, rc, db_path, what);
+}
+
 /* Prepares the single statement in sql, refusing anything that is not a
  * read-only query. */
 static int prepare_query(sqlite3 *db, const char *db_path, const char *sql, struct refusal *refusal,
@@ -502,7 +588,7 @@ static int prepare_query(sqlite3 *db, const char *db_path, const char *sql, stru
 		return NS_ERR_USAGE;
 	}
 	if (rc != SQLITE_OK)
-		return ns_error_set(err, NS_ERR_USAGE, "%s: SQL error: %s", db_path, sqlite3_errmsg(db));
+		return query_failure(db, rc, db_path, "cannot prepare the query", err);
 	if (!st)
 		return ns_error_set(err, NS_ERR_USAGE, "%s: the query is empty", db_path);
 	if (tail && *skip_space_and_comments(tail)) {
@@ -520,18 +606,37 @@ static int prepare_query(sqlite3 *db, const char *db_path, const char *sql, stru
 	return 0;
 }
 
+void ns_sql_init(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
+}
+
 int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FILE *out,
-	       struct ns_error *err)
+	       const struct ns_sql_limits *limits, struct ns_error *err)
 {
 	struct refusal refusal = { 0 };
 	struct result r = { 0 };
+	struct bounds bounds = { .limits = limits };
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	int rc, sqlite_rc;
+	int64_t previous_heap_limit = -1;
+	if (limits && limits->timeout_s) {
+		clock_gettime(CLOCK_MONOTONIC, &bounds.deadline);
+		bounds.deadline.tv_sec += (time_t)limits->timeout_s;
+	}
+	if (limits && limits->max_memory)
+		previous_heap_limit = sqlite3_hard_heap_limit64((int64_t)(limits->max_memory > INT64_MAX ? INT64_MAX
+												: limits->max_memory));
 	if ((rc = ns_store_open_readonly(db_path, &db, err)))
 		goto out;
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
 	sqlite3_set_authorizer(db, authorize, &refusal);
+	if (limits && limits->timeout_s)
+		sqlite3_progress_handler(db, 1000, check_deadline, &bounds);
 	if ((rc = prepare_query(db, db_path, sql, &refusal, &st, err)))
 		goto out;
 	r.n_cols = sqlite3_column_count(st);
@@ -542,16 +647,22 @@ int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FIL
 				goto out;
 			}
 		}
+		if (over_memory(&bounds, &r)) {
+			rc = memory_error(&bounds, db_path, err);
+			goto out;
+		}
+		if (past_deadline(&bounds)) {
+			rc = timeout_error(&bounds, db_path, err);
+			goto out;
+		}
 	}
 	if (sqlite_rc != SQLITE_DONE) {
-		int code = sqlite_rc & 0xff;
-		/* errors while running a valid query are about the query
-		 * (integer overflow, malformed JSON in json_extract...) unless
-		 * the file itself failed */
-		if (code == SQLITE_ERROR || code == SQLITE_MISMATCH || code == SQLITE_RANGE || code == SQLITE_CONSTRAINT)
-			rc = ns_error_set(err, NS_ERR_USAGE, "%s: SQL error: %s", db_path, sqlite3_errmsg(db));
+		if (bounds.timed_out)
+			rc = timeout_error(&bounds, db_path, err);
+		else if ((sqlite_rc & 0xff) == SQLITE_NOMEM && limits && limits->max_memory)
+			rc = memory_error(&bounds, db_path, err);
 		else
-			rc = ns_store_sqlite_error(err, db, sqlite_rc, db_path, "cannot run the query");
+			rc = query_failure(db, sqlite_rc, db_path, "cannot run the query", err);
 		goto out;
 	}
 	if (r.n_cols) {
@@ -574,5 +685,7 @@ out:
 	free(r.text);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
+	if (previous_heap_limit >= 0)
+		sqlite3_hard_heap_limit64(previous_heap_limit);
 	return rc;
 }

@@ -263,37 +263,56 @@ static int64_t event_id(const struct ns_store *s, int64_t idx)
 	return idx == NS_NONE ? NS_NONE : s->first_event_id + idx;
 }
 
-/* Removes "<db_path>.tmp-<pid>-..." files whose writer is gone. A writer
- * holds an exclusive flock on its temp file until it renames or removes
- * it, and the kernel drops the lock when the writer dies however it dies;
- * a file we can lock has no writer. (The pid in the name is only for
- * people: pids say nothing across pid namespaces, locks do.) */
-static void remove_stale_temps(const char *db_path)
+/* A temporary database whose writer is gone. A writer holds an exclusive
+ * flock on its temp file until it renames or removes it, and the kernel
+ * drops the lock when the writer dies however it dies: a file we can lock
+ * has no writer. (The pid in the name is only for people: pids say nothing
+ * across pid namespaces, locks do.) On a filesystem without locks, age
+ * decides: untouched for a day. */
+#define STALE_UNLOCKABLE_SECONDS (24 * 3600)
+
+static bool is_stale_temp(int fd)
 {
-	const char *slash = strrchr(db_path, '/');
-	const char *base = slash ? slash + 1 : db_path;
-	char *dir = slash ? strndup(db_path, (size_t)(slash - db_path) + 1) : strdup(".");
-	char prefix[4096];
-	DIR *d = NULL;
-	if (!dir || (size_t)snprintf(prefix, sizeof(prefix), "%s.tmp-", base) >= sizeof(prefix))
-		goto out;
-	d = opendir(dir);
+	struct stat st;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return true;
+	if (errno == EWOULDBLOCK || errno == EINTR)
+		return false;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && time(NULL) - st.st_mtim.tv_sec > STALE_UNLOCKABLE_SECONDS;
+}
+
+void ns_store_remove_stale_temps(const char *dir, bool (*is_temp_name)(const char *name, void *ctx), void *ctx)
+{
+	DIR *d = opendir(dir);
 	if (!d)
-		goto out;
-	size_t prefix_len = strlen(prefix);
+		return;
 	for (struct dirent *de; (de = readdir(d));) {
-		if (strncmp(de->d_name, prefix, prefix_len) != 0)
+		if (!is_temp_name(de->d_name, ctx))
 			continue;
-		int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		if (is_stale_temp(fd))
 			unlinkat(dirfd(d), de->d_name, 0);
 		close(fd); /* (and with it the lock) */
 	}
-out:
-	if (d)
-		closedir(d);
+	closedir(d);
+}
+
+/* "<name>.tmp-...": a temporary database of name. */
+static bool is_temp_of(const char *entry, void *name)
+{
+	size_t len = strlen(name);
+	return strncmp(entry, name, len) == 0 && strncmp(entry + len, ".tmp-", 5) == 0;
+}
+
+/* Removes "<db_path>.tmp-<pid>-..." files whose writer is gone. */
+static void remove_stale_temps(const char *db_path)
+{
+	const char *slash = strrchr(db_path, '/');
+	char *dir = slash ? strndup(db_path, (size_t)(slash - db_path) + 1) : strdup(".");
+	if (dir)
+		ns_store_remove_stale_temps(dir, is_temp_of, (void *)(slash ? slash + 1 : db_path));
 	free(dir);
 }
 
@@ -340,6 +359,105 @@ static int create_temp_file(struct ns_store *s, struct ns_error *err)
 	s->tmp_path = NULL;
 	return ns_error_set(err, NS_ERR_IO, "%s: cannot create a unique temporary file beside it",
 			    s->db_path);
+}
+
+/* What a file that is not a regular file is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode) ? "a directory" : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
+	       : S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : S_ISLNK(mode) ? "a symbolic link"
+	       : "not a regular file";
+}
+
+int ns_store_check_output(const char *db_path, bool force, const struct ns_source_id *inputs, size_t n,
+			  char **target, struct ns_error *err)
+{
+	struct stat st;
+	char *path = NULL;
+	int rc = 0;
+	*target = NULL;
+	if (lstat(db_path, &st) < 0) {
+		if (errno != ENOENT)
+			return ns_error_set(err, NS_ERR_IO, "%s: cannot check the output: %s", db_path, strerror(errno));
+		/* (a missing folder is reported by the create, before any work) */
+		if (!(*target = strdup(db_path)))
+			return nomem(err, "checking the output");
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode)) { /* written through: the file it names is replaced, the link stays */
+		if (!(path = realpath(db_path, NULL)) || stat(path, &st) < 0) {
+			rc = ns_error_set(err, errno == ENOMEM ? NS_ERR_NOMEM : NS_ERR_USAGE,
+					  "%s: a symbolic link to no file (%s); the database is not written through it",
+					  db_path, strerror(errno));
+			goto out;
+		}
+	} else if (!(path = strdup(db_path))) {
+		rc = nomem(err, "checking the output");
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = ns_error_set(err, NS_ERR_USAGE, "%s: is %s; a database is written only to a regular file",
+				  db_path, file_kind(st.st_mode));
+		if (S_ISDIR(st.st_mode))
+			ns_error_hint(err, "name the database file, e.g. -o %s/trace.db", db_path);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (inputs[i].dev == (uint64_t)st.st_dev && inputs[i].ino == (uint64_t)st.st_ino) {
+			if (strcmp(inputs[i].path, db_path) == 0)
+				rc = ns_error_set(err, NS_ERR_USAGE, "%s: is one of the inputs; the database would "
+						  "replace it", db_path);
+			else
+				rc = ns_error_set(err, NS_ERR_USAGE, "%s: is the input %s; the database would replace it",
+						  db_path, inputs[i].path);
+			ns_error_hint(err, "choose another -o, e.g. %s.db", inputs[i].path);
+			goto out;
+		}
+	}
+	if (!force && !ns_store_is_db(path)) {
+		rc = ns_error_set(err, NS_ERR_USAGE, "%s: exists and is not a neuron-stats database; not replaced",
+				  db_path);
+		ns_error_hint(err, "add --force to replace it, or choose another -o");
+		goto out;
+	}
+	*target = path;
+	path = NULL;
+out:
+	free(path);
+	return rc;
+}
+
+/* Fails unless db_path is a regular file or nothing (st: what is there;
+ * st_mode 0 for nothing): nothing else is ever renamed over. */
+static int check_replaceable(const char *db_path, struct stat *st, struct ns_error *err)
+{
+	if (lstat(db_path, st) < 0) {
+		st->st_mode = 0;
+		return errno == ENOENT ? 0
+				       : ns_error_set(err, NS_ERR_IO, "%s: cannot check the output: %s", db_path,
+						      strerror(errno));
+	}
+	if (!S_ISREG(st->st_mode))
+		return ns_error_set(err, NS_ERR_IO, "%s: is %s; not replaced", db_path, file_kind(st->st_mode));
+	return 0;
+}
+
+/* Gives the new database the mode and owner of the file it replaces (or
+ * the ones a new file gets when there is none). A device, FIFO, socket,
+ * directory or symbolic link that appeared at db_path since the create
+ * stays. */
+static int take_over_identity(struct ns_store *s, struct ns_error *err)
+{
+	struct stat st;
+	int rc = check_replaceable(s->db_path, &st, err);
+	if (rc || !st.st_mode)
+		return rc;
+	if (fchown(s->tmp_fd, st.st_uid, st.st_gid) < 0 && fchown(s->tmp_fd, (uid_t)-1, st.st_gid) < 0)
+		errno = 0; /* (not root, nor in the file's group: the new file stays ours) */
+	if (fchmod(s->tmp_fd, st.st_mode & 07777) < 0)
+		return ns_error_set(err, NS_ERR_IO, "%s: cannot set the database's mode: %s", s->db_path,
+				    strerror(errno));
+	return 0;
 }
 
 /* Fills the lookup tables and store_info of a new database. */
@@ -390,6 +508,9 @@ int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error 
 	 * ingest). This only takes effect before SQLite's first use in the
 	 * process and fails harmlessly after it. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	struct stat existing; /* (a cache path taken by a directory fails now, not after the work) */
+	if ((rc = check_replaceable(db_path, &existing, err)))
+		goto out;
 	remove_stale_temps(db_path);
 	if ((rc = create_temp_file(s, err)))
 		goto out;
@@ -1206,6 +1327,8 @@ int ns_store_commit(struct ns_store *s, struct ns_error *err)
 	}
 	s->db = NULL;
 	join_flush(s);
+	if ((rc = take_over_identity(s, err)))
+		goto out;
 	struct stat st; /* (at its size: the reserved blocks past the end go back) */
 	if (fstat(s->tmp_fd, &st) < 0 || ftruncate(s->tmp_fd, st.st_size) < 0 || fsync(s->tmp_fd) < 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot sync the database: %s", s->db_path, strerror(errno));

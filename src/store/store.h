@@ -18,14 +18,29 @@
 
 struct ns_store;
 
-/* Identity of an input file, used as the cache key. */
+/* Identity of an input file, used as the cache key. A stream (standard
+ * input, a pipe, a FIFO, a device) has none: its abspath is the path as
+ * given, size and mtime_ns are 0, and the cache is not used for it. */
 struct ns_source_id {
 	const char *path;     /* as given */
 	const char *abspath;  /* realpath */
 	int64_t size;
 	int64_t mtime_ns;
+	uint64_t dev, ino;    /* the file itself (ns_store_check_output compares them) */
+	bool stream;          /* not a regular file */
 };
 
+/* Checks, before any work, that a user's output path may receive a
+ * database, and sets *target (caller frees) to where it goes: db_path, or
+ * the file a symbolic link there names (written through: the link stays).
+ * Refused with NS_ERR_USAGE: one of the inputs (by device and inode), a
+ * directory, anything but a regular file (a device, FIFO, socket), a link
+ * to no file, and, unless force, an existing file that is not a
+ * neuron-stats database. */
+int ns_store_check_output(const char *db_path, bool force, const struct ns_source_id *inputs, size_t n,
+			  char **target, struct ns_error *err);
+/* Starts a database at db_path (written to a temp file beside it; see
+ * ns_store_commit). Anything at db_path but a regular file is NS_ERR_IO. */
 int ns_store_create(const char *db_path, struct ns_store **out, struct ns_error *err);
 /* Reserves disk blocks for a database of about bytes, beyond the end of the
  * file, so that SQLite's writes need no block allocation (on ext4, 40% of
@@ -52,8 +67,10 @@ int ns_store_event_stats(struct ns_store *s, const struct ns_trace *t, const str
  * rows. */
 int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 		       struct ns_error *err);
-/* Builds indexes and views, closes, and renames the temp file into place.
- * Always frees s; on failure the temp file is removed as by ns_store_abort. */
+/* Builds indexes and views, closes, and renames the temp file into place,
+ * with the mode and owner of the file it replaces; anything at db_path
+ * but a regular file is never replaced (NS_ERR_IO). Always frees s; on
+ * failure the temp file is removed as by ns_store_abort. */
 int ns_store_commit(struct ns_store *s, struct ns_error *err);
 /* Closes and deletes the temp file (safe after a failed call, and with NULL). */
 void ns_store_abort(struct ns_store *s);
@@ -71,7 +88,9 @@ bool ns_store_is_db(const char *db_path);
  * $NEURON_STATS_CACHE_DIR, else $XDG_CACHE_HOME/neuron-stats, else
  * ~/.cache/neuron-stats), and whether it is still valid (every source's
  * size and mtime unchanged). Caller frees the returned path. ns_cache_path
- * creates the directory if missing, and returns NULL without HOME. */
+ * creates the directory if missing (and removes the temporary databases
+ * of writers that are gone from it), and returns NULL without HOME or
+ * when a source is a stream. */
 char *ns_cache_path(const struct ns_source_id *srcs, size_t n);
 bool ns_cache_valid(const char *db_path, const struct ns_source_id *srcs, size_t n);
 /* Marks a cache database as just used (its mtime orders the pruning). */
@@ -82,17 +101,34 @@ void ns_cache_touch(const char *db_path);
  * databases (32 hex digits + ".db") are ever deleted. Returns how many were
  * deleted; errors (an unreadable directory) just stop the pruning. */
 size_t ns_cache_prune(const char *keep, uint64_t max_bytes);
+/* Removes the temporary databases in dir whose names is_temp_name accepts
+ * and whose writer is gone (its lock is free; where the filesystem has no
+ * locks, untouched for a day). */
+void ns_store_remove_stale_temps(const char *dir, bool (*is_temp_name)(const char *name, void *ctx), void *ctx);
 #define NS_CACHE_MAX_DEFAULT (UINT64_C(4) << 30) /* 4 GiB */
-/* Fills (*out)[i] for paths[i] (realpath and stat; path points into paths).
- * Free with ns_source_ids_free. */
+/* Fills (*out)[i] for paths[i] (realpath and stat; path points into paths;
+ * "-" is standard input). Free with ns_source_ids_free. */
 int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struct ns_error *err);
 void ns_source_ids_free(struct ns_source_id *ids, size_t n);
 
 enum ns_sql_format { NS_SQL_TABLE = 0, NS_SQL_CSV, NS_SQL_JSON };
+/* The bounds of one query; 0 is no bound. */
+struct ns_sql_limits {
+	unsigned timeout_s;   /* wall-clock seconds, from the open to the last row */
+	uint64_t max_memory;  /* bytes: SQLite's memory and the collected result together */
+};
+#define NS_SQL_TIMEOUT_DEFAULT 60
+#define NS_SQL_MAX_MEMORY_DEFAULT (UINT64_C(2) << 30) /* 2 GiB */
+/* Makes SQLite count its memory, which limits->max_memory needs. Call it
+ * before any other use of SQLite in the process (later, it does nothing). */
+void ns_sql_init(void);
 /* Runs one read-only statement (the database is opened read-only, with
- * SQLITE_LIMIT_ATTACHED 0 and an authorizer denying writes) and prints the
- * result to out. */
+ * SQLITE_LIMIT_ATTACHED 0 and an authorizer denying writes and the
+ * functions that are not safe, see sql.c) and prints the result to out.
+ * limits may be NULL (no bounds). Past a bound: NS_ERR_NOMEM. An error in
+ * the query is NS_ERR_USAGE; a damaged database NS_ERR_INPUT, an I/O error
+ * NS_ERR_IO. */
 int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FILE *out,
-	       struct ns_error *err);
+	       const struct ns_sql_limits *limits, struct ns_error *err);
 
 #endif

@@ -314,7 +314,7 @@ static void write_example_db(const char *db_path, struct ns_trace *t, bool two_t
 	cr_assert_eq(ns_store_end_trace(s, t, &agg, &err), 0, "%s", err.msg);
 	if (two_traces) {
 		struct ns_trace second;
-		struct ns_source_id src = { "b.json", "/data/b.json", 10, 20 };
+		struct ns_source_id src = { .path = "b.json", .abspath = "/data/b.json", .size = 10, .mtime_ns = 20 };
 		ns_trace_init(&second);
 		second.path = strdup("b.json");
 		cr_assert_eq(ns_store_begin_trace(s, &src, &trace_id, &err), 0, "%s", err.msg);
@@ -334,7 +334,7 @@ static char *query(const char *db_path, const char *sql, enum ns_sql_format fmt,
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	cr_assert_not_null(out);
-	int rc = ns_sql_run(db_path, sql, fmt, out, err);
+	int rc = ns_sql_run(db_path, sql, fmt, out, NULL, err);
 	fclose(out);
 	if (rc) {
 		free(buf);
