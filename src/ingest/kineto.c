@@ -1102,10 +1102,13 @@ static int no_events(const struct ns_trace *t, struct ns_error *err)
 		return ns_error_set(err, NS_ERR_INPUT,
 				    "%s: truncated at byte %lld before its first complete event: nothing to report",
 				    t->path, (long long)t->truncated_at);
-	ns_error_set(err, NS_ERR_UNSUPPORTED,
-		     "%s: none of its %llu traceEvents elements is an event neuron-stats reads (a \"ph\": \"X\" "
-		     "event of a Kineto category, a legacy autograd-profiler op, a [memory] record)",
-		     t->path, (unsigned long long)t->n_trace_events);
+	if (t->n_trace_events == 0)
+		ns_error_set(err, NS_ERR_UNSUPPORTED, "%s: the trace has no events: nothing to report", t->path);
+	else
+		ns_error_set(err, NS_ERR_UNSUPPORTED,
+			     "%s: none of its %llu events is one neuron-stats reads (a \"ph\": \"X\" event of a "
+			     "Kineto category, a legacy autograd-profiler op, a [memory] record): nothing to report",
+			     t->path, (unsigned long long)t->n_trace_events);
 	ns_error_hint(err, "neuron-stats reads the trace.json that torch.profiler (Kineto) or the legacy autograd "
 			   "profiler's export_chrome_trace() writes (docs/cli.md \"Inputs\")");
 	return NS_ERR_UNSUPPORTED;
