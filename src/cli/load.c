@@ -67,12 +67,54 @@ static uint64_t env_cap(const char *name, uint64_t max)
 	return n;
 }
 
-static bool any_truncated(const struct ns_run *run)
+/* True if a trace loaded from the cache must be parsed again, because its
+ * parse printed something the database does not keep: a truncation
+ * warning (or --strict error), the notes of print_notes. */
+static bool needs_parse(const struct ns_run *run)
 {
-	for (size_t i = 0; i < run->n; i++)
-		if (run->traces[i].truncated_at >= 0)
+	for (size_t i = 0; i < run->n; i++) {
+		const struct ns_trace *t = &run->traces[i];
+		if (t->truncated_at >= 0 || t->legacy_array || t->has_cat[NS_CAT_CUDA_PROFILER_RANGE])
 			return true;
+	}
 	return false;
+}
+
+/* What a parse learned that the table does not show (docs/report.md):
+ * device launches the legacy export gives no time, and the counters of a
+ * CUPTI range-profiler trace, which are not times. */
+static void print_notes(const struct ns_trace *t)
+{
+	if (ns_cli_quiet)
+		return;
+	if (t->legacy_autograd && t->n_untimed_launches)
+		fprintf(stderr,
+			"neuron-stats: warning: %s: a legacy autograd-profiler export (PyTorch without Kineto) "
+			"records %llu launches of device work but not their device time: the table has no device "
+			"columns (docs/report.md \"What an exported trace cannot carry\")\n",
+			t->path, (unsigned long long)t->n_untimed_launches);
+	uint64_t n_ranges = 0;
+	for (size_t i = 0; i < t->n_events; i++)
+		n_ranges += t->events[i].kind == NS_KIND_COUNTER;
+	if (!n_ranges)
+		return;
+	fprintf(stderr,
+		"neuron-stats: note: %s: %llu CUPTI range-profiler ranges (\"cuda_profiler_range\") hold "
+		"counters, not times: they are not in the table%s\n",
+		t->path, (unsigned long long)n_ranges, t->n_counters ? "; each counter summed over the ranges:" : "");
+	int width = 0;
+	for (size_t i = 0; i < t->n_counters; i++) {
+		int len = (int)strlen(ns_strtab_get(&t->strings, t->counters[i].name));
+		width = len > width ? len : width;
+	}
+	for (size_t i = 0; i < t->n_counters; i++) {
+		const struct ns_counter *c = &t->counters[i];
+		const char *name = ns_strtab_get(&t->strings, c->name);
+		if (c->exact)
+			fprintf(stderr, "  %-*s  %lld\n", width, name, (long long)c->sum);
+		else
+			fprintf(stderr, "  %-*s  %.17g\n", width, name, c->sum_approx);
+	}
 }
 
 /* The database being written, if any. A cache is optional: when it cannot
@@ -185,6 +227,7 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 			return rc;
 		if (warn.msg[0])
 			ns_cli_warn(&warn);
+		print_notes(t);
 		/* Neuron device work from the system profile (docs/neuron.md) */
 		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
 			return rc;
@@ -244,12 +287,13 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		if (cache && ns_cache_valid(cache, ids, n)) {
 			run->from_db = true;
 			rc = ns_store_load(cache, &run->traces, &run->n, err);
-			if (rc == 0 && !any_truncated(run)) {
+			if (rc == 0 && !needs_parse(run)) {
 				ns_cache_touch(cache);
 				goto out;
 			}
 			/* an unreadable cache is rebuilt, not fatal; a damaged trace is
-			 * parsed again so its warning (or --strict error) is the same */
+			 * parsed again so its warning (or --strict error) is the same
+			 * (needs_parse) */
 			ns_run_release(run);
 			rc = 0;
 		}

@@ -86,6 +86,7 @@ void ns_trace_release(struct ns_trace *t)
 	free(t->flows);
 	free(t->threads);
 	free(t->meta);
+	free(t->counters);
 	memset(t, 0, sizeof(*t));
 }
 

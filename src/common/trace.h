@@ -70,6 +70,7 @@ enum ns_kind {
 	NS_KIND_OOM,       /* [OutOfMemory] instant */
 	NS_KIND_FLOW_S,    /* flow start (ac2g) */
 	NS_KIND_FLOW_F,    /* flow end (ac2g) */
+	NS_KIND_COUNTER,   /* a CUPTI range-profiler range (cuda_profiler_range): counters, not a time */
 };
 
 enum ns_event_flag {
@@ -119,6 +120,17 @@ struct ns_flow {
 	uint8_t kind;         /* NS_KIND_FLOW_S or NS_KIND_FLOW_F */
 };
 
+/* A counter of CUPTI range-profiler events ("cuda_profiler_range"): its
+ * values summed over the ranges. Kineto writes these events with made-up
+ * times (the profiling span cut into equal parts), so they are counters,
+ * never time (docs/report.md "Counter-mode traces"). */
+struct ns_counter {
+	ns_str name;          /* the args key, e.g. "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" */
+	int64_t sum;          /* exact while every value is an integer and the sum fits */
+	double sum_approx;    /* the sum as a double (used once `exact` is false) */
+	bool exact;
+};
+
 /* One (pid, tid) track. pid/tid are JSON ints or strings in Kineto traces;
  * both are kept as text, plus the integer value when they are integers. */
 struct ns_thread {
@@ -144,6 +156,16 @@ struct ns_trace {
 	bool has_base_time;
 	bool profile_memory;      /* top-level "profile_memory": 1, or any [memory] event */
 	bool legacy_array;        /* top level was a bare array of events */
+	/* Legacy autograd-profiler exports (PyTorch without Kineto): ops are
+	 * "ph":"X" events without "cat" on the pid "CPU functions"; each launch
+	 * of device work is only a flow start ("cat":"cpu_to_cuda"), with no
+	 * device event and so no device time. */
+	bool legacy_autograd;
+	uint64_t n_untimed_launches;
+	/* CUPTI range-profiler counters (the events are NS_KIND_COUNTER), summed
+	 * over the ranges, in first-seen order; not stored in a database */
+	struct ns_counter *counters;
+	size_t n_counters, cap_counters;
 	bool has_cat[NS_CAT__COUNT];
 	int64_t truncated_at;     /* byte offset where a damaged file stopped, or -1 */
 	/* Top-level keys other than traceEvents, as raw JSON text (key, value)

@@ -592,6 +592,66 @@ static int read_event(struct parser *ps, const char *p, size_t n, struct event_f
 	return walk_object(ps, p, n, 1, event_field, event_object, f, end);
 }
 
+/* The legacy autograd profiler's export (EventList.export_chrome_trace:
+ * PyTorch built without Kineto, or profile(use_kineto=False)) writes each
+ * op as {"name", "ph": "X", "ts", "dur", "tid", "pid": "CPU functions",
+ * "args": {}}: no "cat". Its ops are cpu_ops. */
+static bool is_legacy_autograd_op(const struct event_fields *f, enum ns_ph ph)
+{
+	return ph == NS_PH_X && !f->has_cat && f->has_pid && f->pid.is_string && span_is(&f->pid, "CPU functions");
+}
+
+/* ... and each launch of device work as a flow start with "cat":
+ * "cpu_to_cuda" (or "cpu_to_" + the device), which no device event with a
+ * time follows. */
+static bool is_untimed_launch(const struct event_fields *f, enum ns_ph ph)
+{
+	return ph == NS_PH_S && f->has_cat && f->cat.len > 7 && memcmp(f->cat.p, "cpu_to_", 7) == 0 &&
+	       f->has_pid && f->pid.is_string && span_is(&f->pid, "CPU functions");
+}
+
+/* One counter value of a cuda_profiler_range event's args, added to the
+ * trace's sum for its name. A value that is not a number is skipped. */
+static int counter_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
+			 const char *val_start)
+{
+	struct ns_trace *t = ps->t;
+	int64_t v = 0;
+	char text[64];
+	(void)ctx;
+	if (val->is_string || !val->len || val->len >= sizeof(text) || val->p[0] == '{' || val->p[0] == '[' ||
+	    is_nonfinite(val) || span_is(val, "true") || span_is(val, "false") || span_is(val, "null"))
+		return 0;
+	memcpy(text, val->p, val->len);
+	text[val->len] = '\0';
+	bool is_int = is_integer_token(val) && ns_parse_int64(val->p, val->len, &v) == 0;
+	double d = strtod(text, NULL);
+	ns_str name;
+	if (intern_span(ps, key, &name))
+		return intern_failed(ps, val_start, key->len);
+	size_t i = 0;
+	while (i < t->n_counters && t->counters[i].name != name)
+		i++;
+	if (i == t->n_counters) {
+		if (t->n_counters == t->cap_counters) {
+			size_t cap = t->cap_counters ? 2 * t->cap_counters : 16;
+			struct ns_counter *c = realloc(t->counters, cap * sizeof(*c));
+			if (!c)
+				return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
+			t->counters = c;
+			t->cap_counters = cap;
+		}
+		t->counters[t->n_counters++] = (struct ns_counter){ .name = name, .exact = true };
+	}
+	struct ns_counter *c = &t->counters[i];
+	c->sum_approx += d;
+	if (c->exact && (!is_int || (v > 0 && c->sum > INT64_MAX - v) || (v < 0 && c->sum < INT64_MIN - v)))
+		c->exact = false;
+	if (c->exact)
+		c->sum += v;
+	return 0;
+}
+
 /* Makes the event that read_event read from p a traceEvents element:
  * checks and converts its fields, keeps it if the analysis uses it, and
  * hands it to the sink. */
@@ -611,6 +671,10 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 
 	raw->ph = (uint8_t)(f->has_ph ? ph_of(&f->ph) : NS_PH_OTHER);
 	enum ns_cat cat = f->has_cat ? ns_cat_from_string(f->cat.p, f->cat.len) : NS_CAT_OTHER;
+	if (is_legacy_autograd_op(f, (enum ns_ph)raw->ph)) {
+		cat = NS_CAT_CPU_OP;
+		t->legacy_autograd = true;
+	}
 	ev->cat = (uint8_t)cat;
 	if (f->has_cat && intern_span(ps, &f->cat, &raw->cat_text))
 		return intern_failed(ps, f->cat.p, f->cat.len);
@@ -656,6 +720,11 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 		if (!f->has_ts)
 			return fail_at(ps, p, "event without \"ts\"");
 		ev->kind = NS_KIND_SLICE;
+		if (cat == NS_CAT_CUDA_PROFILER_RANGE) {
+			ev->kind = NS_KIND_COUNTER;
+			if (f->has_args && (rc = walk_object(ps, f->args.p, f->args.len, 2, counter_field, NULL, NULL, NULL)))
+				return rc;
+		}
 		raw->kept = true;
 		break;
 	case NS_PH_I:
@@ -672,6 +741,8 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 		break;
 	case NS_PH_S:
 	case NS_PH_F:
+		if (is_untimed_launch(f, (enum ns_ph)raw->ph))
+			t->n_untimed_launches++;
 		if (cat != NS_CAT_AC2G || !f->has_id || !f->has_ts)
 			break;
 		if (ns_parse_int64(f->id.p, f->id.len, &ev->correlation))
@@ -1018,6 +1089,27 @@ static int check_end(struct parser *ps, int64_t *extra_at)
 	return 0;
 }
 
+/* A file in which no element is an event the analysis reads: an empty
+ * table would look like a success, so it is an unsupported input, or a
+ * damaged one when it was cut before its first complete event. */
+static int no_events(const struct ns_trace *t, struct ns_error *err)
+{
+	if (t->truncated_at >= 0) /* damaged rather than unsupported */
+		return ns_error_set(err, NS_ERR_INPUT,
+				    "%s: truncated at byte %lld before its first complete event: nothing to report",
+				    t->path, (long long)t->truncated_at);
+	if (t->n_trace_events == 0)
+		ns_error_set(err, NS_ERR_UNSUPPORTED, "%s: the trace has no events: nothing to report", t->path);
+	else
+		ns_error_set(err, NS_ERR_UNSUPPORTED,
+			     "%s: none of its %llu events is one neuron-stats reads (a \"ph\": \"X\" event of a "
+			     "Kineto category, a legacy autograd-profiler op, a [memory] record): nothing to report",
+			     t->path, (unsigned long long)t->n_trace_events);
+	ns_error_hint(err, "neuron-stats reads the trace.json that torch.profiler (Kineto) or the legacy autograd "
+			   "profiler's export_chrome_trace() writes (docs/cli.md \"Inputs\")");
+	return NS_ERR_UNSUPPORTED;
+}
+
 /* Parses the trace in src (owned: closed here) into t. */
 static int ingest_source(const char *path, struct ns_source *src, struct ns_trace *t,
 			 const struct ns_ingest_opts *opts, struct ns_error *warn, struct ns_error *err)
@@ -1065,6 +1157,8 @@ static int ingest_source(const char *path, struct ns_source *src, struct ns_trac
 				     (unsigned long long)t->n_trace_events);
 		}
 	}
+	if (rc == 0 && t->n_events == 0 && t->n_flows == 0)
+		rc = no_events(t, err);
 	if (rc == 0)
 		ns_trace_trim(t);
 out:

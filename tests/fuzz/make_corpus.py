@@ -70,7 +70,7 @@ def trimmed(path, n=40):
 @functools.lru_cache(maxsize=None)
 def traces():
     out = {}
-    for name in ("legacy-array", "rmsnorm-fused", "rmsnorm-compiled"):
+    for name in ("legacy-array", "legacy-autograd", "rmsnorm-fused", "rmsnorm-compiled"):
         p = os.path.join(SRC, "fixtures", name, "trace.json")
         if os.path.exists(p):
             out["fixture-" + name] = read(p)
@@ -98,6 +98,16 @@ SMALL_JSON = [
     b'{"traceEvents": [\n{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2},\n',
     b'{"traceEvents": [{"ph": "X"}]}\x00\x00\x00',
     b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+    # CUPTI range-profiler counters (docs/report.md "Counter-mode traces")
+    b'{"traceEvents": [{"ph": "X", "cat": "cuda_profiler_range", "name": "k", "pid": 0, "tid": 0, "ts": 1, '
+    b'"dur": 5, "args": {"a.sum": 9223372036854775807, "b.sum": 1.5, "c": "x", "d": [1], "e": NaN}}, '
+    b'{"ph": "X", "cat": "cuda_profiler_range", "name": "k", "pid": 0, "tid": 0, "ts": 6, "dur": 5, '
+    b'"args": {"a.sum": 1, "b.sum": -2e300}}]}',
+    # the legacy autograd profiler's export, a launch flow included
+    b'[{"name": "aten::add", "ph": "X", "ts": 3, "dur": 4, "tid": 1, "pid": "CPU functions", "args": {}}, '
+    b'{"name": "aten::add", "ph": "s", "ts": 3, "tid": 1, "pid": "CPU functions", "id": 0, "cat": "cpu_to_cuda", '
+    b'"args": {}}, {"name": "x", "ph": "X", "ts": 4, "dur": 1, "tid": " node_id:0, thread_id:1 ", '
+    b'"pid": "CPU functions", "args": {}}]',
 ]
 
 NUMBERS = [

@@ -48,12 +48,13 @@ def zstd(data, level=19):
 
 
 def bomb_file(path, tool, megabytes):
-    """{"traceEvents": [], "pad": "<megabytes MiB of spaces>"} compressed by
+    """{"traceEvents": [one op], "pad": "<megabytes MiB of spaces>"} compressed by
     tool (a command reading stdin), written without holding it in memory
     (a big parent process would inflate the children's ru_maxrss)."""
     with open(path, "wb") as out:
         p = subprocess.Popen(tool, stdin=subprocess.PIPE, stdout=out)
-        p.stdin.write(b'{"traceEvents": [], "pad": "')
+        p.stdin.write(b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, '
+                      b'"ts": 1, "dur": 2}], "pad": "')
         chunk = b" " * MB
         for _ in range(megabytes):
             p.stdin.write(chunk)

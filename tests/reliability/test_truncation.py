@@ -7,6 +7,9 @@ of the compressed stream. For every cut:
 
 * before the traceEvents array has begun: exit 1, "file ends at byte N
   before "traceEvents"" (nothing to salvage; "empty file" at byte 0);
+* after it, but before the first complete event: exit 1, "truncated at
+  byte N before its first complete event: nothing to report" (an empty
+  table is never a success);
 * otherwise exit 0 and, unless the JSON text happens to be complete, one
   warning "truncated at byte N ...; using the K complete events before it",
   K being the number of complete events before the cut (computed here by a
@@ -53,6 +56,12 @@ def check_cut(bin_, tmp, path, data, cut, spans=None, strict=False, compare=Fals
               "%s: message %r" % (label, p.stderr[-300:]))
         return
     equivalent, n = salvage(prefix)
+    if n == 0 and not strict:
+        # nothing to report is never an empty success (the first event of
+        # every trace cut here is one the report reads)
+        check(p.returncode == 1 and b"before its first complete event: nothing to report" in p.stderr,
+              "%s: no complete event: exit %d %r" % (label, p.returncode, p.stderr[-300:]))
+        return
     complete = prefix.rstrip().endswith(b"}") and spans is not None and cut >= len(data.rstrip())
     if complete:
         check(p.returncode == 0 and not p.stderr, "%s: complete text: exit %d %r" % (label, p.returncode, p.stderr))

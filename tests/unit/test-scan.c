@@ -522,16 +522,17 @@ Test(kineto, legacy_array_form_and_legacy_categories)
 	ns_trace_release(&l.t);
 }
 
-Test(kineto, empty_events_array)
+/* (an empty table is never a success: docs/cli.md "Exit status") */
+Test(kineto, empty_events_array_is_nothing_to_report)
 {
 	struct loaded l;
-	load_ok(&l, write_text("e.json", "{\"schemaVersion\": 1, \"traceEvents\": []}"));
-	cr_assert_eq(l.t.n_events, 0);
-	cr_assert_eq(l.t.n_trace_events, 0);
+	load(&l, write_text("e.json", "{\"schemaVersion\": 1, \"traceEvents\": []}"), false);
+	cr_assert_eq(l.rc, NS_ERR_UNSUPPORTED);
+	cr_assert(strstr(l.err.msg, "e.json: the trace has no events: nothing to report"), "%s", l.err.msg);
 	ns_trace_release(&l.t);
-	load_ok(&l, write_text("e2.json", "  [ ]  "));
-	cr_assert(l.t.legacy_array);
-	cr_assert_eq(l.t.n_events, 0);
+	load(&l, write_text("e2.json", "  [ ]  "), true);
+	cr_assert_eq(l.rc, NS_ERR_UNSUPPORTED);
+	cr_assert(strstr(l.err.msg, "e2.json: the trace has no events: nothing to report"), "%s", l.err.msg);
 	ns_trace_release(&l.t);
 }
 
@@ -562,10 +563,10 @@ Test(kineto, memory_and_oom_instants)
 Test(kineto, profile_memory_key_without_events)
 {
 	struct loaded l;
-	load_ok(&l, write_text("pm.json", "{\"profile_memory\": 1, \"traceEvents\": []}"));
+	load_ok(&l, write_text("pm.json", "{\"profile_memory\": 1, \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}"));
 	cr_assert(l.t.profile_memory);
 	ns_trace_release(&l.t);
-	load_ok(&l, write_text("pm0.json", "{\"traceEvents\": []}"));
+	load_ok(&l, write_text("pm0.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}"));
 	cr_assert(!l.t.profile_memory);
 	ns_trace_release(&l.t);
 }
@@ -637,7 +638,7 @@ Test(kineto, keys_in_any_order_and_after_trace_events)
 Test(kineto, no_rank_without_distributed_info)
 {
 	struct loaded l;
-	load_ok(&l, write_text("nr.json", "{\"traceEvents\": []}"));
+	load_ok(&l, write_text("nr.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}"));
 	cr_assert_eq(l.t.rank, NS_NONE);
 	cr_assert_eq(l.t.world_size, NS_NONE);
 	cr_assert(!l.t.has_base_time);
@@ -1023,7 +1024,7 @@ Test(errors, base_time_out_of_range)
 		     "4611686018427387904}", what, NS_ERR_INPUT);
 	expect_error("base2.json", "{\"baseTimeNanoseconds\": -1, \"traceEvents\": []}", "-1,", what, NS_ERR_INPUT);
 	struct loaded l;
-	load(&l, write_text("base3.json", "{\"traceEvents\": [], \"baseTimeNanoseconds\": 4611686018427387903}"),
+	load(&l, write_text("base3.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}], \"baseTimeNanoseconds\": 4611686018427387903}"),
 	     false);
 	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
 	cr_assert_eq(l.t.base_time_ns, INT64_C(4611686018427387903));
@@ -1392,4 +1393,80 @@ Test(scan, a_value_over_the_limit_is_refused_and_the_window_stays_bounded)
 		ns_source_close(src);
 		free(text);
 	}
+/* The legacy autograd profiler's export (PyTorch without Kineto), written
+ * as EventList.export_chrome_trace writes it: ops without "cat" on the pid
+ * "CPU functions" are cpu_ops; a "cpu_to_cuda" flow start is a launch whose
+ * device time the format does not carry. */
+Test(kineto, legacy_autograd_ops_are_cpu_ops)
+{
+	static const char text[] =
+		"[{\"name\": \"aten::linear\", \"ph\": \"X\", \"ts\": 10, \"dur\": 50, \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}, "
+		"{\"name\": \"aten::addmm\", \"ph\": \"X\", \"ts\": 20, \"dur\": 30, \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}, "
+		"{\"name\": \"aten::addmm\", \"ph\": \"s\", \"ts\": 20, \"tid\": 1, \"pid\": \"CPU functions\", \"id\": 0, \"cat\": \"cpu_to_cuda\", \"args\": {}}, "
+		"{\"name\": \"x\", \"ph\": \"X\", \"ts\": 30, \"dur\": 1, \"tid\": 1, \"pid\": \"CUDA functions\", \"args\": {}}]";
+	struct loaded l;
+	load_mem(&l, text, strlen(text), 0);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	cr_assert(l.t.legacy_autograd && l.t.legacy_array);
+	cr_assert_eq(l.t.n_events, 2); /* not the cat-less event of another pid */
+	for (size_t i = 0; i < 2; i++) {
+		cr_assert_eq(l.t.events[i].cat, NS_CAT_CPU_OP);
+		cr_assert_eq(l.t.events[i].kind, NS_KIND_SLICE);
+	}
+	cr_assert_eq(l.t.events[1].ts_ns, 20000);
+	cr_assert_eq(l.t.events[1].dur_ns, 30000);
+	cr_assert_eq(l.t.n_untimed_launches, 1);
+	cr_assert_eq(l.t.n_flows, 0);
+	ns_trace_release(&l.t);
+}
+
+/* cuda_profiler_range events are counters: kept as NS_KIND_COUNTER, their
+ * args summed per name; exact while every value is an integer and the sum
+ * fits in 64 bits, a double after. */
+Test(kineto, counter_ranges_are_summed_not_timed)
+{
+	static const char text[] =
+		"{\"traceEvents\": ["
+		"{\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"k1\", \"pid\": 0, \"tid\": 0, \"ts\": 1, \"dur\": 100, "
+		"\"args\": {\"big\": 9007199254740993, \"frac\": 1.5, \"wrap\": 9223372036854775807, \"s\": \"x\"}},"
+		"{\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"k2\", \"pid\": 0, \"tid\": 0, \"ts\": 101, \"dur\": 100, "
+		"\"args\": {\"big\": 1, \"frac\": 2, \"wrap\": 1}}"
+		"]}";
+	struct loaded l;
+	load_mem(&l, text, strlen(text), 0);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	cr_assert_eq(l.t.n_events, 2);
+	cr_assert_eq(l.t.events[0].kind, NS_KIND_COUNTER);
+	cr_assert(l.t.has_cat[NS_CAT_CUDA_PROFILER_RANGE]);
+	cr_assert_eq(l.t.n_counters, 3); /* a string value is not a counter */
+	cr_assert_str_eq(S(&l.t, l.t.counters[0].name), "big");
+	cr_assert(l.t.counters[0].exact);
+	cr_assert_eq(l.t.counters[0].sum, INT64_C(9007199254740994)); /* beyond a double's 2^53 */
+	cr_assert_str_eq(S(&l.t, l.t.counters[1].name), "frac");
+	cr_assert(!l.t.counters[1].exact);
+	cr_assert_float_eq(l.t.counters[1].sum_approx, 3.5, 0);
+	cr_assert_str_eq(S(&l.t, l.t.counters[2].name), "wrap");
+	cr_assert(!l.t.counters[2].exact); /* INT64_MAX + 1 does not fit */
+	ns_trace_release(&l.t);
+}
+
+/* Nothing to report is never an empty success. */
+Test(errors, a_trace_without_events_to_report_is_unsupported)
+{
+	static const char *const texts[] = {
+		"{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {}},"
+		" {\"ph\": \"X\", \"cat\": \"critical_path\", \"name\": \"x\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct loaded l;
+		load_mem(&l, texts[i], strlen(texts[i]), 0);
+		cr_assert_eq(l.rc, NS_ERR_UNSUPPORTED, "%s", texts[i]);
+		cr_assert(strstr(l.err.msg, "nothing to report"), "%s", l.err.msg);
+		ns_trace_release(&l.t);
+	}
+	struct loaded l; /* cut before the first event: damaged, exit 1 */
+	load_mem(&l, "{\"traceEvents\": [{\"ph\": \"X\"", 27, 0);
+	cr_assert_eq(l.rc, NS_ERR_INPUT);
+	cr_assert_str_eq(l.err.msg, "mem.json: truncated at byte 17 before its first complete event: nothing to report");
+	ns_trace_release(&l.t);
 }
