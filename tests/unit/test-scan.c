@@ -1393,6 +1393,8 @@ Test(scan, a_value_over_the_limit_is_refused_and_the_window_stays_bounded)
 		ns_source_close(src);
 		free(text);
 	}
+}
+
 /* The legacy autograd profiler's export (PyTorch without Kineto), written
  * as EventList.export_chrome_trace writes it: ops without "cat" on the pid
  * "CPU functions" are cpu_ops; a "cpu_to_cuda" flow start is a launch whose
