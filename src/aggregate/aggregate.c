@@ -77,6 +77,23 @@ static enum ns_devtype devtype_of(enum ns_cat cat, enum ns_backend backend)
 	}
 }
 
+/* The names c10d gives the RecordFunction of a collective's Work
+ * ("nccl:all_reduce", "gloo:broadcast", "nccl:send 0->1", ...): Work::Work
+ * (torch/csrc/distributed/c10d/Work.cpp) calls _setAsync() on it, so
+ * PyTorch's FunctionEvent is_async, which the trace does not carry. */
+static const char *const c10d_work_prefixes[] = { "nccl:", "gloo:", "mpi:", "ucc:", "xccl:" };
+
+static bool is_c10d_work(const struct ns_trace *t, const struct ns_event *ev)
+{
+	if (ev->cat != NS_CAT_USER_ANNOTATION)
+		return false;
+	const char *name = ns_strtab_get(&t->strings, ev->name);
+	for (size_t i = 0; i < sizeof(c10d_work_prefixes) / sizeof(c10d_work_prefixes[0]); i++)
+		if (strncmp(name, c10d_work_prefixes[i], strlen(c10d_work_prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 /* Host-side calls that Kineto (not PyTorch's RecordFunction) recorded. */
 static bool is_runtime_cat(enum ns_cat cat)
 {
@@ -120,6 +137,10 @@ struct work {
 	size_t n_order;
 	uint64_t *unwidened;      /* bitmap over events: ns_fevent.unwidened (NULL: none) */
 	uint64_t *has_records;    /* bitmap over events: ns_fevent.has_records (NULL: none) */
+	/* era C: the CPU fevents by PyTorch id (see match_by_id): the first
+	 * of each id, and the next fevent with the same id (-1: none) */
+	struct ns_i64map first_with_id;
+	int32_t *next_with_id;
 };
 
 static bool bit_is_set(const uint64_t *bits, size_t i)
@@ -589,6 +610,7 @@ static int make_fevents(struct work *w)
 			return -1;
 		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
 		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
+		fe->is_async = is_c10d_work(t, ev);
 		if (fe->device_type == NS_DEV_CPU && ev->cat != NS_CAT_CPU_OP && ev->cat != NS_CAT_USER_ANNOTATION) {
 			/* spec A2 step 6: Kineto's host events move to their op's thread,
 			 * or to the main thread when no op launched them */
@@ -624,6 +646,147 @@ static int link_launchers(struct work *w)
 	return 0;
 }
 
+/* Era C: the id of the FunctionEvent PyTorch makes of a CPU event
+ * (kineto_event.correlation_id()): a torch op's correlation id, which the
+ * writer prints as its "External id"; a CUDA runtime or driver call's CUPTI
+ * correlation id ("correlation"); NS_NONE when the trace does not say. */
+static int64_t own_id(const struct ns_event *ev)
+{
+	if (ev->cat == NS_CAT_CPU_OP || ev->cat == NS_CAT_USER_ANNOTATION)
+		return ev->external_id;
+	return is_runtime_cat(ev->cat) ? ev->correlation : NS_NONE;
+}
+
+/* Events of PyTorch's C++ event tree on the profiler's thread: its own
+ * ops (async ones too), and the Kineto events nothing links (no "External
+ * id": setKinetoTID files them under the profiler's thread). Kineto
+ * events that are linked were finished before the tree was built. */
+static bool in_cpp_tree(const struct work *w, const struct ns_fevent *fe, uint32_t main_th)
+{
+	const struct ns_event *ev = &w->t->events[fe->event];
+	if (fe->device_type != NS_DEV_CPU || fe->thread != main_th || ns_event_is_memory(ev))
+		return false;
+	return ev->cat == NS_CAT_CPU_OP || ev->cat == NS_CAT_USER_ANNOTATION || ev->external_id == NS_NONE;
+}
+
+/* (start, torch ops before Kineto events, position): the stable sort of
+ * build_tree over RecordQueue::getRecords' list, torch ops first. */
+static int cmp_cpp_tree_order(const void *x, const void *y, void *ctx)
+{
+	const struct ns_agg *a = ctx;
+	const struct ns_fevent *fi = &a->fevents[*(const int32_t *)x], *fj = &a->fevents[*(const int32_t *)y];
+	const struct ns_event *ei = &a->trace->events[fi->event], *ej = &a->trace->events[fj->event];
+	bool torch_i = ei->cat == NS_CAT_CPU_OP || ei->cat == NS_CAT_USER_ANNOTATION;
+	bool torch_j = ej->cat == NS_CAT_CPU_OP || ej->cat == NS_CAT_USER_ANNOTATION;
+	int64_t si = ns_fevent_start(a, fi), sj = ns_fevent_start(a, fj);
+	if (si != sj)
+		return si < sj ? -1 : 1;
+	if (torch_i != torch_j)
+		return torch_i ? -1 : 1;
+	return fi->event < fj->event ? -1 : fi->event > fj->event;
+}
+
+/* A CUPTI overhead record ("Activity Buffer Request", "Lazy Function
+ * Loading", ...) has correlationId 0 and no linked activity (Kineto's
+ * OverheadActivity), so its id is its C++ parent's
+ * (kinetoEventCorrelationID in torch/csrc/profiler/collection.cpp). That
+ * parent is what build_tree (same file) finds open on the profiler's
+ * thread when the overhead starts: replayed here, an event leaving the
+ * stack (end < start) with everything above it. */
+static int inherit_overhead_ids(struct work *w, int64_t *id)
+{
+	struct ns_agg *a = w->out;
+	uint32_t main_th = main_thread(w->t);
+	size_t n = 0, depth = 0;
+	int32_t *cand = malloc((a->n_fevents + 1) * sizeof(*cand));
+	int32_t *stack = malloc((a->n_fevents + 1) * sizeof(*stack));
+	int rc = -1;
+	if (!cand || !stack)
+		goto out;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		if (in_cpp_tree(w, &a->fevents[f], main_th))
+			cand[n++] = (int32_t)f;
+	qsort_r(cand, n, sizeof(*cand), cmp_cpp_tree_order, a);
+	for (size_t k = 0; k < n; k++) {
+		const struct ns_fevent *fe = &a->fevents[cand[k]];
+		int64_t start = ns_fevent_start(a, fe), end = ns_fevent_end(a, fe);
+		for (size_t d = 0; d < depth; d++)
+			if (ns_fevent_end(a, &a->fevents[stack[d]]) < start) {
+				depth = d;
+				break;
+			}
+		if (w->t->events[fe->event].cat == NS_CAT_OVERHEAD)
+			id[cand[k]] = depth ? id[stack[depth - 1]] : NS_NONE;
+		if (end > start) /* (an instant is finished at once, never a parent) */
+			stack[depth++] = cand[k];
+	}
+	rc = 0;
+out:
+	free(cand);
+	free(stack);
+	return rc;
+}
+
+/* Era C: _parse_kineto_results (torch/autograd/profiler.py) gives a piece
+ * of device work to every CPU FunctionEvent, not async, whose id is the
+ * work's linked_correlation_id, which the writer prints as the work's
+ * "External id" (output_json.cpp). Indexes those FunctionEvents by id. */
+static int index_by_id(struct work *w)
+{
+	struct ns_agg *a = w->out;
+	int64_t *id = NULL;
+	int rc = -1;
+	if (!w->ext_trusted)
+		return 0;
+	id = malloc((a->n_fevents + 1) * sizeof(*id));
+	w->next_with_id = malloc((a->n_fevents + 1) * sizeof(*w->next_with_id));
+	if (!id || !w->next_with_id)
+		goto out;
+	for (size_t f = 0; f < a->n_fevents; f++) {
+		const struct ns_fevent *fe = &a->fevents[f];
+		const struct ns_event *ev = &w->t->events[fe->event];
+		id[f] = fe->device_type == NS_DEV_CPU && !ns_event_is_memory(ev) ? own_id(ev) : NS_NONE;
+		w->next_with_id[f] = NO_INDEX;
+	}
+	if (w->t->has_cat[NS_CAT_OVERHEAD] && inherit_overhead_ids(w, id))
+		goto out;
+	for (size_t f = a->n_fevents; f-- > 0;) { /* chains in fevent order */
+		const struct ns_fevent *fe = &a->fevents[f];
+		if (fe->device_type != NS_DEV_CPU || fe->is_async || id[f] == NS_NONE || id[f] <= 0)
+			continue;
+		w->next_with_id[f] = (int32_t)ns_i64map_get(&w->first_with_id, id[f], NO_INDEX);
+		if (ns_i64map_set(&w->first_with_id, id[f], (int64_t)f))
+			goto out;
+	}
+	rc = 0;
+out:
+	free(id);
+	return rc;
+}
+
+/* Whether device work goes to the FunctionEvents with its "External id"
+ * (index_by_id) rather than to its one launcher. A gpu_user_annotation's
+ * "External id" is its own correlation id, not a linked one: it has no
+ * linked activity, and PyTorch gives it to nothing. */
+static bool matched_by_id(const struct work *w, const struct ns_fevent *fe)
+{
+	const struct ns_event *ev = &w->t->events[fe->event];
+	return w->next_with_id && is_launch_target(ev->cat) && ev->external_id != NS_NONE;
+}
+
+/* The first and next FunctionEvent device work fevent `fe` counts toward. */
+static int32_t first_recipient(const struct work *w, const struct ns_fevent *fe)
+{
+	if (matched_by_id(w, fe))
+		return (int32_t)ns_i64map_get(&w->first_with_id, w->t->events[fe->event].external_id, NO_INDEX);
+	return ns_fevent_launcher(fe);
+}
+
+static int32_t next_recipient(const struct work *w, const struct ns_fevent *fe, int32_t r)
+{
+	return matched_by_id(w, fe) ? w->next_with_id[r] : NO_INDEX;
+}
+
 /* Kernel lists are filled in start order (then trace order), as PyTorch's
  * corr_map lists them: result.events() is sorted by start, stably, and the
  * naive double sum depends on it. */
@@ -636,20 +799,26 @@ static int cmp_kernel_order(const void *x, const void *y, void *ctx)
 
 static bool counts_as_kernel(const struct ns_fevent *fe)
 {
-	return ns_fevent_launcher(fe) != NO_INDEX &&
-	       (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 || fe->device_type == NS_DEV_XPU);
+	return fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 || fe->device_type == NS_DEV_XPU;
 }
 
-/* spec A2 step 6: device work -> the kernels list of the op that launched it. */
+/* spec A2 step 6: device work -> the kernels list of the op(s) it counts
+ * toward (first_recipient). */
 static int attach_kernels(struct work *w)
 {
 	struct ns_agg *a = w->out;
 	size_t n_fe = a->n_fevents, n_order = 0;
 	int32_t *order = NULL;
 	int rc = -1;
-	for (size_t f = 0; f < n_fe; f++) /* kernels_len counts here, kernels_off is set below */
-		if (counts_as_kernel(&a->fevents[f]))
-			a->fevents[a->fevents[f].link].kernels_len++;
+	if (index_by_id(w))
+		goto out;
+	for (size_t f = 0; f < n_fe; f++) { /* kernels_len counts here, kernels_off is set below */
+		const struct ns_fevent *fe = &a->fevents[f];
+		for (int32_t r = first_recipient(w, fe); counts_as_kernel(fe) && r != NO_INDEX; r = next_recipient(w, fe, r)) {
+			a->fevents[r].kernels_len++;
+			n_order += r == first_recipient(w, fe);
+		}
+	}
 	for (size_t f = 0; f < n_fe; f++) {
 		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
 		a->n_kernels += a->fevents[f].kernels_len;
@@ -657,22 +826,28 @@ static int attach_kernels(struct work *w)
 	}
 	a->kernels = malloc((a->n_kernels + 1) * sizeof(*a->kernels));
 	a->kernels_ns = malloc((a->n_kernels + 1) * sizeof(*a->kernels_ns));
-	order = malloc((a->n_kernels + 1) * sizeof(*order));
+	order = malloc((n_order + 1) * sizeof(*order));
 	if (!a->kernels || !a->kernels_ns || !order)
 		goto out;
+	n_order = 0;
 	for (size_t f = 0; f < n_fe; f++)
-		if (counts_as_kernel(&a->fevents[f]))
+		if (counts_as_kernel(&a->fevents[f]) && first_recipient(w, &a->fevents[f]) != NO_INDEX)
 			order[n_order++] = (int32_t)f;
 	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a);
 	for (size_t k = 0; k < n_order; k++) {
 		const struct ns_fevent *fe = &a->fevents[order[k]];
-		struct ns_fevent *op = &a->fevents[fe->link];
-		a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_span_us(a, fe);
-		a->kernels_ns[op->kernels_off + op->kernels_len++] = ns_fevent_span_ns(a, fe);
+		for (int32_t r = first_recipient(w, fe); r != NO_INDEX; r = next_recipient(w, fe, r)) {
+			struct ns_fevent *op = &a->fevents[r];
+			a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_span_us(a, fe);
+			a->kernels_ns[op->kernels_off + op->kernels_len++] = ns_fevent_span_ns(a, fe);
+		}
 	}
 	rc = 0;
 out:
 	free(order);
+	ns_i64map_release(&w->first_with_id);
+	free(w->next_with_id);
+	w->next_with_id = NULL;
 	return rc;
 }
 
@@ -1206,6 +1381,7 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	ns_i64map_init(&w.flow_s_by_id);
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
+	ns_i64map_init(&w.first_with_id);
 	out->t0_ns = w.t0_ns = trace_origin(t);
 	set_unwiden_margins(&w);
 	if (resolve_launchers(&w))
