@@ -35,7 +35,22 @@ Rules that the spec leaves open and that the C side makes identically
   hip_runtime_version/roctracer_version key; else xpu (xpu_runtime), mtia
   (mtia_*), hpu (hpu_op); else None.  --device-name overrides the label of
   whatever backend was inferred (upper-cased); it never creates one.
-* Linking device/runtime events to the op that launched them (precedence):
+* Device work in ns-era traces (docs/report.md "Rules checked against
+  PyTorch"): a kernel/gpu_memcpy/gpu_memset/cuda_sync event with an
+  "External id" L counts toward EVERY kept CPU event, not async, whose
+  PyTorch id is L: a cpu_op/user_annotation's id is its External id, a
+  runtime/driver call's its "correlation", an "overhead" event's that of the
+  event open on the main thread when it starts (PyTorch's C++ build_tree
+  replayed over the main thread's torch ops and unlinked Kineto CPU events,
+  i.e. those with no External id: sorted by (start, torch ops first, file
+  order); the lowest open event whose end < start leaves the stack with all
+  above it; zero-length events are never parents); no such event: nothing.
+  A user_annotation named "nccl:", "gloo:", "mpi:", "ucc:" or "xccl:"... is
+  async (c10d's Work record): no self CPU, no device time, no kernels, not
+  in the tree, CPU total % printed as 0.
+* Linking device/runtime events to the op that launched them otherwise
+  (runtime calls always; device events without an External id, or of an
+  integer-µs trace), by precedence:
     (1) ns-era trace and the event's "External id" names a cpu_op's
         External id -> that op (if that op was dropped -- filtered name or
         unfinished -- the event is attached to nothing);
@@ -55,7 +70,8 @@ Rules that the spec leaves open and that the C side makes identically
   Only kernel, gpu_memcpy, gpu_memset and cuda_sync events are attached
   (gpu_user_annotation never is).  pid/tid are compared as str(value).
 * Kineto CPU activities (everything CPU-typed except cpu_op/user_annotation,
-  e.g. runtime/driver/overhead) move to their linked op's thread; unlinked
+  e.g. runtime/driver/overhead) move to the thread of their op (as linked
+  above); unlinked
   ones go to the main thread: (pid, pid) where pid is that of the first
   cpu_op in file order (first user_annotation if there is no cpu_op); if no
   torch event lives on (pid, pid), the first cpu_op's own thread; with no
