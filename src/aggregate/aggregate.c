@@ -137,10 +137,11 @@ struct work {
 	size_t n_order;
 	uint64_t *unwidened;      /* bitmap over events: ns_fevent.unwidened (NULL: none) */
 	uint64_t *has_records;    /* bitmap over events: ns_fevent.has_records (NULL: none) */
-	/* era C: the CPU fevents by PyTorch id (see match_by_id): the first
-	 * of each id, and the next fevent with the same id (-1: none) */
-	struct ns_i64map first_with_id;
-	int32_t *next_with_id;
+	/* era C (index_by_id): each fevent's PyTorch id, and the CPU fevents
+	 * that take device work, sorted by (id, fevent) */
+	int64_t *ids;
+	int32_t *by_id;
+	size_t n_by_id;
 };
 
 static bool bit_is_set(const uint64_t *bits, size_t i)
@@ -727,64 +728,72 @@ out:
 	return rc;
 }
 
+/* (id, fevent) over fevent indices */
+static int cmp_by_id(const void *x, const void *y, void *ctx)
+{
+	const int64_t *ids = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	if (ids[i] != ids[j])
+		return ids[i] < ids[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
 /* Era C: _parse_kineto_results (torch/autograd/profiler.py) gives a piece
  * of device work to every CPU FunctionEvent, not async, whose id is the
  * work's linked_correlation_id, which the writer prints as the work's
- * "External id" (output_json.cpp). Indexes those FunctionEvents by id. */
+ * "External id" (output_json.cpp). Sorts those FunctionEvents by id (a
+ * sorted array, not a hash map: the smaller of the two at 10^6 ops). */
 static int index_by_id(struct work *w)
 {
 	struct ns_agg *a = w->out;
-	int64_t *id = NULL;
-	int rc = -1;
 	if (!w->ext_trusted)
 		return 0;
-	id = malloc((a->n_fevents + 1) * sizeof(*id));
-	w->next_with_id = malloc((a->n_fevents + 1) * sizeof(*w->next_with_id));
-	if (!id || !w->next_with_id)
-		goto out;
+	w->ids = malloc((a->n_fevents + 1) * sizeof(*w->ids));
+	if (!w->ids)
+		return -1;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		const struct ns_fevent *fe = &a->fevents[f];
 		const struct ns_event *ev = &w->t->events[fe->event];
-		id[f] = fe->device_type == NS_DEV_CPU && !ns_event_is_memory(ev) ? own_id(ev) : NS_NONE;
-		w->next_with_id[f] = NO_INDEX;
+		w->ids[f] = fe->device_type == NS_DEV_CPU && !ns_event_is_memory(ev) ? own_id(ev) : NS_NONE;
 	}
-	if (w->t->has_cat[NS_CAT_OVERHEAD] && inherit_overhead_ids(w, id))
-		goto out;
-	for (size_t f = a->n_fevents; f-- > 0;) { /* chains in fevent order */
-		const struct ns_fevent *fe = &a->fevents[f];
-		if (fe->device_type != NS_DEV_CPU || fe->is_async || id[f] == NS_NONE || id[f] <= 0)
-			continue;
-		w->next_with_id[f] = (int32_t)ns_i64map_get(&w->first_with_id, id[f], NO_INDEX);
-		if (ns_i64map_set(&w->first_with_id, id[f], (int64_t)f))
-			goto out;
-	}
-	rc = 0;
-out:
-	free(id);
-	return rc;
+	if (w->t->has_cat[NS_CAT_OVERHEAD] && inherit_overhead_ids(w, w->ids))
+		return -1;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		w->n_by_id += a->fevents[f].device_type == NS_DEV_CPU && !a->fevents[f].is_async && w->ids[f] > 0;
+	if (!(w->by_id = malloc((w->n_by_id + 1) * sizeof(*w->by_id))))
+		return -1;
+	w->n_by_id = 0;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		if (a->fevents[f].device_type == NS_DEV_CPU && !a->fevents[f].is_async && w->ids[f] > 0)
+			w->by_id[w->n_by_id++] = (int32_t)f;
+	qsort_r(w->by_id, w->n_by_id, sizeof(*w->by_id), cmp_by_id, w->ids);
+	return 0;
 }
 
-/* Whether device work goes to the FunctionEvents with its "External id"
- * (index_by_id) rather than to its one launcher. A gpu_user_annotation's
- * "External id" is its own correlation id, not a linked one: it has no
- * linked activity, and PyTorch gives it to nothing. */
-static bool matched_by_id(const struct work *w, const struct ns_fevent *fe)
+/* The FunctionEvents (fevent indices) device work `fe` counts toward: *n
+ * of them, from the array returned. Era C, with an "External id": those
+ * with that id (index_by_id); otherwise its one launcher, if any. A
+ * gpu_user_annotation's "External id" is its own correlation id, not a
+ * linked one (it has no linked activity): PyTorch gives it to nothing. */
+static const int32_t *recipients(const struct work *w, const struct ns_fevent *fe, size_t *n)
 {
 	const struct ns_event *ev = &w->t->events[fe->event];
-	return w->next_with_id && is_launch_target(ev->cat) && ev->external_id != NS_NONE;
-}
-
-/* The first and next FunctionEvent device work fevent `fe` counts toward. */
-static int32_t first_recipient(const struct work *w, const struct ns_fevent *fe)
-{
-	if (matched_by_id(w, fe))
-		return (int32_t)ns_i64map_get(&w->first_with_id, w->t->events[fe->event].external_id, NO_INDEX);
-	return ns_fevent_launcher(fe);
-}
-
-static int32_t next_recipient(const struct work *w, const struct ns_fevent *fe, int32_t r)
-{
-	return matched_by_id(w, fe) ? w->next_with_id[r] : NO_INDEX;
+	size_t lo = 0, hi = w->n_by_id, end;
+	if (!w->by_id || !is_launch_target(ev->cat) || ev->external_id == NS_NONE) {
+		*n = ns_fevent_launcher(fe) != NO_INDEX;
+		return &fe->link;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->ids[w->by_id[mid]] < ev->external_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < w->n_by_id && w->ids[w->by_id[end]] == ev->external_id; end++)
+		;
+	*n = end - lo;
+	return w->by_id + lo;
 }
 
 /* Kernel lists are filled in start order (then trace order), as PyTorch's
@@ -802,22 +811,21 @@ static bool counts_as_kernel(const struct ns_fevent *fe)
 	return fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 || fe->device_type == NS_DEV_XPU;
 }
 
-/* spec A2 step 6: device work -> the kernels list of the op(s) it counts
- * toward (first_recipient). */
+/* spec A2 step 6: device work -> the kernels list of every op it counts
+ * toward (recipients). */
 static int attach_kernels(struct work *w)
 {
 	struct ns_agg *a = w->out;
-	size_t n_fe = a->n_fevents, n_order = 0;
+	size_t n_fe = a->n_fevents, n_order = 0, n;
 	int32_t *order = NULL;
 	int rc = -1;
 	if (index_by_id(w))
 		goto out;
 	for (size_t f = 0; f < n_fe; f++) { /* kernels_len counts here, kernels_off is set below */
-		const struct ns_fevent *fe = &a->fevents[f];
-		for (int32_t r = first_recipient(w, fe); counts_as_kernel(fe) && r != NO_INDEX; r = next_recipient(w, fe, r)) {
-			a->fevents[r].kernels_len++;
-			n_order += r == first_recipient(w, fe);
-		}
+		const int32_t *to = counts_as_kernel(&a->fevents[f]) ? recipients(w, &a->fevents[f], &n) : NULL;
+		for (size_t r = 0; to && r < n; r++)
+			a->fevents[to[r]].kernels_len++;
+		n_order += to && n;
 	}
 	for (size_t f = 0; f < n_fe; f++) {
 		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
@@ -831,13 +839,14 @@ static int attach_kernels(struct work *w)
 		goto out;
 	n_order = 0;
 	for (size_t f = 0; f < n_fe; f++)
-		if (counts_as_kernel(&a->fevents[f]) && first_recipient(w, &a->fevents[f]) != NO_INDEX)
+		if (counts_as_kernel(&a->fevents[f]) && (recipients(w, &a->fevents[f], &n), n))
 			order[n_order++] = (int32_t)f;
 	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a);
 	for (size_t k = 0; k < n_order; k++) {
 		const struct ns_fevent *fe = &a->fevents[order[k]];
-		for (int32_t r = first_recipient(w, fe); r != NO_INDEX; r = next_recipient(w, fe, r)) {
-			struct ns_fevent *op = &a->fevents[r];
+		const int32_t *to = recipients(w, fe, &n);
+		for (size_t r = 0; r < n; r++) {
+			struct ns_fevent *op = &a->fevents[to[r]];
 			a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_span_us(a, fe);
 			a->kernels_ns[op->kernels_off + op->kernels_len++] = ns_fevent_span_ns(a, fe);
 		}
@@ -845,9 +854,10 @@ static int attach_kernels(struct work *w)
 	rc = 0;
 out:
 	free(order);
-	ns_i64map_release(&w->first_with_id);
-	free(w->next_with_id);
-	w->next_with_id = NULL;
+	free(w->ids);
+	free(w->by_id);
+	w->ids = NULL;
+	w->by_id = NULL;
 	return rc;
 }
 
@@ -1381,7 +1391,6 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	ns_i64map_init(&w.flow_s_by_id);
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
-	ns_i64map_init(&w.first_with_id);
 	out->t0_ns = w.t0_ns = trace_origin(t);
 	set_unwiden_margins(&w);
 	if (resolve_launchers(&w))
