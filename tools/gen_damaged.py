@@ -124,7 +124,11 @@ BASE, BASE_SPANS = build(base_events())
 
 def long_events(steps=40):
     """BASE's step repeated: ~145 KB, so gzip and zstd streams hold several
-    blocks and a cut one still yields complete events."""
+    blocks and a cut one still yields complete events. Each step has its
+    own ids, as PyTorch gives each op its own: External ids 1..6 + 10 k,
+    CUPTI correlations (and flow ids) 101..104 + 1000 + 10 k from step 1
+    on, so that no correlation is also an External id (PyTorch would give
+    that op's kernels to the runtime call too)."""
     one = base_events()
     evs = []
     for k in range(steps):
@@ -134,6 +138,12 @@ def long_events(steps=40):
                     evs.append(e)
                 continue
             e = dict(e, ts=e["ts"] + k * 100000)
+            if k and "id" in e:
+                e["id"] += 1000 + 10 * k
+            if k and "args" in e and "External id" in e["args"]:
+                e["args"] = dict(e["args"], **{"External id": e["args"]["External id"] + 10 * k})
+            if k and "args" in e and "correlation" in e["args"]:
+                e["args"] = dict(e["args"], correlation=e["args"]["correlation"] + 1000 + 10 * k)
             if e["name"].startswith("ProfilerStep#"):
                 e["name"] = "ProfilerStep#%d" % (3 + k)
             evs.append(e)

@@ -77,6 +77,23 @@ static enum ns_devtype devtype_of(enum ns_cat cat, enum ns_backend backend)
 	}
 }
 
+/* The names c10d gives the RecordFunction of a collective's Work
+ * ("nccl:all_reduce", "gloo:broadcast", "nccl:send 0->1", ...): Work::Work
+ * (torch/csrc/distributed/c10d/Work.cpp) calls _setAsync() on it, so
+ * PyTorch's FunctionEvent is_async, which the trace does not carry. */
+static const char *const c10d_work_prefixes[] = { "nccl:", "gloo:", "mpi:", "ucc:", "xccl:" };
+
+static bool is_c10d_work(const struct ns_trace *t, const struct ns_event *ev)
+{
+	if (ev->cat != NS_CAT_USER_ANNOTATION)
+		return false;
+	const char *name = ns_strtab_get(&t->strings, ev->name);
+	for (size_t i = 0; i < sizeof(c10d_work_prefixes) / sizeof(c10d_work_prefixes[0]); i++)
+		if (strncmp(name, c10d_work_prefixes[i], strlen(c10d_work_prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 /* Host-side calls that Kineto (not PyTorch's RecordFunction) recorded. */
 static bool is_runtime_cat(enum ns_cat cat)
 {
@@ -120,6 +137,11 @@ struct work {
 	size_t n_order;
 	uint64_t *unwidened;      /* bitmap over events: ns_fevent.unwidened (NULL: none) */
 	uint64_t *has_records;    /* bitmap over events: ns_fevent.has_records (NULL: none) */
+	/* era C (index_by_id): each fevent's PyTorch id, and the CPU fevents
+	 * that take device work, sorted by (id, fevent) */
+	int64_t *ids;
+	int32_t *by_id;
+	size_t n_by_id;
 };
 
 static bool bit_is_set(const uint64_t *bits, size_t i)
@@ -589,6 +611,7 @@ static int make_fevents(struct work *w)
 			return -1;
 		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
 		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
+		fe->is_async = is_c10d_work(t, ev);
 		if (fe->device_type == NS_DEV_CPU && ev->cat != NS_CAT_CPU_OP && ev->cat != NS_CAT_USER_ANNOTATION) {
 			/* spec A2 step 6: Kineto's host events move to their op's thread,
 			 * or to the main thread when no op launched them */
@@ -624,6 +647,155 @@ static int link_launchers(struct work *w)
 	return 0;
 }
 
+/* Era C: the id of the FunctionEvent PyTorch makes of a CPU event
+ * (kineto_event.correlation_id()): a torch op's correlation id, which the
+ * writer prints as its "External id"; a CUDA runtime or driver call's CUPTI
+ * correlation id ("correlation"); NS_NONE when the trace does not say. */
+static int64_t own_id(const struct ns_event *ev)
+{
+	if (ev->cat == NS_CAT_CPU_OP || ev->cat == NS_CAT_USER_ANNOTATION)
+		return ev->external_id;
+	return is_runtime_cat(ev->cat) ? ev->correlation : NS_NONE;
+}
+
+/* Events of PyTorch's C++ event tree on the profiler's thread: its own
+ * ops (async ones too), and the Kineto events nothing links (no "External
+ * id": setKinetoTID files them under the profiler's thread). Kineto
+ * events that are linked were finished before the tree was built. */
+static bool in_cpp_tree(const struct work *w, const struct ns_fevent *fe, uint32_t main_th)
+{
+	const struct ns_event *ev = &w->t->events[fe->event];
+	if (fe->device_type != NS_DEV_CPU || fe->thread != main_th || ns_event_is_memory(ev))
+		return false;
+	return ev->cat == NS_CAT_CPU_OP || ev->cat == NS_CAT_USER_ANNOTATION || ev->external_id == NS_NONE;
+}
+
+/* (start, torch ops before Kineto events, position): the stable sort of
+ * build_tree over RecordQueue::getRecords' list, torch ops first. */
+static int cmp_cpp_tree_order(const void *x, const void *y, void *ctx)
+{
+	const struct ns_agg *a = ctx;
+	const struct ns_fevent *fi = &a->fevents[*(const int32_t *)x], *fj = &a->fevents[*(const int32_t *)y];
+	const struct ns_event *ei = &a->trace->events[fi->event], *ej = &a->trace->events[fj->event];
+	bool torch_i = ei->cat == NS_CAT_CPU_OP || ei->cat == NS_CAT_USER_ANNOTATION;
+	bool torch_j = ej->cat == NS_CAT_CPU_OP || ej->cat == NS_CAT_USER_ANNOTATION;
+	int64_t si = ns_fevent_start(a, fi), sj = ns_fevent_start(a, fj);
+	if (si != sj)
+		return si < sj ? -1 : 1;
+	if (torch_i != torch_j)
+		return torch_i ? -1 : 1;
+	return fi->event < fj->event ? -1 : fi->event > fj->event;
+}
+
+/* A CUPTI overhead record ("Activity Buffer Request", "Lazy Function
+ * Loading", ...) has correlationId 0 and no linked activity (Kineto's
+ * OverheadActivity), so its id is its C++ parent's
+ * (kinetoEventCorrelationID in torch/csrc/profiler/collection.cpp). That
+ * parent is what build_tree (same file) finds open on the profiler's
+ * thread when the overhead starts: replayed here, an event leaving the
+ * stack (end < start) with everything above it. */
+static int inherit_overhead_ids(struct work *w, int64_t *id)
+{
+	struct ns_agg *a = w->out;
+	uint32_t main_th = main_thread(w->t);
+	size_t n = 0, depth = 0;
+	int32_t *cand = malloc((a->n_fevents + 1) * sizeof(*cand));
+	int32_t *stack = malloc((a->n_fevents + 1) * sizeof(*stack));
+	int rc = -1;
+	if (!cand || !stack)
+		goto out;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		if (in_cpp_tree(w, &a->fevents[f], main_th))
+			cand[n++] = (int32_t)f;
+	qsort_r(cand, n, sizeof(*cand), cmp_cpp_tree_order, a);
+	for (size_t k = 0; k < n; k++) {
+		const struct ns_fevent *fe = &a->fevents[cand[k]];
+		int64_t start = ns_fevent_start(a, fe), end = ns_fevent_end(a, fe);
+		for (size_t d = 0; d < depth; d++)
+			if (ns_fevent_end(a, &a->fevents[stack[d]]) < start) {
+				depth = d;
+				break;
+			}
+		if (w->t->events[fe->event].cat == NS_CAT_OVERHEAD)
+			id[cand[k]] = depth ? id[stack[depth - 1]] : NS_NONE;
+		if (end > start) /* (an instant is finished at once, never a parent) */
+			stack[depth++] = cand[k];
+	}
+	rc = 0;
+out:
+	free(cand);
+	free(stack);
+	return rc;
+}
+
+/* (id, fevent) over fevent indices */
+static int cmp_by_id(const void *x, const void *y, void *ctx)
+{
+	const int64_t *ids = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	if (ids[i] != ids[j])
+		return ids[i] < ids[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Era C: _parse_kineto_results (torch/autograd/profiler.py) gives a piece
+ * of device work to every CPU FunctionEvent, not async, whose id is the
+ * work's linked_correlation_id, which the writer prints as the work's
+ * "External id" (output_json.cpp). Sorts those FunctionEvents by id (a
+ * sorted array, not a hash map: the smaller of the two at 10^6 ops). */
+static int index_by_id(struct work *w)
+{
+	struct ns_agg *a = w->out;
+	if (!w->ext_trusted)
+		return 0;
+	w->ids = malloc((a->n_fevents + 1) * sizeof(*w->ids));
+	if (!w->ids)
+		return -1;
+	for (size_t f = 0; f < a->n_fevents; f++) {
+		const struct ns_fevent *fe = &a->fevents[f];
+		const struct ns_event *ev = &w->t->events[fe->event];
+		w->ids[f] = fe->device_type == NS_DEV_CPU && !ns_event_is_memory(ev) ? own_id(ev) : NS_NONE;
+	}
+	if (w->t->has_cat[NS_CAT_OVERHEAD] && inherit_overhead_ids(w, w->ids))
+		return -1;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		w->n_by_id += a->fevents[f].device_type == NS_DEV_CPU && !a->fevents[f].is_async && w->ids[f] > 0;
+	if (!(w->by_id = malloc((w->n_by_id + 1) * sizeof(*w->by_id))))
+		return -1;
+	w->n_by_id = 0;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		if (a->fevents[f].device_type == NS_DEV_CPU && !a->fevents[f].is_async && w->ids[f] > 0)
+			w->by_id[w->n_by_id++] = (int32_t)f;
+	qsort_r(w->by_id, w->n_by_id, sizeof(*w->by_id), cmp_by_id, w->ids);
+	return 0;
+}
+
+/* The FunctionEvents (fevent indices) device work `fe` counts toward: *n
+ * of them, from the array returned. Era C, with an "External id": those
+ * with that id (index_by_id); otherwise its one launcher, if any. A
+ * gpu_user_annotation's "External id" is its own correlation id, not a
+ * linked one (it has no linked activity): PyTorch gives it to nothing. */
+static const int32_t *recipients(const struct work *w, const struct ns_fevent *fe, size_t *n)
+{
+	const struct ns_event *ev = &w->t->events[fe->event];
+	size_t lo = 0, hi = w->n_by_id, end;
+	if (!w->by_id || !is_launch_target(ev->cat) || ev->external_id == NS_NONE) {
+		*n = ns_fevent_launcher(fe) != NO_INDEX;
+		return &fe->link;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->ids[w->by_id[mid]] < ev->external_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < w->n_by_id && w->ids[w->by_id[end]] == ev->external_id; end++)
+		;
+	*n = end - lo;
+	return w->by_id + lo;
+}
+
 /* Kernel lists are filled in start order (then trace order), as PyTorch's
  * corr_map lists them: result.events() is sorted by start, stably, and the
  * naive double sum depends on it. */
@@ -636,20 +808,25 @@ static int cmp_kernel_order(const void *x, const void *y, void *ctx)
 
 static bool counts_as_kernel(const struct ns_fevent *fe)
 {
-	return ns_fevent_launcher(fe) != NO_INDEX &&
-	       (fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 || fe->device_type == NS_DEV_XPU);
+	return fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 || fe->device_type == NS_DEV_XPU;
 }
 
-/* spec A2 step 6: device work -> the kernels list of the op that launched it. */
+/* spec A2 step 6: device work -> the kernels list of every op it counts
+ * toward (recipients). */
 static int attach_kernels(struct work *w)
 {
 	struct ns_agg *a = w->out;
-	size_t n_fe = a->n_fevents, n_order = 0;
+	size_t n_fe = a->n_fevents, n_order = 0, n;
 	int32_t *order = NULL;
 	int rc = -1;
-	for (size_t f = 0; f < n_fe; f++) /* kernels_len counts here, kernels_off is set below */
-		if (counts_as_kernel(&a->fevents[f]))
-			a->fevents[a->fevents[f].link].kernels_len++;
+	if (index_by_id(w))
+		goto out;
+	for (size_t f = 0; f < n_fe; f++) { /* kernels_len counts here, kernels_off is set below */
+		const int32_t *to = counts_as_kernel(&a->fevents[f]) ? recipients(w, &a->fevents[f], &n) : NULL;
+		for (size_t r = 0; to && r < n; r++)
+			a->fevents[to[r]].kernels_len++;
+		n_order += to && n;
+	}
 	for (size_t f = 0; f < n_fe; f++) {
 		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
 		a->n_kernels += a->fevents[f].kernels_len;
@@ -657,22 +834,30 @@ static int attach_kernels(struct work *w)
 	}
 	a->kernels = malloc((a->n_kernels + 1) * sizeof(*a->kernels));
 	a->kernels_ns = malloc((a->n_kernels + 1) * sizeof(*a->kernels_ns));
-	order = malloc((a->n_kernels + 1) * sizeof(*order));
+	order = malloc((n_order + 1) * sizeof(*order));
 	if (!a->kernels || !a->kernels_ns || !order)
 		goto out;
+	n_order = 0;
 	for (size_t f = 0; f < n_fe; f++)
-		if (counts_as_kernel(&a->fevents[f]))
+		if (counts_as_kernel(&a->fevents[f]) && (recipients(w, &a->fevents[f], &n), n))
 			order[n_order++] = (int32_t)f;
 	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a);
 	for (size_t k = 0; k < n_order; k++) {
 		const struct ns_fevent *fe = &a->fevents[order[k]];
-		struct ns_fevent *op = &a->fevents[fe->link];
-		a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_span_us(a, fe);
-		a->kernels_ns[op->kernels_off + op->kernels_len++] = ns_fevent_span_ns(a, fe);
+		const int32_t *to = recipients(w, fe, &n);
+		for (size_t r = 0; r < n; r++) {
+			struct ns_fevent *op = &a->fevents[to[r]];
+			a->kernels[op->kernels_off + op->kernels_len] = ns_fevent_span_us(a, fe);
+			a->kernels_ns[op->kernels_off + op->kernels_len++] = ns_fevent_span_ns(a, fe);
+		}
 	}
 	rc = 0;
 out:
 	free(order);
+	free(w->ids);
+	free(w->by_id);
+	w->ids = NULL;
+	w->by_id = NULL;
 	return rc;
 }
 

@@ -181,10 +181,11 @@ static ns_str reintern(struct ns_trace *dst, const struct ns_trace *src, ns_str 
  * are per process and may be any 64-bit value, so each file's get new
  * numbers from one counter (next), which keeps files apart and overflows
  * nothing. One map per file covers all three fields, so a value that
- * links two of them still does. */
+ * links two of them still does. New numbers start at 1 and an id <= 0
+ * keeps its value: PyTorch links only ids > 0 (_parse_kineto_results). */
 static int renumber(struct ns_i64map *ids, int64_t *next, int64_t *id)
 {
-	if (*id == NS_NONE)
+	if (*id == NS_NONE || *id <= 0)
 		return 0;
 	int64_t v = ns_i64map_get(ids, *id, NS_NONE);
 	if (v == NS_NONE) {
@@ -205,7 +206,7 @@ static bool shift_time(int64_t ts, int64_t shift, int64_t *out)
 
 int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, struct ns_error *err)
 {
-	int64_t min_base = INT64_MAX, next_id = 0;
+	int64_t min_base = INT64_MAX, next_id = 1;
 	struct ns_i64map ids;
 	int rc = NS_ERR_NOMEM;
 	ns_trace_init(out);

@@ -35,7 +35,22 @@ Rules that the spec leaves open and that the C side makes identically
   hip_runtime_version/roctracer_version key; else xpu (xpu_runtime), mtia
   (mtia_*), hpu (hpu_op); else None.  --device-name overrides the label of
   whatever backend was inferred (upper-cased); it never creates one.
-* Linking device/runtime events to the op that launched them (precedence):
+* Device work in ns-era traces (docs/report.md "Rules checked against
+  PyTorch"): a kernel/gpu_memcpy/gpu_memset/cuda_sync event with an
+  "External id" L counts toward EVERY kept CPU event, not async, whose
+  PyTorch id is L: a cpu_op/user_annotation's id is its External id, a
+  runtime/driver call's its "correlation", an "overhead" event's that of the
+  event open on the main thread when it starts (PyTorch's C++ build_tree
+  replayed over the main thread's torch ops and unlinked Kineto CPU events,
+  i.e. those with no External id: sorted by (start, torch ops first, file
+  order); the lowest open event whose end < start leaves the stack with all
+  above it; zero-length events are never parents); no such event: nothing.
+  A user_annotation named "nccl:", "gloo:", "mpi:", "ucc:" or "xccl:"... is
+  async (c10d's Work record): no self CPU, no device time, no kernels, not
+  in the tree, CPU total % printed as 0.
+* Linking device/runtime events to the op that launched them otherwise
+  (runtime calls always; device events without an External id, or of an
+  integer-µs trace), by precedence:
     (1) ns-era trace and the event's "External id" names a cpu_op's
         External id -> that op (if that op was dropped -- filtered name or
         unfinished -- the event is attached to nothing);
@@ -55,7 +70,8 @@ Rules that the spec leaves open and that the C side makes identically
   Only kernel, gpu_memcpy, gpu_memset and cuda_sync events are attached
   (gpu_user_annotation never is).  pid/tid are compared as str(value).
 * Kineto CPU activities (everything CPU-typed except cpu_op/user_annotation,
-  e.g. runtime/driver/overhead) move to their linked op's thread; unlinked
+  e.g. runtime/driver/overhead) move to the thread of their op (as linked
+  above); unlinked
   ones go to the main thread: (pid, pid) where pid is that of the first
   cpu_op in file order (first user_annotation if there is no cpu_op); if no
   torch event lives on (pid, pid), the first cpu_op's own thread; with no
@@ -112,6 +128,10 @@ LEGACY_CATS = {
 }
 
 FLOW_CATS = frozenset(["ac2g", "async"])
+
+# c10d names the RecordFunction of a collective's Work "<backend>:<op>" and
+# makes it async (Work::Work, torch/csrc/distributed/c10d/Work.cpp)
+C10D_WORK_PREFIXES = ("nccl:", "gloo:", "mpi:", "ucc:", "xccl:")
 
 # Kineto activity-type names that become FunctionEvents (ph "X").
 DEVICE_GPU_CATS = frozenset(["kernel", "gpu_memcpy", "gpu_memset", "cuda_sync",
@@ -219,7 +239,7 @@ class FunctionEvent(object):
     __slots__ = ("name", "overload_name", "device_type", "is_user_annotation", "thread",
                  "start_ns", "end_ns", "start_us", "end_us", "kernels", "children",
                  "parent", "cpu_memory_usage", "device_memory_usage", "input_shapes",
-                 "stack", "cat", "file_idx", "_dev_total")
+                 "stack", "cat", "file_idx", "_dev_total", "is_async")
 
     def __init__(self):
         self.overload_name = ""
@@ -231,6 +251,7 @@ class FunctionEvent(object):
         self.input_shapes = []
         self.stack = []
         self.is_user_annotation = False
+        self.is_async = False
         self._dev_total = None
 
     # A4 metrics -----------------------------------------------------------
@@ -242,19 +263,19 @@ class FunctionEvent(object):
 
     @property
     def self_cpu_time_total(self):
-        if self.device_type != CPU:
+        if self.is_async or self.device_type != CPU:
             return 0
         return self.cpu_time_total - nsum([c.cpu_time_total for c in self.children])
 
     @property
     def self_cpu_memory_usage(self):
-        if self.device_type != CPU:
+        if self.is_async or self.device_type != CPU:
             return 0
         return self.cpu_memory_usage - nsum([c.cpu_memory_usage for c in self.children])
 
     @property
     def self_device_memory_usage(self):
-        if self.device_type != CPU:
+        if self.is_async or self.device_type != CPU:
             return 0
         return self.device_memory_usage - nsum([c.device_memory_usage for c in self.children])
 
@@ -269,7 +290,7 @@ def compute_device_totals(events, use_device):
             e, done = stack.pop()
             if e._dev_total is not None:
                 continue
-            if not use_device:
+            if not use_device or e.is_async:
                 e._dev_total = 0
                 continue
             if e.device_type != CPU:
@@ -285,6 +306,8 @@ def compute_device_totals(events, use_device):
 
 
 def self_device_time_total(ev):
+    if ev.is_async:
+        return 0
     if ev.device_type != CPU:
         return ev._dev_total
     return ev._dev_total - nsum([c._dev_total for c in ev.children])
@@ -481,6 +504,7 @@ class Trace(object):
             fe.cat = r["cat"]
             fe.device_type = self._dev_type(r["cat"], backend)
             fe.is_user_annotation = r["cat"] in ("user_annotation", "gpu_user_annotation")
+            fe.is_async = r["cat"] == "user_annotation" and name.startswith(C10D_WORK_PREFIXES)
             fe.thread = (r["pid"], r["tid"])
             fe.start_ns, fe.end_ns = r["ts"], r["end"]
             fe.start_us = (r["ts"] - t0) / 1000
@@ -498,10 +522,16 @@ class Trace(object):
         kept = [r for r in recs if r["fe"] is not None]
         kept.sort(key=lambda r: r["ts"])  # recs are in file order; sort is stable
         # attach kernels in event-list order (PyTorch's corr_map order)
+        by_id = self._by_pytorch_id(kept) if self.ns_era else {}
         for r in kept:
-            op = r.get("op")
-            if op is not None and r["cat"] in LINKABLE_DEVICE_CATS and \
-                    r["fe"].device_type in (CUDA, PRIVATEUSE1, XPU):
+            if r["cat"] not in LINKABLE_DEVICE_CATS or r["fe"].device_type not in (CUDA, PRIVATEUSE1, XPU):
+                continue
+            ext = _int_arg(r["args"], "External id") if self.ns_era else None
+            if ext is not None:
+                takers = by_id.get(ext, [])
+            else:
+                takers = [r["op"]] if r.get("op") is not None else []
+            for op in takers:
                 op.kernels.append(r["fe"].end_us - r["fe"].start_us)
         events = [r["fe"] for r in kept]
 
@@ -511,6 +541,40 @@ class Trace(object):
         # ---- final stable sort by (start_us, -end_us) --------------------------------
         events.sort(key=lambda ev: (ev.start_us, -ev.end_us))
         self.events = events
+
+    def _by_pytorch_id(self, kept):
+        """ns era: FunctionEvent id -> the CPU FunctionEvents (not async) with it.
+        A torch op's id is its External id, a runtime call's its correlation,
+        an overhead's that of the event open on the main thread when it starts
+        (PyTorch's C++ build_tree replayed over torch ops and unlinked Kineto
+        events: the lowest open event with end < start leaves with all above)."""
+        ids = {}
+        for r in kept:
+            if r["fe"].device_type != CPU:
+                continue
+            if r["cat"] in TORCH_CATS:
+                ids[r["i"]] = _int_arg(r["args"], "External id")
+            elif r["cat"] in RUNTIME_CATS:
+                ids[r["i"]] = _int_arg(r["args"], "correlation")
+        tree = [r for r in kept if r["fe"].device_type == CPU and r["fe"].thread == self.main_thread and
+                (r["cat"] in TORCH_CATS or _int_arg(r["args"], "External id") is None)]
+        tree.sort(key=lambda r: (r["ts"], 0 if r["cat"] in TORCH_CATS else 1, r["i"]))
+        stack = []
+        for r in tree:
+            for d, o in enumerate(stack):
+                if o["end"] < r["ts"]:
+                    del stack[d:]
+                    break
+            if r["cat"] == "overhead":
+                ids[r["i"]] = ids.get(stack[-1]["i"]) if stack else None
+            if r["end"] > r["ts"]:
+                stack.append(r)
+        by_id = {}
+        for r in kept:
+            v = ids.get(r["i"])
+            if v is not None and v > 0 and not r["fe"].is_async:
+                by_id.setdefault(v, []).append(r["fe"])
+        return by_id
 
     @staticmethod
     def _dev_type(cat, backend):
@@ -552,6 +616,7 @@ class Trace(object):
             main_thread = (main_src["pid"], main_src["pid"])
         else:
             main_thread = (main_src["pid"], main_src["tid"])
+        self.main_thread = main_thread
 
         # runtime lookup tables
         rt_by_corr = {}
@@ -701,7 +766,7 @@ def _split_overload(name):
 
 
 def build_tree(events):
-    cpu = [ev for ev in events if ev.device_type == CPU]
+    cpu = [ev for ev in events if ev.device_type == CPU and not ev.is_async]
     groups = {}
     for ev in cpu:  # events are already in (start, -end) order; grouping keeps it
         groups.setdefault(ev.thread, []).append(ev)
@@ -801,6 +866,7 @@ def key_averages(events, use_device, group_by_shapes=False, group_by_stack_n=0,
             row.cpu_parent = ev.parent
             row.input_shapes = ev.input_shapes
             row.stack = ev.stack
+            row.is_async = ev.is_async
         row.cpu_time_total += ev.cpu_time_total
         row.device_time_total += ev._dev_total
         row.self_cpu_time_total += ev.self_cpu_time_total

@@ -446,7 +446,10 @@ Test(link, era_a_ignores_external_id_and_uses_the_enclosing_op)
 	release(&f);
 }
 
-Test(link, user_annotations_never_receive_kernels)
+/* _parse_kineto_results gives a kernel to every CPU FunctionEvent, not
+ * async, whose id is the kernel's linked id (External id): a user
+ * annotation's too (docs/report.md, rule 1) */
+Test(link, user_annotations_take_the_kernels_of_their_id)
 {
 	struct fx f;
 	build(&f,
@@ -454,7 +457,7 @@ Test(link, user_annotations_never_receive_kernels)
 		      X("cuda_runtime", "cudaLaunchKernel", 1, 10.000, 5.000, "\"External id\": 1, \"correlation\": 9")
 			      K("kernel", "k", 7, 200.000, 4.000, "\"External id\": 1, \"correlation\": 9"),
 	      NULL);
-	cr_assert_eq(ROW(&f, "my_scope")->device_time_total, 0.0);
+	cr_assert_eq(ROW(&f, "my_scope")->self_device_time_total, 4.0);
 	release(&f);
 }
 
