@@ -180,6 +180,7 @@ function convertCapture(from, to) {
   const dstDir = path.join(fixtures, to, RANK);
   fs.rmSync(path.join(fixtures, to), { recursive: true, force: true });
   fs.mkdirSync(dstDir, { recursive: true });
+  fs.symlinkSync(path.join('..', from, 'truth.json'), path.join(fixtures, to, 'truth.json'));
   nextVariant = 0;
   for (const name of fs.readdirSync(srcDir).sort()) {
     const src = path.join(srcDir, name);
@@ -196,10 +197,23 @@ function convertCapture(from, to) {
 convertCapture('capture-rmsnorm-naive', 'capture-parquet-naive');
 convertCapture('capture-sysprofile', 'capture-parquet-sysprofile');
 
+// A device profile whose tables are all GZIP-compressed (a codec
+// neuron-stats refuses with exit 3).
+fs.rmSync(path.join(fixtures, 'neuron-exports', 'parquet-gzip'), { recursive: true, force: true });
+
+{
+  const src = path.join(fixtures, 'capture-rmsnorm-naive', RANK, 'profile_nc_0_session_1__neff_2144605333080895986.json');
+  const saved = variants.slice();
+  variants.splice(0, variants.length, { codec: pq.Compression.GZIP, version: pq.WriterVersion.V1, dict: true });
+  deviceProfile(src, path.join(fixtures, 'neuron-exports', 'parquet-gzip', 'profile_nc_0_session_1__neff_2144605333080895986'));
+  variants.splice(0, variants.length, ...saved);
+}
+
 // Single tables for the reader's own tests: one per codec and page version,
 // and the codecs neuron-stats refuses.
 const single = path.join(fixtures, 'neuron-exports', 'parquet');
 fs.rmSync(single, { recursive: true, force: true });
+fs.mkdirSync(single, { recursive: true });
 const small = [
   { a: 1, s: 'x', f: 0.5, b: true, l: ['1', '2'] }, { a: null, s: null, f: null, b: null, l: null },
   { a: -3, s: 'x', f: -2.25, b: false, l: [] }, { a: 9007199254740993, s: 'ünï "q"\n', f: 1e300, b: true, l: ['7'] },
