@@ -494,6 +494,8 @@ static int build_columns(struct meta *m, struct tr *t)
 		const struct schema_elem *e = &m->schema[i];
 		if (skip_subtree(m, t, &i, &leaves, 1))
 			return -1;
+		if (!e->name)
+			return tr_fail(t, "schema element without a name");
 		if (!(col->name = strndup((const char *)e->name, e->name_len))) {
 			m->oom = true;
 			return -1;
