@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "ingest/ingest.h" /* ns_dirset */
@@ -407,7 +408,32 @@ static int push_file(struct file_list *l, const struct ns_cap_file *f)
 static void set_name(struct ns_cap_file *f)
 {
 	const char *slash = strrchr(f->path, '/');
+	enum ns_cap_kind anchor;
 	f->name = slash ? slash + 1 : f->path;
+	if (slash && parquet_anchor(f->name, &anchor)) { /* "<profile folder>/Metadata.parquet" */
+		const char *p = slash;
+		while (p > f->path && p[-1] != '/')
+			p--;
+		f->name = p;
+	}
+}
+
+/* A table of a Parquet profile folder other than its metadata table: part
+ * of the export its metadata table stands for, not a file of its own. */
+static bool parquet_table_of_profile(const char *path)
+{
+	static const char *const anchors[] = { "Metadata.parquet", "SystemProfileMetadata.parquet" };
+	char *dir = ns_capture_folder(path);
+	bool found = false;
+	for (size_t i = 0; dir && i < sizeof(anchors) / sizeof(anchors[0]) && !found; i++) {
+		char *meta;
+		if (asprintf(&meta, "%s/%s", dir, anchors[i]) < 0)
+			break;
+		found = access(meta, F_OK) == 0;
+		free(meta);
+	}
+	free(dir);
+	return found;
 }
 
 /* Adds the capture file at path (stat'ed as st) to l, if it is one. */
@@ -415,6 +441,8 @@ static int add_if_capture(struct file_list *l, const char *path, const struct st
 {
 	struct ns_cap_file f;
 	if (!ns_capture_classify(path, &f))
+		return 0;
+	if (f.kind == NS_CAP_PARQUET && parquet_table_of_profile(path))
 		return 0;
 	if (converted && f.kind != NS_CAP_SYSTEM_JSON && f.kind != NS_CAP_DEVICE_JSON &&
 	    f.kind != NS_CAP_SUMMARY_JSON)
