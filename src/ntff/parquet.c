@@ -528,7 +528,7 @@ static int build_columns(struct meta *m, struct tr *t)
 				leaf = &m->schema[first + 2];
 		}
 		if (!leaf) {
-			col->unsupported = "a nested column (struct, map or nested list)";
+			col->unsupported = "nested values (a struct, a map or a nested list)";
 			continue;
 		}
 		col->is_list = true;
@@ -546,7 +546,7 @@ static int build_columns(struct meta *m, struct tr *t)
 						f->cols[k].type == NS_PQ_FIXED_LEN_BYTE_ARRAY || f->cols[k].type > NS_PQ_FIXED_LEN_BYTE_ARRAY))
 			f->cols[k].unsupported = f->cols[k].type == NS_PQ_INT96 ? "INT96 values"
 						 : f->cols[k].type == NS_PQ_FIXED_LEN_BYTE_ARRAY ? "FIXED_LEN_BYTE_ARRAY values"
-						 : "a column without a known physical type";
+						 : "values of an unknown physical type";
 	return 0;
 }
 
@@ -1456,7 +1456,7 @@ int ns_pq_read(struct ns_pq_file *f, size_t g, size_t col, struct ns_pq_cells *o
 	r.col = &f->cols[col];
 	r.ch = &f->groups[g].chunks[r.col->leaf];
 	if (r.col->unsupported)
-		return ns_error_set(err, NS_ERR_UNSUPPORTED, "%s: column '%s': %s are not supported", f->path, r.col->name,
+		return ns_error_set(err, NS_ERR_UNSUPPORTED, "%s: column '%s' holds %s; not supported (docs/neuron.md \"Parquet\")", f->path, r.col->name,
 				    r.col->unsupported);
 	if (r.ch->codec != CODEC_UNCOMPRESSED && r.ch->codec != CODEC_SNAPPY && r.ch->codec != CODEC_ZSTD)
 		return fail(&r, NS_ERR_UNSUPPORTED, r.ch->start,

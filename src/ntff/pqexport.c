@@ -118,7 +118,10 @@ static int stream_file(const char *path, const struct pq_table *tb, const struct
 		goto out;
 	}
 	for (size_t c = 0; c < f->n_cols; c++) {
-		bool want = !tb->cols;
+		/* every column of a small table, but those of a type outside the
+		 * subset (a later schema may add one); the columns a reader needs,
+		 * whatever their type (ns_pq_read refuses what it cannot decode) */
+		bool want = !tb->cols && !f->cols[c].unsupported;
 		for (size_t w = 0; tb->cols && tb->cols[w] && !want; w++)
 			want = strcmp(tb->cols[w], f->cols[c].name) == 0;
 		if (want)

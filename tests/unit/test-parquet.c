@@ -222,3 +222,24 @@ Test(parquet, damage_names_the_byte_offset)
 	free(bad);
 	free(path);
 }
+
+Test(parquet, a_struct_column_is_refused_and_the_others_read)
+{
+	char *path = fixture("types-struct.parquet");
+	struct ns_pq_file *f;
+	struct ns_pq_cells c;
+	struct ns_pq_text t = { 0 };
+	struct ns_error err = { 0 };
+	cr_assert_eq(ns_pq_open(path, &f, &err), 0, "%s", err.msg);
+	cr_assert_eq(f->n_cols, 2);
+	cr_assert_eq(ns_pq_read(f, 0, 1, &c, &err), NS_ERR_UNSUPPORTED);
+	cr_assert(strstr(err.msg, "column 'st' holds nested values") != NULL, "%s", err.msg);
+	/* the plain column beside it still reads */
+	cr_assert_eq(ns_pq_read(f, 0, 0, &c, &err), 0, "%s", err.msg);
+	ns_pq_cell_json(f, 0, &c, 1, &t);
+	cr_assert_str_eq(t.p, "2");
+	ns_pq_text_release(&t);
+	ns_pq_cells_release(&c);
+	ns_pq_close(f);
+	free(path);
+}
