@@ -433,6 +433,8 @@ static int file_field(struct tr *t, void *ctx, int id, int type)
 	int rc;
 	switch (id) {
 	case 2:
+		if (m->schema)
+			return tr_fail(t, "a second schema");
 		if ((rc = tr_struct_list(t, type, &n, schema_begin, schema_elem, m)) || m->n_schema == 0)
 			return rc == 0 ? tr_fail(t, "empty schema") : -1;
 		return build_columns(m, t);
@@ -440,6 +442,8 @@ static int file_field(struct tr *t, void *ctx, int id, int type)
 	case 4:
 		if (!m->schema)
 			return tr_fail(t, "row groups before the schema");
+		if (m->f->groups)
+			return tr_fail(t, "a second list of row groups");
 		return tr_struct_list(t, type, &n, groups_begin, group_elem, m) ? -1 : 0;
 	case 8:
 		t->unsupported = true;
