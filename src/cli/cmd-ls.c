@@ -114,7 +114,7 @@ static void file_detail(const struct ns_cap_file *f, char *out, size_t n)
 	case NS_CAP_PB:
 	case NS_CAP_PARQUET:
 	case NS_CAP_PERFETTO:
-		snprintf(out, n, f->kind == NS_CAP_PB ? "raw, not decoded" : f->kind == NS_CAP_PARQUET ? "a table, read with its profile folder" : "not read (use the JSON exports)");
+		snprintf(out, n, f->kind == NS_CAP_PB ? "raw, not decoded" : "not read (use the JSON exports)");
 		break;
 	default:
 		if (f->converted)

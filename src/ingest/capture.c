@@ -315,7 +315,8 @@ out:
  * device-profile export (Metadata.parquet) or a system-profile export
  * (SystemProfileMetadata.parquet), named after the folder
  * ("<ntff stem>__neff_<hash>[@latest]", as --output-file DIR writes it).
- * The other tables stay Parquet files of their folder. */
+ * The folder's other tables are part of that export (not listed); a table
+ * in a folder without one is a Parquet file (listed, not read). */
 static bool parquet_anchor(const char *name, enum ns_cap_kind *kind)
 {
 	if (strcmp(name, "Metadata.parquet") == 0)

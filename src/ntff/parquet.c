@@ -693,14 +693,6 @@ void ns_pq_close(struct ns_pq_file *f)
 	free(f);
 }
 
-int64_t ns_pq_find(const struct ns_pq_file *f, const char *name)
-{
-	for (size_t k = 0; k < f->n_cols; k++)
-		if (strcmp(f->cols[k].name, name) == 0)
-			return (int64_t)k;
-	return -1;
-}
-
 /* ---- snappy (format_description.txt: a varint length, then literals and copies) ---- */
 
 int ns_pq_snappy(const unsigned char *in, size_t n, unsigned char *out, size_t out_n, size_t *bad)

@@ -94,9 +94,6 @@ int ns_pq_open(const char *path, struct ns_pq_file **out, struct ns_error *err);
 int ns_pq_open_mem(const char *path, const void *mem, size_t n, struct ns_pq_file **out, struct ns_error *err);
 void ns_pq_close(struct ns_pq_file *f);
 
-/* The column named name, or -1. */
-int64_t ns_pq_find(const struct ns_pq_file *f, const char *name);
-
 /* Decodes column col of row group g into out (release it after). */
 int ns_pq_read(struct ns_pq_file *f, size_t g, size_t col, struct ns_pq_cells *out, struct ns_error *err);
 void ns_pq_cells_release(struct ns_pq_cells *c);

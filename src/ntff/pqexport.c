@@ -127,7 +127,8 @@ static int stream_file(const char *path, const struct pq_table *tb, const struct
 		if (want)
 			cols[n_cols++] = c;
 	}
-	for (size_t g = 0; g < f->n_groups && !rc; g++) {
+	/* rows are counted by the columns read (the footer's count alone is not trusted) */
+	for (size_t g = 0; g < f->n_groups && n_cols && !rc; g++) {
 		for (size_t c = 0; c < n_cols && !rc; c++)
 			rc = ns_pq_read(f, g, cols[c], &cells[c], err);
 		uint64_t offset = f->groups[g].chunks[0].start;
