@@ -77,11 +77,12 @@ static const char *rel(const char *root, const char *path)
 	return path;
 }
 
-/* Files of the unit's own folder (and converted ones) are named by file name. */
+/* Files of the unit's own folder (and converted ones) are named by their
+ * name (a Parquet profile's: "<folder>/Metadata.parquet"). */
 static bool in_unit(const struct ns_cap_unit *u, const struct ns_cap_file *f)
 {
 	size_t n = strlen(u->dir);
-	return f->converted || (strncmp(f->path, u->dir, n) == 0 && f->path[n] == '/' && !strchr(f->path + n + 1, '/'));
+	return f->converted || (strncmp(f->path, u->dir, n) == 0 && f->path[n] == '/' && strcmp(f->path + n + 1, f->name) == 0);
 }
 
 static void file_detail(const struct ns_cap_file *f, char *out, size_t n)

@@ -393,12 +393,16 @@ static int describe(struct ns_neuron_engines *e, const struct ns_devprof_ref *r,
 {
 	char engines[256] = "";
 	size_t len = 0;
-	const char *base = strrchr(r->dp->path, '/');
+	const char *slash = strrchr(r->dp->path, '/'), *base = slash ? slash + 1 : r->dp->path;
+	size_t plen = strlen(r->dp->path);
+	if (slash && plen > 8 && strcmp(r->dp->path + plen - 8, ".parquet") == 0) /* name the profile folder too */
+		for (base = slash; base > r->dp->path && base[-1] != '/'; base--)
+			;
 	for (int k = 0; k < NS_ENG__COUNT; k++)
 		if (r->dp->busy_src[k])
 			len += (size_t)snprintf(engines + len, sizeof(engines) - len, "%s%s from %s", len ? ", " : "",
 						ns_engine_name((enum ns_engine)k), src_names[r->dp->busy_src[k]]);
-	return add_source(e, "%s (NeuronCore %lld, NEFF %s): %s; %s; times in %s (%s)", base ? base + 1 : r->dp->path,
+	return add_source(e, "%s (NeuronCore %lld, NEFF %s): %s; %s; times in %s (%s)", base,
 			  (long long)(r->nc < 0 ? 0 : r->nc), *r->neff_hash ? r->neff_hash : "?", align_names[a],
 			  len ? engines : "no busy intervals", ns_time_unit_name(r->dp->unit), r->dp->unit_why);
 }

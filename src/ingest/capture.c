@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "ingest/ingest.h" /* ns_dirset */
@@ -309,6 +310,43 @@ out:
 	return kind;
 }
 
+/* Explorer writes a processed profile as a folder of tables (parquet.c,
+ * pqexport.c). Its one-row metadata table stands for the whole folder: a
+ * device-profile export (Metadata.parquet) or a system-profile export
+ * (SystemProfileMetadata.parquet), named after the folder
+ * ("<ntff stem>__neff_<hash>[@latest]", as --output-file DIR writes it).
+ * The folder's other tables are part of that export (not listed); a table
+ * in a folder without one is a Parquet file (listed, not read). */
+static bool parquet_anchor(const char *name, enum ns_cap_kind *kind)
+{
+	if (strcmp(name, "Metadata.parquet") == 0)
+		*kind = NS_CAP_DEVICE_JSON;
+	else if (strcmp(name, "SystemProfileMetadata.parquet") == 0)
+		*kind = NS_CAP_SYSTEM_JSON;
+	else
+		return false;
+	return true;
+}
+
+static enum ns_cap_kind parquet_profile_kind(const char *path, const char *name, struct ns_cap_file *f)
+{
+	enum ns_cap_kind kind;
+	char folder[256];
+	if (!parquet_anchor(name, &kind))
+		return NS_CAP_PARQUET;
+	if (kind == NS_CAP_DEVICE_JSON && name > path + 1) {
+		const char *end = name - 1, *start = end;
+		while (start > path && start[-1] != '/')
+			start--;
+		copy_text(folder, sizeof(folder), start, (size_t)(end - start));
+		char *at = strstr(folder, "@latest");
+		if (at)
+			*at = '\0';
+		parse_export_name(folder, f);
+	}
+	return kind;
+}
+
 bool ns_capture_classify(const char *path, struct ns_cap_file *f)
 {
 	const char *slash = strrchr(path, '/');
@@ -332,7 +370,7 @@ bool ns_capture_classify(const char *path, struct ns_cap_file *f)
 			if (strcmp(name, pb_names[i]) == 0)
 				f->naming = (uint8_t)i;
 	} else if (ends_with(name, ".parquet")) {
-		f->kind = NS_CAP_PARQUET;
+		f->kind = parquet_profile_kind(path, name, f);
 	} else if (ends_with(name, ".pftrace")) {
 		f->kind = NS_CAP_PERFETTO;
 	} else if (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst")) {
@@ -371,7 +409,32 @@ static int push_file(struct file_list *l, const struct ns_cap_file *f)
 static void set_name(struct ns_cap_file *f)
 {
 	const char *slash = strrchr(f->path, '/');
+	enum ns_cap_kind anchor;
 	f->name = slash ? slash + 1 : f->path;
+	if (slash && parquet_anchor(f->name, &anchor)) { /* "<profile folder>/Metadata.parquet" */
+		const char *p = slash;
+		while (p > f->path && p[-1] != '/')
+			p--;
+		f->name = p;
+	}
+}
+
+/* A table of a Parquet profile folder other than its metadata table: part
+ * of the export its metadata table stands for, not a file of its own. */
+static bool parquet_table_of_profile(const char *path)
+{
+	static const char *const anchors[] = { "Metadata.parquet", "SystemProfileMetadata.parquet" };
+	char *dir = ns_capture_folder(path);
+	bool found = false;
+	for (size_t i = 0; dir && i < sizeof(anchors) / sizeof(anchors[0]) && !found; i++) {
+		char *meta;
+		if (asprintf(&meta, "%s/%s", dir, anchors[i]) < 0)
+			break;
+		found = access(meta, F_OK) == 0;
+		free(meta);
+	}
+	free(dir);
+	return found;
 }
 
 /* Adds the capture file at path (stat'ed as st) to l, if it is one. */
@@ -379,6 +442,8 @@ static int add_if_capture(struct file_list *l, const char *path, const struct st
 {
 	struct ns_cap_file f;
 	if (!ns_capture_classify(path, &f))
+		return 0;
+	if (f.kind == NS_CAP_PARQUET && parquet_table_of_profile(path))
 		return 0;
 	if (converted && f.kind != NS_CAP_SYSTEM_JSON && f.kind != NS_CAP_DEVICE_JSON &&
 	    f.kind != NS_CAP_SUMMARY_JSON)
@@ -400,6 +465,24 @@ static int visit_capture_file(void *ctx, const char *path, const char *name, con
 {
 	(void)name;
 	return add_if_capture(ctx, path, st, false) ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
+}
+
+/* A shallow scan: the folder's own files, and the Parquet profile folders
+ * in it (their metadata tables). */
+struct shallow_ctx {
+	struct file_list *l;
+	const char *root;
+};
+
+static int visit_shallow(void *ctx, const char *path, const char *name, const struct stat *st, struct ns_error *err)
+{
+	struct shallow_ctx *c = ctx;
+	size_t n = strlen(c->root);
+	enum ns_cap_kind kind;
+	bool own = strncmp(path, c->root, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
+	if (!own && !parquet_anchor(name, &kind))
+		return 0;
+	return visit_capture_file(c->l, path, name, st, err);
 }
 
 static int cmp_files(const void *a, const void *b)
@@ -739,7 +822,13 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 	for (size_t i = 0; i < l->n; i++) {
 		struct ns_cap_file *f = &l->v[i];
 		char *dir = ns_capture_folder(f->path);
+		enum ns_cap_kind anchor;
 		size_t u;
+		if (dir && parquet_anchor(base_of(f->path), &anchor)) { /* its profile folder is the export */
+			char *parent = ns_capture_folder(dir);
+			free(dir);
+			dir = parent;
+		}
 		if (!dir)
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		f->shared = f->kind == NS_CAP_NEFF && strcmp(base_of(dir), "neffs") == 0;
@@ -824,8 +913,11 @@ int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns
 		rc = ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (S_ISDIR(st.st_mode))
-		rc = ns_walk_files(c->root, o && o->shallow ? 0 : MAX_DEPTH, &seen, visit_capture_file, &l, err);
+	struct shallow_ctx sc = { &l, c->root };
+	if (S_ISDIR(st.st_mode) && o && o->shallow)
+		rc = ns_walk_files(c->root, 1, &seen, visit_shallow, &sc, err);
+	else if (S_ISDIR(st.st_mode))
+		rc = ns_walk_files(c->root, MAX_DEPTH, &seen, visit_capture_file, &l, err);
 	else if (add_if_capture(&l, c->root, &st, false))
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	if (!rc)

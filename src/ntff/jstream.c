@@ -158,6 +158,8 @@ int jstream_file(const char *path, const struct jstream_cb *cb, void *ctx, int64
 	bool scan_ready = false;
 	int rc, c;
 	*truncated_at = -1;
+	if (pq_export_is(path)) /* a table of a Parquet profile: its folder, as the JSON export (pqexport.c) */
+		return pq_export_stream(path, cb, ctx, truncated_at, err);
 	if ((rc = ns_source_open(path, 0, 0, &src, err)))
 		return rc;
 	if ((rc = ns_scan_init(&sc, path, src, err)))

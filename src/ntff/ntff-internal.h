@@ -35,6 +35,15 @@ struct jstream_cb {
 int jstream_file(const char *path, const struct jstream_cb *cb, void *ctx, int64_t *truncated_at,
 		 struct ns_error *err);
 
+/* Explorer's Parquet output (pqexport.c): path is one table file of a
+ * profile folder. pq_export_stream streams the folder's tables of the same
+ * kind (system or device profile) to cb as the JSON export's arrays; it is
+ * what jstream_file does for a path ending in ".parquet". */
+bool pq_export_is(const char *path);
+bool pq_export_system(const char *path);
+int pq_export_stream(const char *path, const struct jstream_cb *cb, void *ctx, int64_t *truncated_at,
+		     struct ns_error *err);
+
 /* Calls fn for each key of the object v (keys raw, unescaped only if they
  * had no escapes). Returns 0, fn's non-zero result, or -1 on a syntax error
  * with *bad set to the offset within v. */

@@ -226,12 +226,8 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 		break;
 	}
 	case F_LABEL: ev->label = intern_value(r, v); break;
-	case F_NESTED_TEXT: {
-		r->depth++;
-		int rc = nested(r, v, r->depth);
-		r->depth--;
-		return rc;
-	}
+	case F_NESTED_TEXT: /* the event's own further keys, as JSON text: no level deeper */
+		return nested(r, v, r->depth);
 	}
 	return r->oom ? -2 : 0;
 }

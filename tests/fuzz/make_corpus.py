@@ -245,6 +245,12 @@ def main():
         put("ntff", bytes([sel]) + data)
         put("ntff", bytes([sel]) + data[: len(data) // 2], "cut")
 
+    # parquet: every fixture table parquet-wasm wrote (tools/parquet-fixtures)
+    for d, _, fs in sorted(os.walk(os.path.join(SRC, "fixtures"))):
+        for f in sorted(fs):
+            if f.endswith(".parquet"):
+                put("parquet", read(os.path.join(d, f)))
+
     argvs = [
         [0, "trace.json", "--sort", "self_cuda_time_total", "-n", "10", "--format", "csv"],
         [0, "-s", "count", "--row-limit=-1", "--group-by", "shape,stack=3", "--time-unit", "ms", "--", "-x.json"],
