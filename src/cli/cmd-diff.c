@@ -152,7 +152,7 @@ int cmd_diff(int argc, char **argv)
 	memset(sides, 0, sizeof(sides));
 	rc = ns_opt_parse(&cmd_diff_spec, argc, argv, &pos, &npos);
 	if (rc)
-		return rc < 0 ? ns_cli_finish(NS_EXIT_OK) : rc;
+		return rc < 0 ? NS_EXIT_OK : rc;
 	ns_cli_quiet = opt_quiet;
 	if ((opt_format && ns_cli_parse_format(opt_format, &fmt, &err)) || ns_cli_parse_group_by(opt_group_by, &ao, &err) ||
 	    (opt_threshold && parse_number("threshold", opt_threshold, 0, 1e9, true, &dopts.threshold_pct, &err)) ||
@@ -191,10 +191,10 @@ int cmd_diff(int argc, char **argv)
 		ns_error_set(&err, NS_ERR_REGRESSION, "diff: %s (--fail-on %s)", counts, opt_fail_on);
 		goto fail;
 	}
-	rc = ns_cli_finish(NS_EXIT_OK);
+	rc = NS_EXIT_OK;
 	goto out;
 fail:
-	rc = ns_cli_finish(ns_cli_fail(&err));
+	rc = ns_cli_fail(&err);
 out:
 	ns_diff_release(&diff);
 	release_side(&sides[0]);

@@ -50,5 +50,5 @@ int cmd_ingest(int argc, char **argv)
 	}
 	if (ns_cli_ingest_to_db(pos[0], opt_output, &err))
 		return ns_cli_fail(&err);
-	return ns_cli_finish(0);
+	return 0;
 }

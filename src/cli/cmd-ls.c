@@ -389,7 +389,7 @@ int cmd_ls(int argc, char **argv)
 	opt_unit = NULL;
 	rc = ns_opt_parse(&cmd_ls_spec, argc, argv, &pos, &npos);
 	if (rc)
-		return rc < 0 ? ns_cli_finish(0) : rc;
+		return rc < 0 ? 0 : rc;
 	if (opt_unit && ns_time_unit_parse(opt_unit) == NS_TU_AUTO) {
 		ns_error_set(&err, NS_ERR_USAGE, "--device-time-unit: expected ns, us, ms or s, not '%s'", opt_unit);
 		return ns_cli_fail(&err);
@@ -403,5 +403,5 @@ int cmd_ls(int argc, char **argv)
 		fflush(stdout);
 		return ns_cli_fail(&err);
 	}
-	return ns_cli_finish(0);
+	return 0;
 }

@@ -37,7 +37,7 @@ int cmd_neff(int argc, char **argv)
 	opt_format = NULL;
 	rc = ns_opt_parse(&cmd_neff_spec, argc, argv, &pos, &npos);
 	if (rc)
-		return rc < 0 ? ns_cli_finish(NS_EXIT_OK) : rc;
+		return rc < 0 ? NS_EXIT_OK : rc;
 	if (opt_format && strcmp(opt_format, "json") == 0) {
 		format = NS_NEFF_FORMAT_JSON;
 	} else if (opt_format && strcmp(opt_format, "text") != 0) {
@@ -52,7 +52,7 @@ int cmd_neff(int argc, char **argv)
 		rc = ns_cli_fail(&err);
 		goto out;
 	}
-	rc = ns_cli_finish(NS_EXIT_OK);
+	rc = NS_EXIT_OK;
 out:
 	ns_neff_free(neff);
 	return rc;

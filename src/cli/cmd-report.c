@@ -183,7 +183,7 @@ int cmd_report(int argc, char **argv)
 	if (fmt == NS_FMT_JSON)
 		fputs(run.n > 1 ? "]\n" : "\n", stdout);
 	ns_run_release(&run);
-	return ns_cli_finish(0);
+	return 0;
 fail:
 	ns_run_release(&run);
 	return ns_cli_fail(&err);

@@ -92,5 +92,5 @@ int cmd_sql(int argc, char **argv)
 	    (rc = ns_sql_run(cache ? cache : input, query, fmt, stdout, &err)))
 		rc = ns_cli_fail(&err);
 	free(cache);
-	return ns_cli_finish(rc);
+	return rc;
 }
