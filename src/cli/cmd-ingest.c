@@ -8,10 +8,10 @@ static const char *opt_output;
 static bool opt_strict, opt_quiet;
 
 static const struct ns_opt ingest_opts[] = {
-	{ NS_OPT_STRING, 'o', "output", "DB", "database to write (replaced atomically)", &opt_output },
-	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
-	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING('o', "output", "DB", "database to write (replaced atomically)", &opt_output),
+	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_ingest_spec = {

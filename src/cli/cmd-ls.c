@@ -17,9 +17,9 @@
 static const char *opt_unit;
 
 static const struct ns_opt ls_opts[] = {
-	{ NS_OPT_STRING, 0, "device-time-unit", "UNIT",
-	  "time unit of device-profile exports: ns, us, ms or s (default: detect)", &opt_unit },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING(0, "device-time-unit", "UNIT",
+		  "time unit of device-profile exports: ns, us, ms or s (default: detect)", &opt_unit),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_ls_spec = {

@@ -8,9 +8,9 @@ static bool opt_members;
 static const char *opt_format;
 
 static const struct ns_opt neff_opts[] = {
-	{ NS_OPT_FLAG, 'm', "members", NULL, "also list the tar members (offset, size, name)", &opt_members },
-	{ NS_OPT_STRING, 'f', "format", "FORMAT", "text (default) or json", &opt_format },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_FLAG('m', "members", "also list the tar members (offset, size, name)", &opt_members),
+	NS_STRING('f', "format", "FORMAT", "text (default) or json", &opt_format),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_neff_spec = {

@@ -13,9 +13,9 @@ static const char *opt_format;
 static bool opt_quiet;
 
 static const struct ns_opt sql_opts[] = {
-	{ NS_OPT_STRING, 'f', "format", "FMT", "table (default), csv or json", &opt_format },
-	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING('f', "format", "FMT", "table (default), csv or json", &opt_format),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_sql_spec = {
