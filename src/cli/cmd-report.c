@@ -180,7 +180,7 @@ int cmd_report(int argc, char **argv)
 			else
 				snprintf(header, sizeof(header), "%s", t->path);
 			ro.header = header;
-			if (i && fmt == NS_FMT_TABLE)
+			if (i && (fmt == NS_FMT_TABLE || fmt == NS_FMT_MARKDOWN))
 				fputc('\n', stdout);
 		}
 		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
