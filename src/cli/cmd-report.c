@@ -109,6 +109,7 @@ int cmd_report(int argc, char **argv)
 	struct ns_report_opts ro;
 	enum ns_format fmt = NS_FMT_TABLE;
 	struct ns_run run = { 0 };
+	struct ns_neuron_engines *engines = NULL; /* --engines: one per trace */
 	char device[64] = "";
 
 	rc = ns_opt_parse(&cmd_report_spec, argc, argv, &pos, &npos);
@@ -160,6 +161,15 @@ int cmd_report(int argc, char **argv)
 		run.traces[0] = merged;
 		run.n = 1;
 	}
+	if (opt_engines) {
+		if (!(engines = calloc(run.n + 1, sizeof(*engines)))) {
+			ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+		for (size_t i = 0; i < run.n; i++)
+			if (ns_cli_neuron_engines(&run.traces[i], &lo, &engines[i], &err))
+				goto fail;
+	}
 	/* Several traces make one document: a JSON array of report objects, one
 	 * CSV table with path and rank columns; --engines adds keys to each
 	 * JSON object (docs/cli.md, "report"). */
@@ -184,8 +194,8 @@ int cmd_report(int argc, char **argv)
 				fputc('\n', stdout);
 		}
 		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
-		if (!rc && opt_engines)
-			rc = ns_cli_neuron_report_engines(t, &agg, &lo, &ro, fmt, &err);
+		if (!rc && engines)
+			rc = ns_cli_neuron_report_engines(&agg, &engines[i], &ro, fmt, &err);
 		if (fmt == NS_FMT_JSON)
 			fputc('}', stdout);
 		ns_agg_release(&agg);
@@ -194,9 +204,14 @@ int cmd_report(int argc, char **argv)
 	}
 	if (fmt == NS_FMT_JSON)
 		fputs(run.n > 1 ? "]\n" : "\n", stdout);
-	ns_run_release(&run);
-	return 0;
+	rc = 0;
+	goto out;
 fail:
+	rc = ns_cli_fail(&err);
+out:
+	for (size_t i = 0; engines && i < run.n; i++)
+		ns_cli_neuron_engines_release(&engines[i]);
+	free(engines);
 	ns_run_release(&run);
-	return ns_cli_fail(&err);
+	return rc;
 }
