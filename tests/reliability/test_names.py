@@ -12,7 +12,13 @@ that quotes a path must hold only text, and that text must be the name as
 given, its control characters made visible and a ZERO WIDTH SPACE after each
 "@" (which GitHub would otherwise turn into a mention).
 
-Skipped (exit 77, with the reason) when cmark-gfm is not installed.
+Terminal output (issue 16.5): `ls` of a capture folder, the per-trace
+headers of `report` on a directory and `diff`'s table, with ESC, an OSC
+title sequence and BEL in folder, file and op names, print no control byte
+but newlines, and show each control as the report documents (`\x1b`).
+
+The Markdown part is skipped (with the reason) when cmark-gfm is not
+installed; the terminal part always runs.
 """
 
 import json
@@ -22,7 +28,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from common import binary, check, cleanup, fail, finish, run, tmpdir
+from common import SRC, binary, check, cleanup, fail, finish, run, tmpdir
 
 NS = "{http://commonmark.org/xml/1.0}"
 ZWSP = "\u200b"
@@ -133,18 +139,41 @@ def check_diff(bin_, tmp):
     check(sorted(names) == want_names, "diff: names %r, expected %r" % (sorted(names), want_names))
 
 
+def no_controls(what, out):
+    bad = sorted({b for b in out if (b < 0x20 and b != 0x0A) or b == 0x7F})
+    check(not bad, "%s: control bytes %s on stdout" % (what, bad))
+    check(b"\\x1b]0;pwned\\x07" in out, "%s: the OSC sequence is not shown as \\x1b]0;pwned\\x07" % what)
+
+
+def check_terminal(bin_, tmp):
+    osc = "\x1b]0;pwned\x07"
+    cap = os.path.join(tmp, "cap")
+    shutil.copytree(os.path.join(SRC, "fixtures", "capture-2rank"), cap)
+    first = sorted(d for d in os.listdir(cap) if d.startswith("i-"))[0]
+    os.rename(os.path.join(cap, first), os.path.join(cap, first + osc))
+    no_controls("ls", run([bin_, "ls", cap], tmp, check_code=0).stdout)
+    no_controls("report DIR (headers)", run([bin_, cap, "--no-cache", "-n", "2"], tmp, check_code=0).stdout)
+    path = os.path.join(tmp, "op" + osc + ".json")
+    with open(path, "wb") as f:
+        f.write(trace(["aten::op" + osc, "aten::plain"], 1.0))
+    no_controls("diff table", run([bin_, "diff", path, path, "--no-cache"], tmp, check_code=0).stdout)
+    no_controls("report table", run([bin_, path, "--no-cache"], tmp, check_code=0).stdout)
+
+
 def main():
-    if not shutil.which("cmark-gfm"):
-        print("SKIP: cmark-gfm (GitHub's Markdown parser, Debian package cmark-gfm) is not installed")
-        sys.exit(77)
     bin_ = binary()
     tmp = tmpdir()
     try:
-        check_report(bin_, tmp)
-        check_diff(bin_, tmp)
+        check_terminal(bin_, tmp)
+        if shutil.which("cmark-gfm"):
+            check_report(bin_, tmp)
+            check_diff(bin_, tmp)
+        else:
+            print("SKIP (Markdown part): cmark-gfm (GitHub's Markdown parser, Debian package cmark-gfm) "
+                  "is not installed")
     finally:
         cleanup(tmp)
-    finish("markdown")
+    finish("names")
 
 
 if __name__ == "__main__":
