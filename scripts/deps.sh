@@ -1,7 +1,8 @@
 # Sourced by scripts/quickstart.sh, scripts/test.sh and .ci/run: the Debian 12
 # packages neuron-stats needs to build and test (keep this the one list).
 NS_PACKAGES=(build-essential meson ninja-build pkg-config libcjson-dev libsqlite3-dev libzstd-dev
-             zlib1g-dev libcriterion-dev libiberty-dev python3 zstd)
+             zlib1g-dev libcriterion-dev libiberty-dev python3 zstd
+             cmark-gfm) # GitHub's Markdown parser: tests/reliability/test_names.py parses our Markdown back
 
 # Installs the packages of NS_PACKAGES that are not installed yet (apt, as root).
 ns_install_missing() {

@@ -25,8 +25,6 @@ extern bool ns_cli_quiet; /* --quiet: no warnings or progress on stderr */
 int ns_cli_fail(const struct ns_error *err);
 /* Prints "neuron-stats: warning: <msg>" unless --quiet. */
 void ns_cli_warn(const struct ns_error *warn);
-/* Flushes and checks stdout (a failed write is a failure, exit 5). */
-int ns_cli_finish(int code);
 
 /* A size in bytes: decimal digits, optionally followed by K, M or G (KiB,
  * MiB, GiB), at most max. False if text is not one. */
@@ -40,6 +38,8 @@ int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error 
 int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err);
 int ns_cli_parse_format(const char *s, enum ns_format *fmt, struct ns_error *err);
 
+/* Each command returns its exit code; main.c checks standard output once
+ * after it (a failed write is exit 5), so a command never flushes itself. */
 int cmd_report(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_sql(int argc, char **argv);

@@ -1,5 +1,5 @@
 /* neuron-stats diff BASE NEW: the regression diff of two runs (docs/diff.md). */
-#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,25 +8,29 @@
 #include "cli/load.h"
 #include "report/diff.h"
 
-static const char *opt_format, *opt_group_by, *opt_sort, *opt_threshold, *opt_alpha, *opt_fail_on;
+static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on;
+static double opt_threshold = 5, opt_alpha = 0.05;
 static long opt_row_limit = -1, opt_top = 10;
 static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
 
 static const struct ns_opt diff_opts[] = {
-	{ NS_OPT_STRING, 'f', "format", "FMT", "table (default), markdown, json or csv", &opt_format },
-	{ NS_OPT_STRING, 'g', "group-by", "WHAT", "match rows also by shape, overload or stack=N (as report)", &opt_group_by },
-	{ NS_OPT_FLAG, 0, "by-neff", NULL, "Neuron: match rows also by NEFF hash (as report --by-neff)", &opt_by_neff },
-	{ NS_OPT_STRING, 's', "sort", "KEY", "row order (see below); default: largest change of Self device", &opt_sort },
-	{ NS_OPT_STRING, 't', "threshold", "PCT", "smallest change that counts, in percent (default 5)", &opt_threshold },
-	{ NS_OPT_STRING, 0, "alpha", "A", "significance level of the Mann-Whitney U test (default 0.05)", &opt_alpha },
-	{ NS_OPT_STRING, 0, "fail-on", "WHAT", "exit 4 when a row is: regression, new, removed (comma-separated)", &opt_fail_on },
-	{ NS_OPT_INT, 'n', "row-limit", "N", "table, json, csv: print at most N rows (default -1: all)", &opt_row_limit },
-	{ NS_OPT_INT, 0, "top", "N", "markdown: at most N rows per section (default 10; -1: all)", &opt_top },
-	{ NS_OPT_FLAG, 0, "changed", NULL, "leave out unchanged rows", &opt_changed },
-	{ NS_OPT_FLAG, 0, "no-cache", NULL, "neither read nor write the cache database", &opt_no_cache },
-	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
-	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING('f', "format", "FMT", "table (default), markdown, json or csv", &opt_format),
+	NS_STRING('g', "group-by", "WHAT", "match rows also by shape, overload or stack=N, N >= 1 (as report)",
+		  &opt_group_by),
+	NS_FLAG(0, "by-neff", "Neuron: match rows also by NEFF hash (as report --by-neff)", &opt_by_neff),
+	NS_STRING('s', "sort", "KEY", "row order (see below); default: largest change of Self device", &opt_sort),
+	NS_PERCENT('t', "threshold", "PCT", "smallest change that counts, in percent (default 5)", &opt_threshold, 0,
+		   1e9),
+	NS_REAL(0, "alpha", "A", "significance level of the Mann-Whitney U test (default 0.05)", &opt_alpha, 1e-12, 1),
+	NS_STRING(0, "fail-on", "WHAT", "exit 4 when a row is: regression, new, removed (comma-separated)", &opt_fail_on),
+	NS_INT('n', "row-limit", "N", "table, json, csv: print at most N rows (default -1: all)", &opt_row_limit, -1,
+	       NS_NO_MAX),
+	NS_INT(0, "top", "N", "markdown: at most N rows per section (default 10; -1: all)", &opt_top, -1, NS_NO_MAX),
+	NS_FLAG(0, "changed", "leave out unchanged rows", &opt_changed),
+	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
+	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_diff_spec = {
@@ -90,22 +94,6 @@ static void release_side(struct run_side *side)
 	ns_run_release(&side->run);
 }
 
-/* A non-negative decimal ("5", "2.5", "5%"), within [lo, hi]. */
-static int parse_number(const char *opt, const char *arg, double lo, double hi, bool percent, double *out,
-			struct ns_error *err)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(arg, &end);
-	if (percent && *end == '%')
-		end++;
-	if (errno || end == arg || *end || !(v >= lo && v <= hi))
-		return ns_error_set(err, NS_ERR_USAGE, "--%s: expected a number from %g to %g, not '%s'", opt, lo, hi,
-				    arg);
-	*out = v;
-	return 0;
-}
-
 /* --fail-on WHAT: the verdict mask. */
 static int parse_fail_on(const char *spec, unsigned *mask, struct ns_error *err)
 {
@@ -140,7 +128,7 @@ int cmd_diff(int argc, char **argv)
 	int npos, rc;
 	struct ns_error err = { 0 };
 	struct ns_agg_opts ao = { .backend_override = -1 };
-	struct ns_diff_opts dopts = { .threshold_pct = 5, .alpha = 0.05 };
+	struct ns_diff_opts dopts = { 0 };
 	struct ns_diff_write_opts wo = { .row_limit = -1, .top_n = 10 };
 	const struct ns_diff_sort_key *sort = NULL;
 	enum ns_format fmt = NS_FMT_TABLE;
@@ -152,11 +140,9 @@ int cmd_diff(int argc, char **argv)
 	memset(sides, 0, sizeof(sides));
 	rc = ns_opt_parse(&cmd_diff_spec, argc, argv, &pos, &npos);
 	if (rc)
-		return rc < 0 ? ns_cli_finish(NS_EXIT_OK) : rc;
+		return rc < 0 ? NS_EXIT_OK : rc;
 	ns_cli_quiet = opt_quiet;
 	if ((opt_format && ns_cli_parse_format(opt_format, &fmt, &err)) || ns_cli_parse_group_by(opt_group_by, &ao, &err) ||
-	    (opt_threshold && parse_number("threshold", opt_threshold, 0, 1e9, true, &dopts.threshold_pct, &err)) ||
-	    (opt_alpha && parse_number("alpha", opt_alpha, 1e-12, 1, false, &dopts.alpha, &err)) ||
 	    (opt_fail_on && parse_fail_on(opt_fail_on, &fail_mask, &err)))
 		goto fail;
 	if (opt_sort && !(sort = ns_diff_sort_key_find(opt_sort))) {
@@ -165,6 +151,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (opt_by_neff)
 		ao.group_by |= NS_GROUP_NEFF;
+	dopts.threshold_pct = opt_threshold;
+	dopts.alpha = opt_alpha;
 	dopts.group_by = ao.group_by;
 	dopts.stack_n = ao.stack_n;
 	wo.row_limit = opt_row_limit;
@@ -191,10 +179,10 @@ int cmd_diff(int argc, char **argv)
 		ns_error_set(&err, NS_ERR_REGRESSION, "diff: %s (--fail-on %s)", counts, opt_fail_on);
 		goto fail;
 	}
-	rc = ns_cli_finish(NS_EXIT_OK);
+	rc = NS_EXIT_OK;
 	goto out;
 fail:
-	rc = ns_cli_finish(ns_cli_fail(&err));
+	rc = ns_cli_fail(&err);
 out:
 	ns_diff_release(&diff);
 	release_side(&sides[0]);

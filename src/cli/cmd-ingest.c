@@ -8,11 +8,11 @@ static const char *opt_output;
 static bool opt_strict, opt_quiet, opt_force;
 
 static const struct ns_opt ingest_opts[] = {
-	{ NS_OPT_STRING, 'o', "output", "DB", "database to write (replaced atomically)", &opt_output },
-	{ NS_OPT_FLAG, 0, "force", NULL, "replace DB even if it is not a neuron-stats database", &opt_force },
-	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
-	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING('o', "output", "DB", "database to write (replaced atomically)", &opt_output),
+	NS_FLAG(0, "force", "replace DB even if it is not a neuron-stats database", &opt_force),
+	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_ingest_spec = {
@@ -62,5 +62,5 @@ int cmd_ingest(int argc, char **argv)
 				   .strict = opt_strict, .db_only = true };
 	if (ingest(pos[0], &lo, &err))
 		return ns_cli_fail(&err);
-	return ns_cli_finish(0);
+	return 0;
 }

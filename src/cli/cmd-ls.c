@@ -17,9 +17,9 @@
 static const char *opt_unit;
 
 static const struct ns_opt ls_opts[] = {
-	{ NS_OPT_STRING, 0, "device-time-unit", "UNIT",
-	  "time unit of device-profile exports: ns, us, ms or s (default: detect)", &opt_unit },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING(0, "device-time-unit", "UNIT",
+		  "time unit of device-profile exports: ns, us, ms or s (default: detect)", &opt_unit),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_ls_spec = {
@@ -69,6 +69,25 @@ static const char *const ntff_modes[] = {
 };
 
 /* path relative to the scanned root when below it. */
+/* A name or text from the disk or from a file, its control characters made
+ * visible (docs/report.md "Control characters and Markdown"). The result
+ * lives until VIS_SLOTS later calls, so one printf can show several; a
+ * failed allocation shows "?". */
+#define VIS_SLOTS 4
+static const char *vis(const char *s)
+{
+	static char *slots[VIS_SLOTS];
+	static size_t next;
+	char *owned;
+	const char *v = ns_visible(s, &owned);
+	if (!owned)
+		return v ? v : "?";
+	free(slots[next]);
+	slots[next] = owned;
+	next = (next + 1) % VIS_SLOTS;
+	return owned;
+}
+
 static const char *rel(const char *root, const char *path)
 {
 	size_t n = strlen(root);
@@ -128,38 +147,38 @@ static void print_unit(const struct ns_capture *c, const struct ns_cap_unit *u)
 	const char *root = c->root;
 	char detail[256];
 	if (u->rank >= 0)
-		printf("rank %" PRId64 "  %s\n", u->rank, strcmp(u->dir, root) == 0 ? "." : rel(root, u->dir));
+		printf("rank %" PRId64 "  %s\n", u->rank, strcmp(u->dir, root) == 0 ? "." : vis(rel(root, u->dir)));
 	else
-		printf("process  %s\n", strcmp(u->dir, root) == 0 ? "." : rel(root, u->dir));
+		printf("process  %s\n", strcmp(u->dir, root) == 0 ? "." : vis(rel(root, u->dir)));
 	if (u->instance[0] || u->session[0]) {
-		printf("  instance %s, pid ", u->instance[0] ? u->instance : "?");
+		printf("  instance %s, pid ", u->instance[0] ? vis(u->instance) : "?");
 		if (u->pid >= 0)
 			printf("%" PRId64, u->pid);
 		else
 			fputs("?", stdout);
-		printf(", session %s\n", u->session[0] ? u->session : "-");
+		printf(", session %s\n", u->session[0] ? vis(u->session) : "-");
 	}
 	puts("  files");
 	for (size_t k = 0; k < u->n_files; k++) {
 		const struct ns_cap_file *f = &u->files[k];
 		file_detail(f, detail, sizeof(detail));
-		printf("    %-22s %-48s %10" PRIu64 " B%s%s\n", ns_cap_kind_name(f->kind), in_unit(u, f) ? f->name : rel(root, f->path),
-		       f->size, *detail ? "  " : "", detail);
+		printf("    %-22s %-48s %10" PRIu64 " B%s%s\n", ns_cap_kind_name(f->kind), vis(in_unit(u, f) ? f->name : rel(root, f->path)),
+		       f->size, *detail ? "  " : "", vis(detail));
 	}
 	if (u->export_dir) {
 		bool any = false;
 		for (size_t k = 0; k < u->n_files; k++)
 			any |= u->files[k].converted;
 		if (any)
-			printf("  converted exports are in %s\n", u->export_dir);
+			printf("  converted exports are in %s\n", vis(u->export_dir));
 	}
 	if (u->n_pairs) {
 		puts("  pairs (NEFF + NTFF)");
 		for (size_t p = 0; p < u->n_pairs; p++) {
 			const struct ns_cap_pair *pr = &u->pairs[p];
-			printf("    %s + %s\n", u->files[pr->neff].name, u->files[pr->ntff].name);
-			printf("      device-profile export  %s\n", pr->device_json >= 0 ? u->files[pr->device_json].name : "-");
-			printf("      summary-json export    %s\n", pr->summary_json >= 0 ? u->files[pr->summary_json].name : "-");
+			printf("    %s + %s\n", vis(u->files[pr->neff].name), vis(u->files[pr->ntff].name));
+			printf("      device-profile export  %s\n", pr->device_json >= 0 ? vis(u->files[pr->device_json].name) : "-");
+			printf("      summary-json export    %s\n", pr->summary_json >= 0 ? vis(u->files[pr->summary_json].name) : "-");
 		}
 	}
 	if (!u->n_gaps) {
@@ -171,10 +190,10 @@ static void print_unit(const struct ns_capture *c, const struct ns_cap_unit *u)
 		const struct ns_cap_gap *gap = &u->gaps[g];
 		char name[600] = "";
 		if (gap->file >= 0)
-			snprintf(name, sizeof(name), "%s", u->files[gap->file].name);
+			snprintf(name, sizeof(name), "%s", vis(u->files[gap->file].name));
 		else if (gap->pair >= 0)
-			snprintf(name, sizeof(name), "%s + %s", u->files[u->pairs[gap->pair].neff].name,
-				 u->files[u->pairs[gap->pair].ntff].name);
+			snprintf(name, sizeof(name), "%s + %s", vis(u->files[u->pairs[gap->pair].neff].name),
+				 vis(u->files[u->pairs[gap->pair].ntff].name));
 		printf("    - %s%s%s\n      hint: %s\n", name, *name ? ": " : "", gap_text[gap->kind].what,
 		       gap_text[gap->kind].hint);
 	}
@@ -194,7 +213,7 @@ static int print_commands(const struct ns_cap_unit *u, struct ns_error *err)
 				rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 				break;
 			}
-			printf("    %s\n", line);
+			printf("    %s\n", vis(line));
 			free(line);
 		}
 	}
@@ -215,7 +234,7 @@ static int list_dir(const char *path, struct ns_error *err)
 				  "%s: no capture files (trace.json, *.neff, *.ntff, *.pb, Neuron JSON exports)", path);
 		goto out;
 	}
-	printf("Neuron capture %s: %zu folder%s with capture files\n", c->root, c->n_units, c->n_units == 1 ? "" : "s");
+	printf("Neuron capture %s: %zu folder%s with capture files\n", vis(c->root), c->n_units, c->n_units == 1 ? "" : "s");
 	for (size_t u = 0; u < c->n_units && !rc; u++) {
 		putchar('\n');
 		print_unit(c, &c->units[u]);
@@ -235,7 +254,7 @@ static void print_notes(const struct ns_notes *notes, int64_t truncated_at)
 		return;
 	printf("  ignored values: %" PRIu64 "%s\n", notes->total, notes->total > notes->n ? " (first ones listed)" : "");
 	for (size_t i = 0; i < notes->n; i++)
-		printf("    %s\n", notes->v[i]);
+		printf("    %s\n", vis(notes->v[i]));
 }
 
 static void print_keys(const char *what, char *const *keys, size_t n)
@@ -244,7 +263,7 @@ static void print_keys(const char *what, char *const *keys, size_t n)
 		return;
 	printf("  %s:", what);
 	for (size_t i = 0; i < n; i++)
-		printf("%s %s", i ? "," : "", keys[i]);
+		printf("%s %s", i ? "," : "", vis(keys[i]));
 	putchar('\n');
 }
 
@@ -254,7 +273,7 @@ static void print_kv(const char *what, const struct ns_kv *kv, size_t n)
 		return;
 	printf("  %s:\n", what);
 	for (size_t i = 0; i < n; i++)
-		printf("    %-40s %s\n", kv[i].key, kv[i].text);
+		printf("    %-40s %s\n", vis(kv[i].key), vis(kv[i].text));
 }
 
 static int show_system(const char *path, struct ns_error *err)
@@ -286,8 +305,8 @@ static int show_device(const char *path, struct ns_error *err)
 	int rc = ns_devprof_read(path, ns_time_unit_parse(opt_unit), &dp, err);
 	if (rc)
 		return rc;
-	printf("  profile_info: NTFF %s, NEFF %s\n", *dp->ntff_filename ? dp->ntff_filename : "?",
-	       *dp->neff_hash ? dp->neff_hash : "?");
+	printf("  profile_info: NTFF %s, NEFF %s\n", *dp->ntff_filename ? vis(dp->ntff_filename) : "?",
+	       *dp->neff_hash ? vis(dp->neff_hash) : "?");
 	fputs("  elements:", stdout);
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		printf("%s %s %" PRIu64, i ? "," : "", sections[i], dp->count[i]);
@@ -323,19 +342,19 @@ static int show_summary(const char *path, struct ns_error *err)
 								   : "percents");
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		const struct ns_summary_node *node = &s->nodes[i];
-		printf("  node %s: %zu keys\n", node->id[0] ? node->id : "(flat)", node->n_kv);
+		printf("  node %s: %zu keys\n", node->id[0] ? vis(node->id) : "(flat)", node->n_kv);
 		for (size_t k = 0; k < node->n_kv; k++) {
 			const struct ns_kv *kv = &node->kv[k];
 			int64_t ns;
 			double pct;
 			char us[64];
 			if (ns_summary_percent(s, node, kv->key, &pct)) {
-				printf("    %-44s %.4f %%\n", kv->key, pct);
+				printf("    %-44s %.4f %%\n", vis(kv->key), pct);
 			} else if (ns_summary_time_ns(node, kv->key, &ns)) {
 				ns_format_us(us, sizeof(us), ns);
-				printf("    %-44s %sus\n", kv->key, us);
+				printf("    %-44s %sus\n", vis(kv->key), us);
 			} else {
-				printf("    %-44s %s\n", kv->key, kv->text);
+				printf("    %-44s %s\n", vis(kv->key), vis(kv->text));
 			}
 		}
 	}
@@ -358,7 +377,7 @@ static int show_file(const char *path, struct ns_error *err)
 			return rc;
 		f.size = raw.size;
 		file_detail(&f, detail, sizeof(detail));
-		printf("%s: %s, %" PRIu64 " B (%s)\n", path, ns_cap_kind_name(f.kind), raw.size, detail);
+		printf("%s: %s, %" PRIu64 " B (%s)\n", vis(path), ns_cap_kind_name(f.kind), raw.size, vis(detail));
 		fputs("  its binary format is not publicly documented and is not decoded by this tool\n", stdout);
 		if (raw.looks_like)
 			printf("  note: it starts like %s, not like a raw capture file\n", raw.looks_like);
@@ -370,13 +389,14 @@ static int show_file(const char *path, struct ns_error *err)
 	if (stat(path, &st) == 0)
 		f.size = (uint64_t)st.st_size;
 	file_detail(&f, detail, sizeof(detail));
-	printf("%s: %s, %" PRIu64 " B%s%s\n", path, ns_cap_kind_name(f.kind), f.size, *detail ? "; " : "", detail);
+	printf("%s: %s, %" PRIu64 " B%s%s\n", vis(path), ns_cap_kind_name(f.kind), f.size, *detail ? "; " : "",
+	       vis(detail));
 	switch (f.kind) {
 	case NS_CAP_SYSTEM_JSON: return show_system(path, err);
 	case NS_CAP_DEVICE_JSON: return show_device(path, err);
 	case NS_CAP_SUMMARY_JSON: return show_summary(path, err);
-	case NS_CAP_NEFF: printf("  `neuron-stats neff %s` summarises it\n", path); return 0;
-	case NS_CAP_TRACE: printf("  `neuron-stats report %s` prints its op table\n", path); return 0;
+	case NS_CAP_NEFF: printf("  `neuron-stats neff %s` summarises it\n", vis(path)); return 0;
+	case NS_CAP_TRACE: printf("  `neuron-stats report %s` prints its op table\n", vis(path)); return 0;
 	default: return 0;
 	}
 }
@@ -390,7 +410,7 @@ int cmd_ls(int argc, char **argv)
 	opt_unit = NULL;
 	rc = ns_opt_parse(&cmd_ls_spec, argc, argv, &pos, &npos);
 	if (rc)
-		return rc < 0 ? ns_cli_finish(0) : rc;
+		return rc < 0 ? 0 : rc;
 	if (opt_unit && ns_time_unit_parse(opt_unit) == NS_TU_AUTO) {
 		ns_error_set(&err, NS_ERR_USAGE, "--device-time-unit: expected ns, us, ms or s, not '%s'", opt_unit);
 		return ns_cli_fail(&err);
@@ -404,5 +424,5 @@ int cmd_ls(int argc, char **argv)
 		fflush(stdout);
 		return ns_cli_fail(&err);
 	}
-	return ns_cli_finish(0);
+	return 0;
 }

@@ -8,9 +8,9 @@ static bool opt_members;
 static const char *opt_format;
 
 static const struct ns_opt neff_opts[] = {
-	{ NS_OPT_FLAG, 'm', "members", NULL, "also list the tar members (offset, size, name)", &opt_members },
-	{ NS_OPT_STRING, 'f', "format", "FORMAT", "text (default) or json", &opt_format },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_FLAG('m', "members", "also list the tar members (offset, size, name)", &opt_members),
+	NS_STRING('f', "format", "FORMAT", "text (default) or json", &opt_format),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_neff_spec = {
@@ -37,7 +37,7 @@ int cmd_neff(int argc, char **argv)
 	opt_format = NULL;
 	rc = ns_opt_parse(&cmd_neff_spec, argc, argv, &pos, &npos);
 	if (rc)
-		return rc < 0 ? ns_cli_finish(NS_EXIT_OK) : rc;
+		return rc < 0 ? NS_EXIT_OK : rc;
 	if (opt_format && strcmp(opt_format, "json") == 0) {
 		format = NS_NEFF_FORMAT_JSON;
 	} else if (opt_format && strcmp(opt_format, "text") != 0) {
@@ -52,7 +52,7 @@ int cmd_neff(int argc, char **argv)
 		rc = ns_cli_fail(&err);
 		goto out;
 	}
-	rc = ns_cli_finish(NS_EXIT_OK);
+	rc = NS_EXIT_OK;
 out:
 	ns_neff_free(neff);
 	return rc;

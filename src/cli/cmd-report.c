@@ -1,4 +1,6 @@
 /* neuron-stats [report] PATH: PyTorch's key_averages().table(). */
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,23 +16,27 @@ static const char *opt_device_time_unit; /* Neuron (docs/neuron.md) */
 static bool opt_by_neff, opt_engines;
 
 static const struct ns_opt report_opts[] = {
-	{ NS_OPT_STRING, 's', "sort", "KEY", "sort rows by KEY, descending (see below); default: first seen", &opt_sort },
-	{ NS_OPT_INT, 'n', "row-limit", "N", "print at most N rows (-1: all; default 100, as PyTorch)", &opt_row_limit },
-	{ NS_OPT_FLAG, 0, "top-level-only", NULL, "only rows whose first event has no CPU parent", &opt_top_level },
-	{ NS_OPT_STRING, 0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit },
-	{ NS_OPT_STRING, 'f', "format", "FMT", "table (default), csv, json or markdown", &opt_format },
-	{ NS_OPT_STRING, 'g', "group-by", "WHAT", "also group by shape, overload or stack=N (comma-separated)", &opt_group_by },
-	{ NS_OPT_STRING, 0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device },
-	{ NS_OPT_INT, 0, "max-name-width", "N", "name column cap (default 55; 0: no cap)", &opt_name_width },
-	{ NS_OPT_FLAG, 0, "merge", NULL, "one table over all traces of a directory", &opt_merge },
-	{ NS_OPT_FLAG, 0, "no-cache", NULL, "neither read nor write the cache database", &opt_no_cache },
-	{ NS_OPT_FLAG, 0, "strict", NULL, "a truncated trace is an error, not a warning", &opt_strict },
-	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
-	{ NS_OPT_FLAG, 0, "by-neff", NULL, "Neuron: a NEFF-hash column; rows split per op and NEFF", &opt_by_neff },
-	{ NS_OPT_FLAG, 0, "engines", NULL, "Neuron: per-op engine active time from the device profile", &opt_engines },
-	{ NS_OPT_STRING, 0, "device-time-unit", "UNIT", "Neuron device-profile time unit: ns, us, ms, s (default: detect)",
-	  &opt_device_time_unit },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING('s', "sort", "KEY", "sort rows by KEY, descending (see below); default: first seen", &opt_sort),
+	NS_INT('n', "row-limit", "N", "print at most N rows (-1: all; default 100, as PyTorch)", &opt_row_limit, -1,
+	       NS_NO_MAX),
+	NS_FLAG(0, "top-level-only", "only rows whose first event has no CPU parent", &opt_top_level),
+	NS_STRING(0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit),
+	NS_STRING('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format),
+	NS_STRING('g', "group-by", "WHAT", "also group by shape, overload or stack=N, N >= 1 (comma-separated)",
+		  &opt_group_by),
+	NS_STRING(0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device),
+	/* a cut name is its first N-3 characters and "...": N >= 4 keeps one */
+	NS_INT_OR_ZERO(0, "max-name-width", "N", "name column cap (default 55; 0: no cap)", &opt_name_width, 4,
+		       NS_NO_MAX),
+	NS_FLAG(0, "merge", "one table over all traces of a directory", &opt_merge),
+	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
+	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_FLAG(0, "by-neff", "Neuron: a NEFF-hash column; rows split per op and NEFF", &opt_by_neff),
+	NS_FLAG(0, "engines", "Neuron: per-op engine active time from the device profile", &opt_engines),
+	NS_STRING(0, "device-time-unit", "UNIT", "Neuron device-profile time unit: ns, us, ms, s (default: detect)",
+		  &opt_device_time_unit),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_report_spec = {
@@ -59,8 +65,14 @@ int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_er
 		} else if (strcmp(tok, "overload") == 0) {
 			ao->group_by |= NS_GROUP_OVERLOAD;
 			ao->split_overloads = true;
-		} else if (strncmp(tok, "stack=", 6) == 0 && atoi(tok + 6) > 0) {
-			ao->stack_n = atoi(tok + 6);
+		} else if (strncmp(tok, "stack=", 6) == 0) {
+			long n;
+			if (ns_opt_parse_long(tok + 6, 1, INT_MAX, &n)) {
+				rc = ns_error_set(err, NS_ERR_USAGE, "--group-by: stack=N needs a whole number N >= 1, not '%s'",
+						  tok + 6);
+				break;
+			}
+			ao->stack_n = (int)n;
 		} else if (strcmp(tok, "name") != 0) {
 			rc = ns_error_set(err, NS_ERR_USAGE, "--group-by: unknown grouping '%s' (name, shape, overload, stack=N)", tok);
 			break;
@@ -97,6 +109,7 @@ int cmd_report(int argc, char **argv)
 	struct ns_report_opts ro;
 	enum ns_format fmt = NS_FMT_TABLE;
 	struct ns_run run = { 0 };
+	struct ns_neuron_engines *engines = NULL; /* --engines: one per trace */
 	char device[64] = "";
 
 	rc = ns_opt_parse(&cmd_report_spec, argc, argv, &pos, &npos);
@@ -106,7 +119,7 @@ int cmd_report(int argc, char **argv)
 	ns_report_opts_init(&ro);
 	ro.row_limit = opt_row_limit;
 	ro.top_level_only = opt_top_level;
-	ro.max_name_width = (int)opt_name_width;
+	ro.max_name_width = opt_name_width > INT_MAX ? 0 : (int)opt_name_width; /* wider than any name: no cap */
 	if (opt_time_unit) {
 		if (strcmp(opt_time_unit, "s") && strcmp(opt_time_unit, "ms") && strcmp(opt_time_unit, "us")) {
 			ns_error_set(&err, NS_ERR_USAGE, "--time-unit: expected s, ms or us, not '%s'", opt_time_unit);
@@ -148,6 +161,15 @@ int cmd_report(int argc, char **argv)
 		run.traces[0] = merged;
 		run.n = 1;
 	}
+	if (opt_engines) {
+		if (!(engines = calloc(run.n + 1, sizeof(*engines)))) {
+			ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+		for (size_t i = 0; i < run.n; i++)
+			if (ns_cli_neuron_engines(&run.traces[i], &lo, &engines[i], &err))
+				goto fail;
+	}
 	/* Several traces make one document: a JSON array of report objects, one
 	 * CSV table with path and rank columns; --engines adds keys to each
 	 * JSON object (docs/cli.md, "report"). */
@@ -168,12 +190,12 @@ int cmd_report(int argc, char **argv)
 			else
 				snprintf(header, sizeof(header), "%s", t->path);
 			ro.header = header;
-			if (i && fmt == NS_FMT_TABLE)
+			if (i && (fmt == NS_FMT_TABLE || fmt == NS_FMT_MARKDOWN))
 				fputc('\n', stdout);
 		}
 		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
-		if (!rc && opt_engines)
-			rc = ns_cli_neuron_report_engines(t, &agg, &lo, &ro, fmt, &err);
+		if (!rc && engines)
+			rc = ns_cli_neuron_report_engines(&agg, &engines[i], &ro, fmt, &err);
 		if (fmt == NS_FMT_JSON)
 			fputc('}', stdout);
 		ns_agg_release(&agg);
@@ -182,9 +204,14 @@ int cmd_report(int argc, char **argv)
 	}
 	if (fmt == NS_FMT_JSON)
 		fputs(run.n > 1 ? "]\n" : "\n", stdout);
-	ns_run_release(&run);
-	return ns_cli_finish(0);
+	rc = 0;
+	goto out;
 fail:
+	rc = ns_cli_fail(&err);
+out:
+	for (size_t i = 0; engines && i < run.n; i++)
+		ns_cli_neuron_engines_release(&engines[i]);
+	free(engines);
 	ns_run_release(&run);
-	return ns_cli_fail(&err);
+	return rc;
 }

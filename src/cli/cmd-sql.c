@@ -18,13 +18,13 @@ static long opt_timeout = NS_SQL_TIMEOUT_DEFAULT;
 static bool opt_quiet;
 
 static const struct ns_opt sql_opts[] = {
-	{ NS_OPT_STRING, 'f', "format", "FMT", "table (default), csv or json", &opt_format },
-	{ NS_OPT_INT, 0, "timeout", "SECONDS", "stop the query after SECONDS, 0 to 86400 (default 60; 0: none)",
-	  &opt_timeout },
-	{ NS_OPT_STRING, 0, "max-memory", "SIZE", "memory for the query, K/M/G suffixes (default 2G; 0: none)",
-	  &opt_max_memory },
-	{ NS_OPT_FLAG, 'q', "quiet", NULL, "no warnings or progress on stderr", &opt_quiet },
-	{ NS_OPT_END, 0, NULL, NULL, NULL, NULL },
+	NS_STRING('f', "format", "FMT", "table (default), csv or json", &opt_format),
+	NS_INT(0, "timeout", "SECONDS", "stop the query after SECONDS (default 60; 0: none)", &opt_timeout, 0,
+	       86400),
+	NS_STRING(0, "max-memory", "SIZE", "memory for the query, K/M/G suffixes (default 2G; 0: none)",
+		  &opt_max_memory),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
 };
 
 const struct ns_cmd_spec cmd_sql_spec = {
@@ -125,9 +125,6 @@ out:
 /* --timeout and --max-memory. */
 static int parse_limits(struct ns_sql_limits *limits, struct ns_error *err)
 {
-	if (opt_timeout < 0 || opt_timeout > 86400)
-		return ns_error_set(err, NS_ERR_USAGE, "sql: --timeout %ld is not a number of seconds from 0 to 86400",
-				    opt_timeout);
 	limits->timeout_s = (unsigned)opt_timeout;
 	limits->max_memory = NS_SQL_MAX_MEMORY_DEFAULT;
 	if (opt_max_memory && !ns_cli_parse_size(opt_max_memory, INT64_MAX, &limits->max_memory))
@@ -158,5 +155,5 @@ int cmd_sql(int argc, char **argv)
 	if (temporary)
 		unlink(db);
 	free(db);
-	return ns_cli_finish(rc);
+	return rc;
 }

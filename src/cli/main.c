@@ -51,14 +51,25 @@ void ns_cli_warn(const struct ns_error *warn)
 		fprintf(stderr, "neuron-stats: warning: %s\n", warn->msg);
 }
 
-int ns_cli_finish(int code)
+/* Checks standard output once, after the command (git's run_builtin): a
+ * write that failed anywhere, --help included, is exit 5 unless the command
+ * already failed with its own code. A reader that went away (EPIPE) gets no
+ * message. */
+static int finish_stdout(int code)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		if (errno != EPIPE)
-			fprintf(stderr, "neuron-stats: error: writing to stdout: %s\n", strerror(errno));
-		return code ? code : NS_EXIT_IO;
+	errno = 0;
+	bool failed = fflush(stdout) != 0 || ferror(stdout);
+	int saved = errno;
+	if (fclose(stdout) != 0 && !failed) {
+		failed = true;
+		saved = errno;
 	}
-	return code;
+	if (!failed)
+		return code;
+	if (saved != EPIPE)
+		fprintf(stderr, "neuron-stats: error: writing to stdout: %s\n",
+			saved ? strerror(saved) : "write error");
+	return code ? code : NS_EXIT_IO;
 }
 
 static void usage(FILE *out)
@@ -99,15 +110,15 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return ns_cli_finish(0);
+		return finish_stdout(0);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		puts("neuron-stats 0.1.0");
-		return ns_cli_finish(0);
+		return finish_stdout(0);
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].spec->name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
+			return finish_stdout(commands[i].run(argc - 1, argv + 1));
 	/* no command word: the report on PATH */
-	return cmd_report(argc, argv);
+	return finish_stdout(cmd_report(argc, argv));
 }

@@ -421,7 +421,9 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 	bool ran, need = false;
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
-	if (!(dir = ns_capture_folder(t->path))) {
+	/* a trace loaded from a database is found where it was ingested, not
+	 * relative to today's working directory */
+	if (!(dir = ns_capture_folder(t->abspath ? t->abspath : t->path))) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -507,17 +509,13 @@ int ns_cli_neuron_report_opts(bool by_neff, bool engines_merged, const char *dev
 	return 0;
 }
 
-int ns_cli_neuron_report_engines(const struct ns_trace *t, const struct ns_agg *agg, const struct ns_load_opts *lo,
+int ns_cli_neuron_report_engines(const struct ns_agg *agg, const struct ns_neuron_engines *ne,
 				 const struct ns_report_opts *ro, enum ns_format fmt, struct ns_error *err)
 {
-	struct ns_neuron_engines ne;
 	struct ns_engine_rows rows = { 0 };
-	int rc = ns_cli_neuron_engines(t, lo, &ne, err);
-	if (rc)
-		return rc;
-	if (!(rc = ns_agg_engines(agg, &ne.tl, &rows, err)))
-		rc = ns_report_engines(stdout, agg, &rows, ro, fmt, ne.sources, ne.n_sources, err);
+	int rc = ns_agg_engines(agg, &ne->tl, &rows, err);
+	if (!rc)
+		rc = ns_report_engines(stdout, agg, &rows, ro, fmt, ne->sources, ne->n_sources, err);
 	ns_engine_rows_release(&rows);
-	ns_cli_neuron_engines_release(&ne);
 	return rc;
 }

@@ -45,8 +45,10 @@ void ns_cli_neuron_engines_release(struct ns_neuron_engines *e);
  * --engines with --merge (refused), --device-time-unit (checked). */
 int ns_cli_neuron_report_opts(bool by_neff, bool engines_merged, const char *device_time_unit, struct ns_agg_opts *ao,
 			      struct ns_report_opts *ro, struct ns_error *err);
-/* Prints the --engines table of one aggregated trace after its report. */
-int ns_cli_neuron_report_engines(const struct ns_trace *t, const struct ns_agg *agg, const struct ns_load_opts *lo,
+/* Prints the --engines table of one aggregated trace after its report;
+ * ne comes from ns_cli_neuron_engines, called for every trace before any
+ * report is printed (a missing device profile fails with no output). */
+int ns_cli_neuron_report_engines(const struct ns_agg *agg, const struct ns_neuron_engines *ne,
 				 const struct ns_report_opts *ro, enum ns_format fmt, struct ns_error *err);
 
 /* Runs the conversions u lacks (what: NS_CONV_*) into u->export_dir; with

@@ -1,8 +1,12 @@
 #include "cli/opt.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/assert.h"
 
 static const struct ns_opt *find_long(const struct ns_opt *opts, const char *name, size_t len)
 {
@@ -30,8 +34,54 @@ static int usage_error(const struct ns_cmd_spec *spec, const char *what, const c
 	return 2;
 }
 
+int ns_opt_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	/* strtol alone would take blanks, a '+' and a suffix ("2junk" as 2) */
+	if (!((s[0] >= '0' && s[0] <= '9') || (s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
+		return -1;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A decimal number: digits with an optional sign, point and exponent
+ * (strtod alone would also take "inf", "nan", hex and blanks). */
+static int parse_real(const char *s, bool percent, double min, double max, double *out)
+{
+	size_t len = strlen(s);
+	if (percent && len && s[len - 1] == '%')
+		len--;
+	if (len == 0 || len > 64 || strspn(s, "0123456789.eE+-") < len || !strpbrk(s, "0123456789"))
+		return -1;
+	char buf[65], *end;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (errno || *end || !(v >= min && v <= max))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void ns_opt_range(const struct ns_opt *o, char *buf, size_t n)
+{
+	const char *arg = o->arg_name ? o->arg_name : "N";
+	if (o->type == NS_OPT_INT && isinf(o->max))
+		snprintf(buf, n, "%s%s >= %.0f", o->zero_too ? "0 or " : "", arg, o->min);
+	else if (o->type == NS_OPT_INT)
+		snprintf(buf, n, "%s%s from %.0f to %.0f", o->zero_too ? "0 or " : "", arg, o->min, o->max);
+	else
+		snprintf(buf, n, "%s from %.15g to %.15g", arg, o->min, o->max);
+}
+
 static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
 {
+	char what[160], range[96];
 	switch (o->type) {
 	case NS_OPT_FLAG:
 		*(bool *)o->value = true;
@@ -40,20 +90,26 @@ static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, con
 		*(const char **)o->value = arg;
 		return 0;
 	case NS_OPT_INT: {
-		char *end;
-		errno = 0;
-		long v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end) {
-			char what[64];
-			snprintf(what, sizeof(what), "--%s: not an integer:", o->long_name);
-			return usage_error(spec, what, arg);
+		long v, min = (long)o->min, max = isinf(o->max) ? LONG_MAX : (long)o->max;
+		if (ns_opt_parse_long(arg, o->zero_too && min > 0 ? 0 : min, max, &v) == 0 && (v >= min || v == 0)) {
+			*(long *)o->value = v;
+			return 0;
 		}
-		*(long *)o->value = v;
-		return 0;
+		break;
 	}
-	default:
-		return 2;
+	case NS_OPT_REAL:
+	case NS_OPT_PERCENT:
+		if (parse_real(arg, o->type == NS_OPT_PERCENT, o->min, o->max, (double *)o->value) == 0)
+			return 0;
+		break;
+	case NS_OPT_END:
+		break;
 	}
+	NS_ASSERT(o->type != NS_OPT_END);
+	ns_opt_range(o, range, sizeof(range));
+	snprintf(what, sizeof(what), "--%s: expected %s%s, not", o->long_name, range,
+		 o->type == NS_OPT_PERCENT ? " (percent)" : "");
+	return usage_error(spec, what, arg);
 }
 
 int ns_opt_parse(const struct ns_cmd_spec *spec, int argc, char **argv, char ***pos, int *npos)
@@ -127,10 +183,17 @@ void ns_opt_help(const struct ns_cmd_spec *spec, FILE *out)
 		if (!o->short_name)
 			len = snprintf(left, sizeof(left), "      --%s%s%s", o->long_name, o->arg_name ? " " : "",
 				       o->arg_name ? o->arg_name : "");
+		char range[128] = "";
+		if (o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT) {
+			range[0] = ' ';
+			range[1] = '[';
+			ns_opt_range(o, range + 2, sizeof(range) - 3);
+			strcat(range, "]");
+		}
 		if (len < 30)
-			fprintf(out, "%-30s%s\n", left, o->help);
+			fprintf(out, "%-30s%s%s\n", left, o->help, range);
 		else
-			fprintf(out, "%s\n%-30s%s\n", left, "", o->help);
+			fprintf(out, "%s\n%-30s%s%s\n", left, "", o->help, range);
 	}
 	if (spec->details)
 		fprintf(out, "\n%s\n", spec->details);

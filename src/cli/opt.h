@@ -3,16 +3,22 @@
 #ifndef NS_OPT_H
 #define NS_OPT_H
 
+#include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 enum ns_opt_type {
 	NS_OPT_END = 0,
-	NS_OPT_FLAG,   /* bool *value = true */
-	NS_OPT_STRING, /* const char **value = optarg */
-	NS_OPT_INT,    /* long *value, decimal, may be negative */
+	NS_OPT_FLAG,    /* bool *value = true */
+	NS_OPT_STRING,  /* const char **value = optarg */
+	NS_OPT_INT,     /* long *value: a decimal integer within [min, max] (or 0, with zero_too) */
+	NS_OPT_REAL,    /* double *value: a decimal number within [min, max] */
+	NS_OPT_PERCENT, /* double *value: as NS_OPT_REAL, an optional trailing '%' */
 };
 
+/* A numeric option's value is checked when it is parsed (a usage error
+ * names the range) and --help prints the range after the option's help. */
 struct ns_opt {
 	enum ns_opt_type type;
 	char short_name;      /* 0 if none */
@@ -20,7 +26,19 @@ struct ns_opt {
 	const char *arg_name; /* e.g. "KEY"; NULL for flags */
 	const char *help;     /* one line */
 	void *value;
+	double min, max;      /* numeric types: the accepted range, inclusive */
+	bool zero_too;        /* NS_OPT_INT: 0 is accepted as well (a special value the help names) */
 };
+
+/* Table entries, one per option (a command's table ends with NS_OPT_LAST). */
+#define NS_FLAG(s, l, help, var) { NS_OPT_FLAG, s, l, NULL, help, var, 0, 0, false }
+#define NS_STRING(s, l, arg, help, var) { NS_OPT_STRING, s, l, arg, help, var, 0, 0, false }
+#define NS_INT(s, l, arg, help, var, min, max) { NS_OPT_INT, s, l, arg, help, var, min, max, false }
+#define NS_INT_OR_ZERO(s, l, arg, help, var, min, max) { NS_OPT_INT, s, l, arg, help, var, min, max, true }
+#define NS_REAL(s, l, arg, help, var, min, max) { NS_OPT_REAL, s, l, arg, help, var, min, max, false }
+#define NS_PERCENT(s, l, arg, help, var, min, max) { NS_OPT_PERCENT, s, l, arg, help, var, min, max, false }
+#define NS_OPT_LAST { NS_OPT_END, 0, NULL, NULL, NULL, NULL, 0, 0, false }
+#define NS_NO_MAX INFINITY /* NS_INT: no upper bound but LONG_MAX's */
 
 struct ns_cmd_spec {
 	const char *name;     /* "report", "sql", ... */
@@ -37,5 +55,12 @@ struct ns_cmd_spec {
  * (caller exits 0); prints a usage error to stderr and returns 2. */
 int ns_opt_parse(const struct ns_cmd_spec *spec, int argc, char **argv, char ***pos, int *npos);
 void ns_opt_help(const struct ns_cmd_spec *spec, FILE *out);
+
+/* A whole decimal integer ("-1", "42"; no sign '+', blank, suffix or
+ * overflow) within [min, max]: 0, else -1. */
+int ns_opt_parse_long(const char *s, long min, long max, long *out);
+/* The range of a numeric option as --help and usage errors show it, e.g.
+ * "N >= -1", "0 or N >= 4", "A from 1e-12 to 1". */
+void ns_opt_range(const struct ns_opt *o, char *buf, size_t n);
 
 #endif

@@ -1,7 +1,9 @@
 #include "common/error.h"
+#include "common/assert.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int ns_error_set(struct ns_error *err, enum ns_status status, const char *fmt, ...)
@@ -39,4 +41,13 @@ void ns_error_clear(struct ns_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
+}
+
+void ns_assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+	while (strncmp(file, "../", 3) == 0) /* __FILE__ as meson passes it, from the build folder */
+		file += 3;
+	fflush(stdout);
+	fprintf(stderr, "neuron-stats: bug: %s:%d: %s: invariant failed: %s\n", file, line, func, expr);
+	abort();
 }

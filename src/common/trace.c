@@ -81,6 +81,7 @@ void ns_trace_init(struct ns_trace *t)
 void ns_trace_release(struct ns_trace *t)
 {
 	free(t->path);
+	free(t->abspath);
 	ns_strtab_release(&t->strings);
 	free(t->events);
 	free(t->flows);

@@ -141,6 +141,7 @@ struct ns_thread {
 
 struct ns_trace {
 	char *path;               /* the file it came from (owned) */
+	char *abspath;            /* its absolute path as a database recorded it, else NULL (owned) */
 	struct ns_strtab strings; /* names, categories, pid/tid text, shapes */
 	struct ns_event *events;  /* kept events other than flow ends, file order */
 	size_t n_events, cap_events;

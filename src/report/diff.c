@@ -974,15 +974,22 @@ static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_w
 	grid_line(&g, d, combined_verdict(d->total), "", calls[0], calls[1], d->total);
 
 	describe_side(d, 0, text, sizeof(text));
-	fprintf(out, "base: %s (%s)\n", d->side[0].label, text);
+	fputs("base: ", out);
+	ns_fputs_visible(d->side[0].label, out);
+	fprintf(out, " (%s)\n", text);
 	describe_side(d, 1, text, sizeof(text));
-	fprintf(out, "new:  %s (%s)\n", d->side[1].label, text);
+	fputs("new:  ", out);
+	ns_fputs_visible(d->side[1].label, out);
+	fprintf(out, " (%s)\n", text);
 	describe_group_by(d, text, sizeof(text));
 	fprintf(out, "rows: matched by %s; unmatched rows are new or removed (never guessed)\n", text);
 	describe_rule(d, text, sizeof(text));
 	fprintf(out, "rule: %s\n", text);
-	if (*d->warning)
-		fprintf(out, "warning: %s\n", d->warning);
+	if (*d->warning) {
+		fputs("warning: ", out);
+		ns_fputs_visible(d->warning, out);
+		fputc('\n', out);
+	}
 	fputc('\n', out);
 	/* the group labels, each over the first column of its group */
 	size_t col = 0, cursor = 0;
@@ -1002,7 +1009,8 @@ static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_w
 		if (!title)
 			goto out;
 		grid_print_cells(out, &g, g.cells[i]);
-		fprintf(out, "%s\n", title);
+		ns_fputs_visible(title, out);
+		fputc('\n', out);
 		free(title);
 	}
 	grid_rule(out, &g);
@@ -1050,8 +1058,10 @@ static int md_section(FILE *out, const struct ns_diff *d, enum ns_verdict v, con
 	if (n == 0)
 		return 0;
 	fprintf(out, "\n#### %s (%zu)\n\n| Name | Calls ", heading, n);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fprintf(out, "| %s | Δ ", metric_label(d, k, label, sizeof(label)));
+	for (int k = 0; k < n_metrics_shown(d); k++) {
+		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
+		fputs("| Δ ", out);
+	}
 	fputs("|\n|:-----|------:", out);
 	for (int k = 0; k < n_metrics_shown(d); k++)
 		fputs("|------:|------:", out);
@@ -1078,6 +1088,19 @@ static int md_section(FILE *out, const struct ns_diff *d, enum ns_verdict v, con
 	return 0;
 }
 
+/* "- KEY: TEXT (NOTE)": a list item whose text comes from the inputs. */
+static void md_item(FILE *out, const char *key, const char *text, const char *note)
+{
+	fprintf(out, "- %s: ", key);
+	ns_md_text(out, text);
+	if (note) {
+		fputs(" (", out);
+		ns_md_text(out, note);
+		fputc(')', out);
+	}
+	fputc('\n', out);
+}
+
 static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
 {
 	char text[1024], label[80];
@@ -1085,20 +1108,24 @@ static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_di
 		d->n_verdict[NS_VERDICT_REGRESSED], d->n_verdict[NS_VERDICT_IMPROVED], d->n_verdict[NS_VERDICT_NEW],
 		d->n_verdict[NS_VERDICT_REMOVED]);
 	describe_side(d, 0, text, sizeof(text));
-	fprintf(out, "- base: `%s` (%s)\n", d->side[0].label, text);
+	md_item(out, "base", d->side[0].label, text);
 	describe_side(d, 1, text, sizeof(text));
-	fprintf(out, "- new: `%s` (%s)\n", d->side[1].label, text);
+	md_item(out, "new", d->side[1].label, text);
 	describe_rule(d, text, sizeof(text));
-	fprintf(out, "- rule: %s\n", text);
+	md_item(out, "rule", text, NULL);
 	if (*d->warning)
-		fprintf(out, "- **warning**: %s\n", d->warning);
+		md_item(out, "**warning**", d->warning, NULL);
 	fprintf(out, "- times: µs, %s\n", d->mode == NS_DIFF_MODE_STEPS ? "per-step medians" : "totals");
-	if (o->gate)
-		fprintf(out, "- gate: `--fail-on %s`: %s\n", o->gate,
-			o->gate_tripped ? "**failed**" : "passed");
+	if (o->gate) {
+		fputs("- gate: --fail-on ", out);
+		ns_md_text(out, o->gate);
+		fputs(o->gate_tripped ? ": **failed**\n" : ": passed\n", out);
+	}
 	fputs("\n| Total ", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fprintf(out, "| %s | Δ ", metric_label(d, k, label, sizeof(label)));
+	for (int k = 0; k < n_metrics_shown(d); k++) {
+		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
+		fputs("| Δ ", out);
+	}
 	fputs("|\n|:------", out);
 	for (int k = 0; k < n_metrics_shown(d); k++)
 		fputs("|------:|------:", out);

@@ -3,6 +3,7 @@
 #include "report/engines.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ENGINE_W 14
@@ -49,7 +50,7 @@ static void write_text(FILE *out, const struct ns_agg *agg, const struct ns_engi
 	for (size_t r = 0; r < rows->n; r++) {
 		if (!row_has_time(rows, r))
 			continue;
-		size_t w = strlen(ns_strtab_get(st, agg->avgs[r].key)) + 4;
+		size_t w = ns_visible_width(ns_strtab_get(st, agg->avgs[r].key)) + 4;
 		name_w = w > name_w ? w : name_w;
 		if (o->show_neff && ns_strtab_len(st, agg->avgs[r].neff) + 4 > neff_w)
 			neff_w = ns_strtab_len(st, agg->avgs[r].neff) + 4;
@@ -71,7 +72,10 @@ static void write_text(FILE *out, const struct ns_agg *agg, const struct ns_engi
 	for (size_t r = 0; r < rows->n; r++) {
 		if (!row_has_time(rows, r))
 			continue;
-		const char *name = ns_strtab_get(st, agg->avgs[r].key);
+		char *owned;
+		const char *name = ns_visible(ns_strtab_get(st, agg->avgs[r].key), &owned); /* escape.h */
+		if (!name)
+			name = "?";
 		size_t len = strlen(name), pad = 0;
 		if (o->max_name_width > 0 && len >= (size_t)(o->max_name_width - 3)) {
 			size_t b = cut(name, (size_t)(o->max_name_width - 3));
@@ -80,6 +84,7 @@ static void write_text(FILE *out, const struct ns_agg *agg, const struct ns_engi
 		} else {
 			fprintf(out, "%*s" GAP, (int)name_w, name);
 		}
+		free(owned);
 		if (neff_w)
 			fprintf(out, "%*s" GAP, (int)neff_w, agg->avgs[r].neff ? ns_strtab_get(st, agg->avgs[r].neff) : "-");
 		for (int e = 0; e < NS_ENG__COUNT; e++) {

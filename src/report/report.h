@@ -9,6 +9,7 @@
 
 #include "aggregate/aggregate.h"
 #include "common/error.h"
+#include "report/escape.h"
 
 enum ns_format { NS_FMT_TABLE = 0, NS_FMT_CSV, NS_FMT_JSON, NS_FMT_MARKDOWN };
 
@@ -55,11 +56,5 @@ void ns_format_us(char *buf, size_t n, int64_t ns);
 /* Whether a row's Self device time counts in the "Self <device> time total"
  * footer (spec A6.6: CUDA/PrivateUse1/MTIA rows, user annotations excluded). */
 bool ns_avg_counts_for_device_total(const struct ns_avg *r);
-/* A JSON string literal, escaped. */
-void ns_json_string(FILE *out, const char *s);
-/* A CSV field, quoted when needed (RFC 4180). */
-void ns_csv_string(FILE *out, const char *s);
-/* "| text " with Markdown's special characters escaped. */
-void ns_md_cell(FILE *out, const char *s);
 
 #endif

@@ -176,7 +176,7 @@ struct view {
 	const struct ns_strtab *strings;
 	size_t *order;   /* row indices in display order */
 	size_t n;
-	bool has_device_time, has_device_mem, has_shapes, has_stack, profile_memory;
+	bool has_device_time, has_device_mem, has_shapes, has_stack, has_overloads, profile_memory;
 	const char *device;
 	double total_self_cpu, total_self_device;
 	int64_t total_self_cpu_ns, total_self_device_ns;
@@ -229,6 +229,7 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 		v->has_device_mem |= r->self_device_mem > 0;
 		v->has_shapes |= r->input_shapes && strcmp(ns_strtab_get(v->strings, r->input_shapes), "[]") != 0;
 		v->has_stack |= r->stack != 0;
+		v->has_overloads |= r->overload && ns_strtab_len(v->strings, r->overload) > 0;
 		/* denominators over all rows, in first-seen order, naive += (spec A6.6) */
 		v->total_self_cpu += r->self_cpu_time_total;
 		v->total_self_cpu_ns += r->self_cpu_ns;
@@ -297,18 +298,51 @@ static int line_pad(struct line *l, char c, size_t n)
 	return 0;
 }
 
-/* One cell of `{: >w}` (or `<`) plus the two-space gap. */
-static int cell(struct line *l, const char *s, size_t w, bool left)
+/* One cell of `{: >w}` (or `<`) plus the two-space gap; control
+ * characters are made visible (escape.h), the one way the table departs
+ * from PyTorch's, which prints them as they are (docs/report.md). */
+static int cell(struct line *l, const char *text, size_t w, bool left)
 {
+	char *owned;
+	const char *s = ns_visible(text, &owned);
+	int rc = -1;
+	if (!s)
+		return -1;
 	size_t len = strlen(s), tw = text_width(s, len);
 	size_t pad = tw < w ? w - tw : 0;
-	if (!left && line_pad(l, ' ', pad))
+	if ((left || !line_pad(l, ' ', pad)) && !line_put(l, s, len) && (!left || !line_pad(l, ' ', pad)))
+		rc = line_pad(l, ' ', SPACING);
+	free(owned);
+	return rc;
+}
+
+/* A copy of s with its control characters made visible; NULL on OOM. */
+static char *visible_dup(const char *s)
+{
+	char *owned;
+	const char *v = ns_visible(s, &owned);
+	return owned ? owned : v ? strdup(v) : NULL;
+}
+
+/* A Name or Overload Name cell: cut to max_name_width - 3 characters and
+ * "..." as PyTorch cuts (spec A6.7), counted on the visible text. */
+static int name_cell(struct line *l, const char *text, size_t w, int max_w)
+{
+	char *s = visible_dup(text), *cut = NULL;
+	int rc = -1;
+	if (!s)
 		return -1;
-	if (line_put(l, s, len))
-		return -1;
-	if (left && line_pad(l, ' ', pad))
-		return -1;
-	return line_pad(l, ' ', SPACING);
+	size_t len = strlen(s);
+	if (max_w >= 3 && text_width(s, len) >= (size_t)(max_w - 3)) {
+		if (asprintf(&cut, "%.*s...", (int)prefix_bytes(s, len, (size_t)(max_w - 3)), s) < 0)
+			cut = NULL;
+		rc = cut ? cell(l, cut, w, false) : -1;
+	} else {
+		rc = cell(l, s, w, false);
+	}
+	free(cut);
+	free(s);
+	return rc;
 }
 
 struct columns {
@@ -378,18 +412,19 @@ static int write_text(FILE *out, struct view *v)
 	struct columns c = { 0 };
 	struct line l = { 0 };
 	size_t name_w = 0, shapes_w = 0, src_w = 0, line_len;
+	bool has_overloads = v->has_overloads;
 	long printed = 0;
 	int rc = -1;
 
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ns_avg *r = &agg->avgs[i];
-		size_t w = text_width(ns_strtab_get(v->strings, r->key), ns_strtab_len(v->strings, r->key)) + 4;
+		size_t w = ns_visible_width(ns_strtab_get(v->strings, r->key)) + 4;
 		name_w = w > name_w ? w : name_w;
 		const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "[]";
-		w = text_width(shapes, strlen(shapes)) + 4;
+		w = ns_visible_width(shapes) + 4;
 		shapes_w = w > shapes_w ? w : shapes_w;
 		if (r->stack) {
-			char *copy = strdup(ns_strtab_get(v->strings, r->stack));
+			char *copy = visible_dup(ns_strtab_get(v->strings, r->stack));
 			char *frames[MAX_FRAMES];
 			if (!copy)
 				goto out;
@@ -415,6 +450,8 @@ static int write_text(FILE *out, struct view *v)
 	snprintf(h_d_mem, sizeof(h_d_mem), "%s Mem", D);
 	snprintf(h_self_d_mem, sizeof(h_self_d_mem), "Self %s Mem", D);
 	add_col(&c, "Name", name_w, false);
+	if (has_overloads) /* C+ group_by_overload_name: as wide as Name (spec A6.3) */
+		add_col(&c, "Overload Name", name_w, false);
 	if (o->show_neff)
 		add_col(&c, "NEFF", neff_width(v), false);
 	add_col(&c, "Self CPU %", COL_W, false);
@@ -448,7 +485,9 @@ static int write_text(FILE *out, struct view *v)
 	if (o->header) {
 		for (size_t k = 0; k < line_len; k++)
 			fputc('=', out);
-		fprintf(out, "\n%s\n", o->header);
+		fputc('\n', out);
+		ns_fputs_visible(o->header, out);
+		fputc('\n', out);
 	}
 	if (o->top_level_only) {
 		for (size_t k = 0; k < line_len; k++)
@@ -470,23 +509,13 @@ static int write_text(FILE *out, struct view *v)
 			continue;
 		const struct ns_avg *r = &agg->avgs[v->order[k]];
 		char cells[24][64];
-		size_t nc = 1; /* cells[0], the name, is written straight to the line */
+		size_t nc = 1 + has_overloads; /* the name (and overload) go straight to the line */
+		l.len = 0;
+		if (name_cell(&l, ns_strtab_get(v->strings, r->key), name_w, o->max_name_width) ||
+		    (has_overloads && name_cell(&l, ns_strtab_get(v->strings, r->overload), name_w, o->max_name_width)))
+			goto out;
 		if (o->show_neff)
 			snprintf(cells[nc++], sizeof(cells[0]), "%s", r->neff ? ns_strtab_get(v->strings, r->neff) : "-");
-		const char *key = ns_strtab_get(v->strings, r->key);
-		size_t key_len = ns_strtab_len(v->strings, r->key);
-		int mw = o->max_name_width;
-		l.len = 0;
-		if (mw > 0 && text_width(key, key_len) >= (size_t)(mw - 3)) {
-			char *name = NULL;
-			int bad = asprintf(&name, "%.*s...", (int)prefix_bytes(key, key_len, (size_t)(mw - 3)), key) < 0 ||
-				  cell(&l, name, c.widths[0], false);
-			free(name);
-			if (bad)
-				goto out;
-		} else if (cell(&l, key, c.widths[0], false)) {
-			goto out;
-		}
 		fmt_share(cells[nc++], sizeof(cells[0]), r->self_cpu_time_total, v->total_self_cpu);
 		fmt_time(cells[nc++], sizeof(cells[0]), r->self_cpu_time_total, o->time_unit);
 		if (r->is_async)
@@ -510,14 +539,18 @@ static int write_text(FILE *out, struct view *v)
 			}
 		}
 		snprintf(cells[nc++], sizeof(cells[0]), "%" PRId64, r->count);
-		for (size_t k2 = 1; k2 < nc; k2++)
+		for (size_t k2 = 1 + has_overloads; k2 < nc; k2++)
 			if (cell(&l, cells[k2], c.widths[k2], c.left[k2]))
 				goto out;
 		if (v->has_shapes) {
 			const char *shapes = r->input_shapes ? ns_strtab_get(v->strings, r->input_shapes) : "[]";
-			char *cut = strndup(shapes, prefix_bytes(shapes, strlen(shapes), shapes_w));
-			int bad = !cut || cell(&l, cut, shapes_w, false);
-			free(cut);
+			char *shown = visible_dup(shapes);
+			int bad = !shown;
+			if (shown) {
+				shown[prefix_bytes(shown, strlen(shown), shapes_w)] = '\0';
+				bad = cell(&l, shown, shapes_w, false);
+			}
+			free(shown);
 			if (bad)
 				goto out;
 		}
@@ -527,7 +560,7 @@ static int write_text(FILE *out, struct view *v)
 		if (v->has_stack) {
 			char src[1024] = "";
 			if (r->stack) {
-				copy = strdup(ns_strtab_get(v->strings, r->stack));
+				copy = visible_dup(ns_strtab_get(v->strings, r->stack));
 				if (!copy)
 					goto out;
 				nf = split_stack(copy, frames, MAX_FRAMES);
@@ -576,35 +609,6 @@ out:
 
 /* ---- machine-readable forms: exact decimal microseconds ---- */
 
-void ns_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-void ns_csv_string(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 /* Average in exact decimal: ns / count, rounded half to even to the ns. */
 static int64_t avg_ns(int64_t total, int64_t count)
 {
@@ -621,12 +625,32 @@ static int64_t avg_ns(int64_t total, int64_t count)
 	return q;
 }
 
-static const char *const machine_columns[] = {
-	"name", "overload", "input_shapes", "stack", "calls", "self_cpu_us", "cpu_total_us", "cpu_avg_us",
-	"self_device_us", "device_total_us", "device_avg_us", "cpu_mem_bytes", "self_cpu_mem_bytes",
-	"device_mem_bytes", "self_device_mem_bytes",
+/* The columns of the machine forms; `device` ones exist only for a trace
+ * recorded with a device (docs/cli.md, "report"). */
+static const struct {
+	const char *name;
+	bool device;
+} machine_columns[] = {
+	{ "name", false },		 { "overload", false },		{ "input_shapes", false },
+	{ "stack", false },		 { "calls", false },		{ "self_cpu_us", false },
+	{ "cpu_total_us", false },	 { "cpu_avg_us", false },	{ "self_device_us", true },
+	{ "device_total_us", true },	 { "device_avg_us", true },	{ "cpu_mem_bytes", false },
+	{ "self_cpu_mem_bytes", false }, { "device_mem_bytes", true },	{ "self_device_mem_bytes", true },
 };
 #define N_MACHINE_COLUMNS (sizeof(machine_columns) / sizeof(machine_columns[0]))
+
+/* Whether the trace has device columns: PyTorch's use_device is set. */
+static bool has_device(const struct view *v)
+{
+	return v->agg->backend != NS_BACKEND_NONE;
+}
+
+/* Whether column c is written: a CSV of several traces has one header, so
+ * it keeps the device columns (empty for a trace without a device). */
+static bool column_written(const struct view *v, size_t c)
+{
+	return !machine_columns[c].device || has_device(v) || v->o->trace_columns;
+}
 
 /* The row's values for the machine forms, as text; [0..3] are strings. */
 static void machine_values(const struct view *v, const struct ns_avg *r, char vals[][64], const char *strs[4])
@@ -673,13 +697,15 @@ static bool write_machine_rows(FILE *out, struct view *v, bool json)
 		}
 		any = true;
 		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++) {
+			if (!column_written(v, c) || (json && machine_columns[c].device && !has_device(v)))
+				continue;
 			if (c)
 				fputs(json ? ", " : ",", out);
 			if (json)
-				fprintf(out, "\"%s\": ", machine_columns[c]);
+				fprintf(out, "\"%s\": ", machine_columns[c].name);
 			if (c < 4)
 				string(out, strs[c]);
-			else
+			else if (!machine_columns[c].device || has_device(v))
 				fputs(vals[c], out);
 		}
 		if (v->o->show_neff) {
@@ -697,14 +723,20 @@ static void write_json(FILE *out, struct view *v)
 	ns_format_us(a, sizeof(a), v->total_self_cpu_ns);
 	ns_format_us(b, sizeof(b), v->total_self_device_ns);
 	fputs("{\"device\": ", out);
-	ns_json_string(out, v->device);
+	if (has_device(v))
+		ns_json_string(out, v->device);
+	else
+		fputs("null", out);
 	if (v->agg->trace->path) {
 		fputs(", \"path\": ", out);
 		ns_json_string(out, v->agg->trace->path);
 	}
 	if (v->agg->trace->rank != NS_NONE)
 		fprintf(out, ", \"rank\": %" PRId64, v->agg->trace->rank);
-	fprintf(out, ", \"self_cpu_time_total_us\": %s, \"self_device_time_total_us\": %s, \"rows\": [", a, b);
+	fprintf(out, ", \"self_cpu_time_total_us\": %s", a);
+	if (has_device(v))
+		fprintf(out, ", \"self_device_time_total_us\": %s", b);
+	fputs(", \"rows\": [", out);
 	fputs(write_machine_rows(out, v, true) ? "\n]" : "]", out);
 	if (!v->o->json_open)
 		fputs("}\n", out);
@@ -716,54 +748,74 @@ static void write_csv(FILE *out, struct view *v)
 		if (v->o->trace_columns)
 			fputs("path,rank,", out);
 		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++)
-			fprintf(out, "%s%s", c ? "," : "", machine_columns[c]);
+			if (column_written(v, c))
+				fprintf(out, "%s%s", c ? "," : "", machine_columns[c].name);
 		fputs(v->o->show_neff ? ",neff\r\n" : "\r\n", out);
 	}
 	write_machine_rows(out, v, false);
 }
 
-void ns_md_cell(FILE *out, const char *s)
-{
-	fputs("| ", out);
-	for (; *s; s++) {
-		if (*s == '|' || *s == '\\' || *s == '<' || *s == '>' || *s == '*' || *s == '_' || *s == '`')
-			fputc('\\', out);
-		fputc(*s, out);
-	}
-	fputc(' ', out);
-}
-
+/* A GitHub table: the name (and overload), calls and the main times; the
+ * device columns only when the table has them (spec A6.1 has_device_time).
+ * Every cell goes through ns_md_cell (escape.h); several traces are each
+ * headed by their file and rank. */
 static void write_markdown(FILE *out, struct view *v)
 {
-	const char *D = v->device;
 	long printed = 0;
-	char t1[64], t2[64], t3[64];
-	fprintf(out, "| Name | Calls | Self CPU | CPU total | Self %s | %s total | Self %s %% |\n", D, D, D);
-	fputs("|:-----|------:|---------:|----------:|", out);
-	fputs("-------:|--------:|--------:|\n", out);
+	char t[64];
+	if (v->o->header) {
+		fputs("### ", out);
+		ns_md_text(out, v->o->header);
+		fputs("\n\n", out);
+	}
+	fputs(v->has_overloads ? "| Name | Overload Name " : "| Name ", out);
+	fputs("| Calls | Self CPU | CPU total ", out);
+	if (v->has_device_time) { /* "Self D", "D total", "Self D %" */
+		fputs("| Self ", out);
+		ns_md_text(out, v->device);
+		fputs(" | ", out);
+		ns_md_text(out, v->device);
+		fputs(" total | Self ", out);
+		ns_md_text(out, v->device);
+		fputs(" % ", out);
+	}
+	fputs(v->has_overloads ? "|\n|:-----|:-----|" : "|\n|:-----|", out);
+	fputs("------:|---------:|----------:|", out);
+	if (v->has_device_time)
+		fputs("-------:|--------:|--------:|", out);
+	fputc('\n', out);
 	for (size_t k = 0; k < v->n && !rows_done(v, printed); k++) {
 		if (!row_printed(v, k, &printed))
 			continue;
 		const struct ns_avg *r = &v->agg->avgs[v->order[k]];
-		char calls[32], share[32];
 		ns_md_cell(out, ns_strtab_get(v->strings, r->key));
-		snprintf(calls, sizeof(calls), "%" PRId64, r->count);
-		ns_md_cell(out, calls);
-		fmt_time(t1, sizeof(t1), r->self_cpu_time_total, v->o->time_unit);
-		ns_md_cell(out, t1);
-		fmt_time(t2, sizeof(t2), r->cpu_time_total, v->o->time_unit);
-		ns_md_cell(out, t2);
-		fmt_time(t3, sizeof(t3), r->self_device_time_total, v->o->time_unit);
-		ns_md_cell(out, t3);
-		fmt_time(t3, sizeof(t3), r->device_time_total, v->o->time_unit);
-		ns_md_cell(out, t3);
-		fmt_share(share, sizeof(share), r->self_device_time_total, v->total_self_device);
-		ns_md_cell(out, share);
+		if (v->has_overloads)
+			ns_md_cell(out, ns_strtab_get(v->strings, r->overload));
+		snprintf(t, sizeof(t), "%" PRId64, r->count);
+		ns_md_cell(out, t);
+		fmt_time(t, sizeof(t), r->self_cpu_time_total, v->o->time_unit);
+		ns_md_cell(out, t);
+		fmt_time(t, sizeof(t), r->cpu_time_total, v->o->time_unit);
+		ns_md_cell(out, t);
+		if (v->has_device_time) {
+			fmt_time(t, sizeof(t), r->self_device_time_total, v->o->time_unit);
+			ns_md_cell(out, t);
+			fmt_time(t, sizeof(t), r->device_time_total, v->o->time_unit);
+			ns_md_cell(out, t);
+			fmt_share(t, sizeof(t), r->self_device_time_total, v->total_self_device);
+			ns_md_cell(out, t);
+		}
 		fputs("|\n", out);
 	}
-	fmt_time(t1, sizeof(t1), v->total_self_cpu, v->o->time_unit);
-	fmt_time(t2, sizeof(t2), v->total_self_device, v->o->time_unit);
-	fprintf(out, "\nSelf CPU time total: %s; Self %s time total: %s\n", t1, D, t2);
+	fmt_time(t, sizeof(t), v->total_self_cpu, v->o->time_unit);
+	fprintf(out, "\nSelf CPU time total: %s", t);
+	if (v->has_device_time) {
+		fmt_time(t, sizeof(t), v->total_self_device, v->o->time_unit);
+		fputs("; Self ", out);
+		ns_md_text(out, v->device);
+		fprintf(out, " time total: %s", t);
+	}
+	fputc('\n', out);
 }
 
 int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,

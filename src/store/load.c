@@ -214,7 +214,7 @@ enum load_stmt { LOAD_TRACES, LOAD_STRINGS, LOAD_THREADS, LOAD_META, LOAD_EVENTS
 static const char *const load_sql[LOAD__COUNT] = {
 	[LOAD_TRACES] = "SELECT id, path, rank, world_size, base_time_ns, ts_has_fraction, profile_memory,"
 			" legacy_array, activity_mask, n_trace_events, truncated_at, first_event_id,"
-			" lead(first_event_id, 1, 9223372036854775807) OVER (ORDER BY id) FROM traces ORDER BY id",
+			" lead(first_event_id, 1, 9223372036854775807) OVER (ORDER BY id), abspath FROM traces ORDER BY id",
 	[LOAD_STRINGS] = "SELECT ts.local_id, ts.string_id, s.text FROM trace_strings ts"
 			 " JOIN strings s ON s.id = ts.string_id WHERE ts.trace_id = ? ORDER BY ts.local_id",
 	[LOAD_THREADS] = "SELECT id, pid, tid, pid_text, tid_text, name FROM threads"
@@ -460,7 +460,8 @@ static int load_trace(struct loader *l, struct ns_trace *t, struct ns_error *err
 	int rc;
 	l->trace_id = sqlite3_column_int64(tr, 0);
 	const char *path = (const char *)sqlite3_column_text(tr, 1);
-	if (!(t->path = strdup(path ? path : "")))
+	const char *abspath = (const char *)sqlite3_column_text(tr, 13);
+	if (!(t->path = strdup(path ? path : "")) || (abspath && !(t->abspath = strdup(abspath))))
 		return load_oom(l, err);
 	int64_t n_trace_events, truncated_at;
 	if ((rc = ranged(l, tr, 4, "traces", l->trace_id, "base_time_ns", 0, NS_TIME_LIMIT_NS, true,

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/assert.h"
 #include "common/trace.h"
 #include "store/store-internal.h"
 
@@ -414,16 +415,15 @@ int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err)
 {
 	struct chunk *c = &q->chunks[q->head];
 	int values = row_values(q);
-	if (q->row_state != ROW_OK || values != q->n_values[q->row_stmt]) {
+	if (q->row_state != ROW_OK) {
 		c->len = q->row_start; /* drop the partial row */
 		if (q->row_state == ROW_NOMEM)
 			return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory while queueing a row", q->path);
-		if (q->row_state == ROW_TOO_BIG)
-			return ns_error_set(err, NS_ERR_NOMEM, "%s: %s: a value is larger than 2 GiB", q->path,
-					    q->defs[q->row_stmt].what);
-		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: %d values for a row of %d", q->path,
-				    values, q->n_values[q->row_stmt]);
+		return ns_error_set(err, NS_ERR_NOMEM, "%s: %s: a value is larger than 2 GiB", q->path,
+				    q->defs[q->row_stmt].what);
 	}
+	/* the caller gave each column of its statement one value */
+	NS_ASSERT(values == q->n_values[q->row_stmt]);
 	if (values) {
 		uint32_t texts_len = (uint32_t)q->row_texts;
 		memcpy(c->buf + q->row_start + 1, &texts_len, sizeof(texts_len));

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/assert.h"
 #include "store/rowq.h"
 #include "store/store-internal.h"
 
@@ -577,9 +578,7 @@ static void reset_trace_state(struct ns_store *s)
 int ns_store_begin_trace(struct ns_store *s, const struct ns_source_id *src, int64_t *trace_id,
 			 struct ns_error *err)
 {
-	if (s->trace_id)
-		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: trace %lld was not ended",
-				    s->db_path, (long long)s->trace_id);
+	NS_ASSERT(!s->trace_id); /* the previous trace was ended */
 	reset_trace_state(s);
 	s->src_path = strdup(src->path);
 	s->src_abspath = strdup(src->abspath ? src->abspath : src->path);
@@ -1143,8 +1142,7 @@ static int write_trace_row(struct ns_store *s, const struct ns_trace *t, const s
 int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
 {
 	int rc;
-	if (!s->trace_id)
-		return ns_error_set(err, NS_ERR_INPUT, "%s: internal error: no trace was begun", s->db_path);
+	NS_ASSERT(s->trace_id); /* ns_store_begin_trace came first */
 	if (s->events_ended)
 		return 0;
 	if ((rc = write_threads(s, t, err)) || (rc = write_processes(s, t, err)) ||
@@ -1307,11 +1305,7 @@ int ns_store_commit(struct ns_store *s, struct ns_error *err)
 {
 	int64_t counted_rows[N_COUNTED];
 	int rc, sqlite_rc;
-	if (s->trace_id) {
-		rc = ns_error_set(err, NS_ERR_INPUT, "%s: internal error: trace %lld was not ended", s->db_path,
-				  (long long)s->trace_id);
-		goto out;
-	}
+	NS_ASSERT(!s->trace_id); /* every trace was ended */
 	for (size_t i = 0; i < N_COUNTED; i++)
 		counted_rows[i] = ns_rowq_count(s->rows, counted_tables[i]);
 	rc = ns_rowq_finish(s->rows, err);

@@ -13,6 +13,8 @@ A case is a folder tests/golden/cases/NAME/ holding:
   expected.out  exact stdout
   expected.code exit status (default 0)
   expected.err  exact stderr (default: must be empty)
+  stdout        optional: a file that receives stdout instead of the pipe
+                (/dev/full: a failing output stream); expected.out is empty
 Usage: run_golden.py NEURON_STATS CASE [--update]
 """
 import os
@@ -50,7 +52,13 @@ def main():
             return s.replace("@CORPUS@", corpus_dir).replace("@SRC@", SRC).replace("@TMP@", tmp)
         args = [subst(a) for a in raw_args]
         env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
-        p = subprocess.run([binary] + args, capture_output=True, cwd=SRC, env=env)
+        sink = read(os.path.join(case, "stdout"), b"").decode().strip()
+        if sink:
+            with open(sink, "wb") as f:
+                p = subprocess.run([binary] + args, stdout=f, stderr=subprocess.PIPE, cwd=SRC, env=env)
+            p.stdout = b""
+        else:
+            p = subprocess.run([binary] + args, capture_output=True, cwd=SRC, env=env)
         # paths in messages are printed relative to the substitutions
         out = p.stdout.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")
         err = p.stderr.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")

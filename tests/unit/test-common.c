@@ -1,8 +1,12 @@
 /* src/common: the id map (i64map) and the string table (strtab). */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "common/assert.h"
 #include "common/i64map.h"
 #include "common/strtab.h"
 
@@ -124,4 +128,43 @@ Test(strtab, the_empty_string_is_id_0_even_when_init_could_not_store_it)
 	cr_assert_str_eq(ns_strtab_get(&t, 1), "aten::add");
 	cr_assert_eq(ns_strtab_intern(&t, "", 0), 0);
 	ns_strtab_release(&t);
+}
+
+/* A broken invariant names itself (file:line, function, the expression)
+ * and aborts: SIGABRT, not an exit code that reads as bad input. */
+enum { broken_invariant_line = __LINE__ + 3 }; /* the line of the NS_ASSERT below */
+static void broken_invariant(int two)
+{
+	NS_ASSERT(two + two == 5);
+}
+
+Test(assert, a_broken_invariant_names_the_expression_and_aborts)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		broken_invariant(2);
+		_exit(0); /* not reached */
+	}
+	close(fds[1]);
+	char msg[512] = "";
+	size_t len = 0;
+	ssize_t got;
+	while (len + 1 < sizeof(msg) && (got = read(fds[0], msg + len, sizeof(msg) - 1 - len)) > 0)
+		len += (size_t)got;
+	msg[len] = '\0';
+	close(fds[0]);
+	int status = 0;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %d", status);
+	char expected[256];
+	snprintf(expected, sizeof(expected),
+		 "neuron-stats: bug: tests/unit/test-common.c:%d: broken_invariant: invariant failed: two + two == 5\n",
+		 broken_invariant_line);
+	cr_expect_str_eq(msg, expected);
 }

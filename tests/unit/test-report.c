@@ -787,3 +787,50 @@ Test(formats, format_us)
 	ns_format_us(b, sizeof(b), INT64_MAX);
 	cr_assert_str_eq(b, "9223372036854775.807");
 }
+
+/* escape.c: what each writer does with hostile text. The expected strings
+ * are written out by hand from docs/report.md's rules. */
+static char *md(const char *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	cr_assert(f);
+	ns_md_text(f, s);
+	fclose(f);
+	return text;
+}
+
+Test(escape, controls_become_visible_and_nothing_else_changes)
+{
+	char *owned;
+	const char *same = "aten::add.Tensor \\x1b caf\xc3\xa9 \xe2\x80\xa8";
+	cr_expect(ns_visible(same, &owned) == same && owned == NULL, "a name without controls is kept as it is");
+	const char *v = ns_visible("a\tb\nc\rd\x1b[31m\x07\x7f\xc2\x9b\xc2\xa0" "e", &owned);
+	cr_expect_str_eq(v, "a\\tb\\nc\\rd\\x1b[31m\\x07\\x7f\\x9b\xc2\xa0" "e");
+	cr_expect_eq(ns_visible_width("a\tb\xc2\x9b\xc3\xa9"), 1 + 2 + 1 + 4 + 1);
+	free(owned);
+}
+
+Test(escape, markdown_text_is_inert_in_github_markdown)
+{
+	struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "aten::add", "aten::add" },
+		{ "a|b", "a\\|b" },
+		{ "a\n#### 0 regressed", "a\\\\n#### 0 regressed" },
+		{ "back\\slash", "back\\\\slash" },
+		{ "![x](http://e/p.png)", "\\!\\[x\\](http\\://e/p.png)" },
+		{ "<img src=x>", "\\<img src=x\\>" },
+		{ "`c` *e* _e_ ~~s~~ $m$ &amp;", "\\`c\\` \\*e\\* \\_e\\_ \\~\\~s\\~\\~ \\$m\\$ \\&amp;" },
+		{ "www.e.com WWW.e", "www\\.e.com WWW\\.e" },
+		{ "@alice a@b.c", "@\xe2\x80\x8b" "alice a@\xe2\x80\x8b" "b.c" },
+		{ "esc\x1b[1m\xc2\x9b", "esc\\\\x1b\\[1m\\\\x9b" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = md(cases[i].in);
+		cr_expect_str_eq(got, cases[i].out, "%s", cases[i].in);
+		free(got);
+	}
+}
