@@ -109,7 +109,7 @@ def tar_bytes(members):
     return buf.getvalue()
 
 
-def neff_file(graph, hash_text, vnc=0):
+def neff_file(graph, hash_text, vnc=0, lnc=1):
     """A NEFF with a valid 1024-byte header and a gzip'd tar: kelf-0.json ->
     sg00/def.json -> five engine JSON + binaries, info.json, hlo_stats.json,
     tensor_map.json, neff.json (last, as in the real nkipy files)."""
@@ -162,7 +162,7 @@ def neff_file(graph, hash_text, vnc=0):
     struct.pack_into("<I", header, 0x1DC, 1)                              # requested_tpb_count
     header[0x1E0] = 1                                                      # tpb_per_node[0]
     struct.pack_into("<Q", header, 0x220, 0)                              # feature_bits
-    struct.pack_into("<I", header, 0x228, 1)                              # lnc_size
+    struct.pack_into("<I", header, 0x228, lnc)                            # lnc_size
     return bytes(header) + payload
 
 
@@ -280,7 +280,35 @@ def summary_export(node_seed, runs, graph):
     return dumps({"n_" + hashlib.sha1(node_seed.encode()).hexdigest(): node}) + "\n"
 
 
-def system_export(launches_, pid, style, rng, extra_meta=None):
+# LNC2 (tools/neuron-explorer/overview-system-profiles.rst, "Hardware events:
+# .../neuron_hw/NC0:4"; profile-schema-reference.rst, SystemProfileEvents:
+# nc_idx = logical core, pcore_idx, worker_gid; overview-tensor-viewer.rst: "For
+# LNC2, this field shows either 0 or 1"): the hardware lane of one logical core
+# shows each execution once per physical core. Physical core 1 starts and ends
+# inside physical core 0's interval (ns on the device clock), so the execution
+# is physical core 0's interval.
+LNC2_PCORE1_SKEW = (300, -200)
+LNC2_WORKER_GID = (4, 5)
+
+
+def lnc2_copies(half, phase):
+    """The halves of one nc_exec_running as the two physical cores write them."""
+    out = []
+    for pc in (0, 1):
+        h = json.loads(json.dumps(half))
+        shift = 0 if pc == 0 else LNC2_PCORE1_SKEW[0 if phase == "start" else 1]
+        h["pcore_idx"] = pc
+        h["worker_gid"] = LNC2_WORKER_GID[pc]
+        h["trace_event_source"] = "neuron_hw"
+        if shift:
+            h["timestamp"] += shift
+            h["data"]["sync_info"]["nc_timestamp_ns"] += shift
+            h["data"]["sync_info"]["cpu_timestamp_ns"] += shift
+        out.append(h)
+    return out
+
+
+def system_export(launches_, pid, style, rng, extra_meta=None, lnc=1):
     """system_profile.json (§3.4c) for one process. style "ids": framework events
     carry the op's External id; hardware halves (start/stop, tracking_id, clock
     samples) link by exec_id to runtime events, those by flow id to framework
@@ -333,7 +361,7 @@ def system_export(launches_, pid, style, rng, extra_meta=None):
                                            "cpu_timestamp_ns": L.host + L.dur}}}
             start.update(hw_common)
             stop.update(hw_common)
-            ev += [start, stop]
+            ev += [start, stop] if lnc == 1 else lnc2_copies(start, "start") + lnc2_copies(stop, "stop")
         else:
             hw = {"name": "nc_exec_running", "type": 7, "timestamp": num(L.host), "duration": num(L.dur),
                   "flow_id": [flow], "timestamp_unit": "ns"}
@@ -398,12 +426,13 @@ def write_truth(d, name, description, ranks):
 # captures
 
 
-def write_session(unit, g, launches_, pid, style, seed, with_exports=True):
+def write_session(unit, g, launches_, pid, style, seed, with_exports=True, lnc=1):
     """Layout A: trace.json, NEFFs, one session NTFF per core, .pb files, exports."""
     write(os.path.join(unit, "trace.json"), g.render())
     graphs = sorted({(L.graph, L.nc) for L in launches_ if L.kernel})
     for graph, nc in graphs:
-        write(os.path.join(unit, "neff_%s_vnc_%d.neff" % (neff_hash(graph), nc)), neff_file(graph, neff_hash(graph), nc))
+        write(os.path.join(unit, "neff_%s_vnc_%d.neff" % (neff_hash(graph), nc)),
+              neff_file(graph, neff_hash(graph), nc, lnc))
     for nc in sorted({nc for _, nc in graphs}):
         write(os.path.join(unit, SESSION_NTFF % nc), ntff_placeholder("session, nc %d" % nc))
     write(os.path.join(unit, "ntrace.pb"), pb_placeholder("ntrace.pb"))
@@ -411,7 +440,7 @@ def write_session(unit, g, launches_, pid, style, seed, with_exports=True):
     if not with_exports:
         return
     rng = gf.random.Random(seed)
-    write(os.path.join(unit, "system_profile.json"), system_export(launches_, pid, style, rng))
+    write(os.path.join(unit, "system_profile.json"), system_export(launches_, pid, style, rng, lnc=lnc))
     for graph, nc in graphs:
         runs = [L for L in launches_ if L.kernel and L.graph == graph and L.nc == nc]
         stem = (SESSION_NTFF % nc)[:-5]
@@ -452,6 +481,53 @@ def gen_sysprofile(out):
                 "has no hardware execution there, so aten::copy_ gets none.",
                 [truth_rank(os.path.relpath(os.path.join(unit, "trace.json"), os.path.join(out, cap)), None, L,
                             "system profile", False)])
+
+
+LNC2_README = """# capture-lnc2 (synthetic; written by tools/gen_captures.py)
+
+The naive RMSNorm run of `capture-sysprofile` on a Trn2 logical NeuronCore of
+size 2 (LNC2, Trn2's default): trace.json has no device events, the system
+profile's hardware lane has every `nc_exec_running` twice, once per physical
+core. Self NEURON must equal the LNC1 capture's (2240.4 us: the HtoD copy has
+no hardware execution) with 10 calls per device row, not double.
+
+Where each part comes from (aws-neuron/aws-neuron-sdk @81ce03ae):
+
+| part | doc file, section |
+|---|---|
+| hardware lane per physical core, `neuron_hw/NC0:4` | `tools/neuron-explorer/overview-system-profiles.rst`, lane naming table ("Hardware events: ...neuron_hw/NC0:4") |
+| `nc_idx` (logical core), `pcore_idx`, `worker_gid`, `trace_event_source` = `neuron_hw`, `flow_id` | `tools/neuron-explorer/profile-schema-reference.rst`, SystemProfileEvents |
+| `pcore_idx` is 0 or 1 under LNC2 | `tools/neuron-explorer/overview-tensor-viewer.rst`, field list ("For LNC2, this field shows either 0 or 1") |
+| `lnc_idx` / `worker_gid` as the per-process and global core ids | `tools/neuron-explorer/view-perfetto.rst`, grouping ("lnc_idx (local NeuronCore index on that process) and worker_gid") |
+| NEFF header `lnc_size` = 2 at 0x228 | `neuron-runtime/explore/work-with-neff-files.rst`, NEFF header struct (`vnc_size`/`lnc_size`); 2 in the real nkipy NEFFs |
+| system_profile.json top level, `trace_event`, `timestamp` / `duration` ns | `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
+| start/stop halves, `tracking_id`, `nc_timestamp_ns` / `cpu_timestamp_ns` | `src/libnrt/include/nrt/nrt_sys_trace.h` (fetch-events API) as summarised in neuron-formats.md §3.4d |
+
+Physical core 1's halves start 300 ns later and stop 200 ns earlier than
+physical core 0's (same `tracking_id`, which the runtime derives from the
+logical core), so one execution is physical core 0's interval.
+"""
+
+
+def gen_lnc2(out):
+    g, _ = gf.gen_naive()
+    g.name = "capture-lnc2"
+    L = launches(g)
+    drop_device_events(g)
+    cap = "capture-lnc2"
+    unit = session_dir(out, cap, g)
+    write_session(unit, g, L, gf.PID, "ids", 11, lnc=2)
+    write(os.path.join(out, cap, "README.md"), LNC2_README)
+    rank = truth_rank(os.path.relpath(os.path.join(unit, "trace.json"), os.path.join(out, cap)), None, L,
+                      "system profile, LNC2", False)
+    rank["calls_by_device_row"] = {}
+    for x in L:
+        if x.kernel:
+            rank["calls_by_device_row"][x.graph] = rank["calls_by_device_row"].get(x.graph, 0) + 1
+    rank["calls_by_device_row"] = dict(sorted(rank["calls_by_device_row"].items()))
+    write_truth(os.path.join(out, cap), cap,
+                "capture-sysprofile on an LNC2 logical core: every hardware execution appears once per physical "
+                "core (pcore_idx 0 and 1); each counts once.", [rank])
 
 
 def two_core_run(seed, pid):
@@ -646,11 +722,11 @@ def gen_exports(out):
 
 
 def write_all(out):
-    for fn in (gen_rmsnorm, gen_sysprofile, gen_2rank, gen_layouts, gen_exports):
+    for fn in (gen_rmsnorm, gen_sysprofile, gen_lnc2, gen_2rank, gen_layouts, gen_exports):
         fn(out)
 
 
-OUTPUTS = ["capture-rmsnorm-naive", "capture-rmsnorm-fused", "capture-rmsnorm-compiled", "capture-sysprofile",
+OUTPUTS = ["capture-rmsnorm-naive", "capture-rmsnorm-fused", "capture-rmsnorm-compiled", "capture-sysprofile", "capture-lnc2",
            "capture-2rank", "capture-layouts", "neuron-exports"]
 
 

@@ -16,6 +16,7 @@
 
 #include "aggregate/neuron.h"
 #include "cli/cli.h"
+#include "neff/neff.h"
 #include "report/engines.h"
 #include "store/store.h"
 
@@ -291,6 +292,21 @@ static bool has_ntrace(const struct ns_cap_unit *u)
 	return false;
 }
 
+/* The logical NeuronCore size the unit's NEFF headers give (the largest
+ * when they differ), 0 when no NEFF header can be read. */
+static uint32_t unit_lnc_size(const struct ns_cap_unit *u)
+{
+	uint32_t lnc = 0;
+	for (size_t k = 0; k < u->n_files; k++) {
+		struct ns_neff_header h;
+		struct ns_error ignored = { 0 };
+		if (u->files[k].kind == NS_CAP_NEFF && ns_neff_read_header(u->files[k].path, &h, &ignored) == 0 &&
+		    h.lnc_size > lnc && h.lnc_size <= 64)
+			lnc = h.lnc_size;
+	}
+	return lnc;
+}
+
 /* Hands the events from index first on to the sink, as ingest does. */
 static int feed(struct ns_trace *t, size_t first, ns_event_sink sink, void *sink_ctx, struct ns_error *err)
 {
@@ -342,8 +358,15 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	if ((rc = ns_sysprof_read(path, &sp, err)))
 		goto out;
 	ns_cli_neuron_warn_notes(path, &sp->notes, sp->truncated_at);
+	sp->lnc_size = unit_lnc_size(u);
 	if ((rc = ns_sysprof_attach(sp, t, &st, err)) || (rc = feed(t, first, sink, sink_ctx, err)))
 		goto out;
+	if ((st.lnc_size > 1 || st.folded) && !ns_cli_quiet)
+		fprintf(stderr,
+			"neuron-stats: %s: logical NeuronCore size %u (from %s): %llu hardware intervals counted as "
+			"%llu executions\n",
+			path, st.lnc_size, st.lnc_from, (unsigned long long)st.hw_intervals,
+			(unsigned long long)st.intervals);
 	if (st.unlinked || st.unpaired) {
 		struct ns_error w = { 0 };
 		ns_error_set(&w, NS_OK,

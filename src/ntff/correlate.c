@@ -31,7 +31,7 @@ static const char *const exec_rank[] = {
 };
 
 struct interval {
-	int64_t host, dur, nc, exec_id;
+	int64_t host, dur, nc, pcore, exec_id;
 	int64_t correlation, external_id;
 	size_t ev;               /* the START (or complete) event */
 	size_t stop;             /* the STOP event, or ev */
@@ -138,12 +138,15 @@ static int build_maps(struct work *w)
 	return 0;
 }
 
-/* START/STOP halves pair by tracking_id, else by (exec_id, core). */
+/* START/STOP halves pair by tracking_id, else by (exec_id, core); and by
+ * physical core, as LNC2 runs one execution (same ids) on two. */
 static int64_t pair_key(const struct ns_sys_event *ev)
 {
+	uint64_t pcore = ev->pcore == NS_NONE ? 0 : (uint64_t)ev->pcore + 1;
 	if (ev->tracking_id != NS_NONE)
-		return ev->tracking_id;
-	return (int64_t)(((uint64_t)ev->exec_id << 8) ^ (uint64_t)(ev->nc == NS_NONE ? 0 : ev->nc) ^ (1ULL << 62));
+		return (int64_t)((uint64_t)ev->tracking_id ^ pcore * 0x9E3779B97F4A7C15ULL);
+	return (int64_t)(((uint64_t)ev->exec_id << 8) ^ (uint64_t)(ev->nc == NS_NONE ? 0 : ev->nc) ^ (1ULL << 62) ^
+			 pcore * 0x9E3779B97F4A7C15ULL);
 }
 
 static int add_interval(struct work *w, size_t start, size_t stop, int64_t host, int64_t dur)
@@ -157,6 +160,7 @@ static int add_interval(struct work *w, size_t start, size_t stop, int64_t host,
 		.host = host,
 		.dur = dur < 0 ? 0 : dur,
 		.nc = a->nc != NS_NONE ? a->nc : b->nc != NS_NONE ? b->nc : 0,
+		.pcore = a->pcore != NS_NONE ? a->pcore : b->pcore,
 		.exec_id = a->exec_id != NS_NONE ? a->exec_id : b->exec_id,
 		.correlation = a->correlation != NS_NONE ? a->correlation : b->correlation,
 		.external_id = a->external_id != NS_NONE ? a->external_id : b->external_id,
@@ -207,6 +211,91 @@ static int build_intervals(struct work *w, struct ns_attach_stats *st)
 	for (size_t pos = 0; ns_i64map_next(&w->start_by_key, &pos, &key, &start);)
 		st->unpaired += start != NONE;
 	return 0;
+}
+
+static int cmp_core_start(const void *a, const void *b)
+{
+	const struct interval *x = a, *y = b;
+	if (x->nc != y->nc)
+		return x->nc < y->nc ? -1 : 1;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return x->pcore < y->pcore ? -1 : x->pcore > y->pcore;
+}
+
+/* The logical core size: the caller's (NEFF headers), else the most
+ * physical cores (pcore_idx) one logical core's hardware events name, else 1. */
+static void lnc_size(const struct work *w, struct ns_attach_stats *st)
+{
+	int64_t most = 0;
+	for (size_t i = 0, j; i < w->n_iv; i = j) {
+		uint64_t seen = 0; /* pcore_idx 0..63 */
+		for (j = i; j < w->n_iv && w->iv[j].nc == w->iv[i].nc; j++)
+			if (w->iv[j].pcore >= 0 && w->iv[j].pcore < 64)
+				seen |= 1ULL << w->iv[j].pcore;
+		if (__builtin_popcountll(seen) > most)
+			most = __builtin_popcountll(seen);
+	}
+	if (w->sp->lnc_size) {
+		st->lnc_size = w->sp->lnc_size;
+		st->lnc_from = "the NEFF header's lnc_size";
+	} else if (most > 1) {
+		st->lnc_size = (uint32_t)most;
+		st->lnc_from = "the pcore_idx values of the hardware events";
+	} else {
+		st->lnc_size = 1;
+		st->lnc_from = "no NEFF header or pcore_idx saying otherwise";
+	}
+}
+
+/* LNC2: a logical core's execution runs on each of its physical cores, and
+ * the hardware lane shows it once per physical core (neuron_hw/NC0:4 and
+ * :5). Intervals of one logical core that overlap in time, on different
+ * physical cores (when named) and with the same exec_id (when both carry
+ * one), up to the LNC size, are one execution: kept as one interval from
+ * the first start to the last end. A logical core runs one execution at a
+ * time, so overlap is what ties the copies. */
+static void fold_physical(struct work *w, struct ns_attach_stats *st)
+{
+	size_t out = 0;
+	st->hw_intervals = w->n_iv;
+	if (w->n_iv > 1)
+		qsort(w->iv, w->n_iv, sizeof(*w->iv), cmp_core_start);
+	lnc_size(w, st);
+	for (size_t i = 0; i < w->n_iv;) {
+		struct interval g = w->iv[i];
+		int64_t end = g.host + g.dur;
+		uint64_t pcores = g.pcore >= 0 && g.pcore < 64 ? 1ULL << g.pcore : 0;
+		uint32_t members = 1;
+		size_t j = i + 1;
+		for (; j < w->n_iv && members < st->lnc_size; j++) {
+			const struct interval *c = &w->iv[j];
+			bool pc_known = c->pcore >= 0 && c->pcore < 64;
+			if (c->nc != g.nc || c->host >= end || (pc_known && (pcores & (1ULL << c->pcore))) ||
+			    (c->exec_id != NS_NONE && g.exec_id != NS_NONE && c->exec_id != g.exec_id))
+				break;
+			if (pc_known)
+				pcores |= 1ULL << c->pcore;
+			if (c->host + c->dur > end)
+				end = c->host + c->dur;
+			if (g.correlation == NS_NONE && g.external_id == NS_NONE) {
+				g.correlation = c->correlation;
+				g.external_id = c->external_id;
+			}
+			if (g.exec_id == NS_NONE)
+				g.exec_id = c->exec_id;
+			if (!g.neff)
+				g.neff = c->neff;
+			if (!g.label)
+				g.label = c->label;
+			members++;
+			st->folded++;
+		}
+		g.dur = end - g.host;
+		w->iv[out++] = g;
+		i = j;
+	}
+	w->n_iv = out;
 }
 
 static int cmp_match(const void *a, const void *b)
@@ -393,6 +482,7 @@ int ns_sysprof_attach(const struct ns_sysprof *sp, struct ns_trace *t, struct ns
 	ns_i64map_init(&w.start_by_key);
 	if (sync_points(sp, &w.sync, &w.n_sync) || build_maps(&w) || build_intervals(&w, st) || build_match_index(&w))
 		goto out;
+	fold_physical(&w, st);
 	for (size_t k = 0; k < w.n_iv; k++)
 		link(&w, &w.iv[k], st);
 	st->intervals = w.n_iv;

@@ -147,6 +147,7 @@ struct ns_sys_event {
 	int64_t nc_ts, cpu_ts;       /* a sync sample: device-clock ns and host ns of one moment */
 	int64_t id, parent_id, exec_id, tracking_id, nc, pid, tid, seq;
 	int64_t correlation, external_id;
+	int64_t pcore;               /* pcore_idx: physical core within the logical one (LNC2: 0/1) */
 	uint32_t flows_off, n_flows; /* into ns_sysprof.flows */
 	ns_str name, neff, label;    /* label: model_name */
 	uint8_t source;              /* enum ns_sys_source */
@@ -166,6 +167,10 @@ struct ns_sysprof {
 	struct ns_kv *metadata;      /* system_profile_metadata[0] */
 	size_t n_metadata;
 	uint64_t n_device_profiles;  /* device_profile_list entries */
+	/* Logical NeuronCore size of the run (1, 2), 0 when unknown. Not in
+	 * the JSON: the caller sets it from the NEFF headers' lnc_size before
+	 * ns_sysprof_attach, which otherwise infers it from pcore_idx. */
+	uint32_t lnc_size;
 	uint64_t n_events;           /* every event read */
 	uint64_t n_source[3];        /* by enum ns_sys_source, every event read */
 	char **unknown_keys;
@@ -185,6 +190,12 @@ struct ns_attach_stats {
 	uint64_t by_ids;             /* launcher carried correlation / External id */
 	uint64_t by_time;            /* launcher matched a trace event by name and time */
 	uint64_t unlinked;           /* added without a launching op */
+	/* LNC2: one execution of a logical core shows once per physical core;
+	 * the copies are folded into one interval (docs/neuron.md "LNC"). */
+	uint32_t lnc_size;           /* the size applied */
+	const char *lnc_from;        /* where it came from (static text) */
+	uint64_t hw_intervals;       /* hardware intervals before folding */
+	uint64_t folded;             /* intervals folded into another physical core's */
 };
 
 /* Appends one NS_CAT_KERNEL event per hardware interval (nc_exec_running)

@@ -140,7 +140,7 @@ static int nested(struct reader *r, const struct jv *v, int depth)
  * are ignored, nested objects searched. */
 enum field {
 	F_NAME, F_TS, F_TS_NS, F_DUR, F_END, F_UNIT, F_TYPE, F_GROUP, F_SOURCE, F_PHASE, F_ID, F_PARENT, F_EXEC,
-	F_TRACKING, F_SEQ, F_NC, F_NC_ALT, F_PID, F_TID, F_FLOW, F_NC_TS, F_CPU_TS, F_CORR, F_EXT, F_NEFF, F_LABEL,
+	F_TRACKING, F_SEQ, F_NC, F_NC_ALT, F_PCORE, F_PID, F_TID, F_FLOW, F_NC_TS, F_CPU_TS, F_CORR, F_EXT, F_NEFF, F_LABEL,
 	F_NESTED_TEXT,
 };
 
@@ -156,7 +156,7 @@ static const struct {
 	KEY("group", F_GROUP), KEY("trace_event_source", F_SOURCE), KEY("phase", F_PHASE), KEY("id", F_ID),
 	KEY("parent_id", F_PARENT), KEY("exec_id", F_EXEC), KEY("tracking_id", F_TRACKING),
 	KEY("nrta_seq_id", F_SEQ), KEY("nc_idx", F_NC), KEY("lnc_idx", F_NC), KEY("nc_id", F_NC),
-	KEY("device_core_idx", F_NC_ALT), KEY("process_id", F_PID), KEY("thread_id", F_TID),
+	KEY("device_core_idx", F_NC_ALT), KEY("pcore_idx", F_PCORE), KEY("process_id", F_PID), KEY("thread_id", F_TID),
 	KEY("flow_id", F_FLOW), KEY("flow_ids", F_FLOW), KEY("nc_timestamp_ns", F_NC_TS),
 	KEY("cpu_timestamp_ns", F_CPU_TS), KEY("correlation", F_CORR), KEY("External id", F_EXT),
 	KEY("external_id", F_EXT), KEY("neff_hash", F_NEFF), KEY("neff", F_NEFF), KEY("neff_name", F_NEFF),
@@ -209,6 +209,7 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 	case F_SEQ: set_int(v, &ev->seq); break;
 	case F_NC: set_int(v, &ev->nc); break;
 	case F_NC_ALT: set_int(v, &r->nc_alt); break;
+	case F_PCORE: set_int(v, &ev->pcore); break;
 	case F_PID: set_int(v, &ev->pid); break;
 	case F_TID: set_int(v, &ev->tid); break;
 	case F_FLOW:
@@ -269,7 +270,7 @@ static int read_event(struct reader *r, const struct jv *v, uint64_t offset, str
 	memset(ev, 0, sizeof(*ev));
 	ev->ts = ev->dur = ev->nc_ts = ev->cpu_ts = NS_NONE;
 	ev->id = ev->parent_id = ev->exec_id = ev->tracking_id = ev->nc = ev->pid = ev->tid = ev->seq = NS_NONE;
-	ev->correlation = ev->external_id = NS_NONE;
+	ev->correlation = ev->external_id = ev->pcore = NS_NONE;
 	ev->flows_off = (uint32_t)sp->n_flows;
 	ev->offset = offset;
 	r->has_ts = r->has_dur = r->has_end = r->ts_is_ns = false;
