@@ -530,6 +530,64 @@ def gen_lnc2(out):
                 "core (pcore_idx 0 and 1); each counts once.", [rank])
 
 
+EXPLORER_README = """# capture-explorer-dir (synthetic; written by tools/gen_captures.py)
+
+The fused RMSNorm run as AWS's tools lay it out, trace.json without device
+events: the session capture in `profile_output/<instance>_pid_<pid>/<timestamp>/`
+and the JSON that `neuron-explorer view -d profile_output --output-format json
+--output-file ...` writes at the top of `profile_output/`, beside the process
+folder. neuron-stats must find both exports there and attach them to the
+process by the instance and pid of their names (the system profile: the only
+process folder below it).
+
+| part | doc file, section (aws-neuron/aws-neuron-sdk @81ce03ae) |
+|---|---|
+| `profile_output/` with `<instance>_pid_<pid>/<timestamp>/`, `profile_nc_0_session_0.ntff`, `neff_*.neff`, `ntrace.pb`, `trace_info.pb`, `trace.json` | `tools/neuron-explorer/how-to-profile-workload.rst`, expected output tree |
+| `neuron-explorer view --session-dir ./profile_output --output-format json --output-file ...` writes `system_profile.json` and the device profiles | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" |
+| device export named `<instance>_pid_<pid>_nc_<N>_session_<S>.json` | neuron-formats.md §2.1 (E): the names of a third-party export folder; the issue 17 report |
+| system_profile.json keys | `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
+"""
+
+LAYOUT_README = """# capture-layouts (synthetic; written by tools/gen_captures.py)
+
+File-naming variants for `neuron-stats ls`. The ones taken from AWS's docs
+(aws-neuron/aws-neuron-sdk @81ce03ae):
+
+| folder | doc file, section |
+|---|---|
+| `model-json/`: two NEFF/NTFF pairs and `device_profile_model_<model_id>.json` each, the NEFF named by the `model_name` inside | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" (`device_profile_model_<model_id>.json` per compiled model); the model-mode pair names, same page's note ("neff_395760075800974.neff pairs with 395760075800974_instid_0_vnc_0.ntff") |
+| `cli-guide/`: `file.neff` beside `output/profile_rank_5.ntff` | `archive/profiler/neuron-profile-user-guide.rst`, `neuron-profile view --output-format json --output-file profile.json -n file.neff -s output/profile_rank_5.ntff` |
+| `session/`, `model/`, `cli/`, `continuous/`, `vllm/` | neuron-formats.md §2.1 (A)-(D), from `how-to-profile-workload.rst`, `get-started.rst` and `vllm-neuron/docs/design/vllm/neuron-profiling.md` |
+"""
+
+
+def gen_explorer_dir(out):
+    g, _ = gf.gen_fused()
+    g.name = "capture-explorer-dir"
+    L = launches(g)
+    drop_device_events(g)
+    cap = "capture-explorer-dir"
+    root = os.path.join(out, cap, "profile_output")
+    unit = os.path.join(root, "%s_pid_%d" % (INSTANCE, gf.PID), str(gf.BASE_TIME_NS + g.t0))
+    ntff = "profile_nc_0_session_0.ntff"
+    write(os.path.join(unit, "trace.json"), g.render())
+    graph = L[0].graph
+    neff_name = "neff_%s_vnc_0.neff" % neff_hash(graph)
+    write(os.path.join(unit, neff_name), neff_file(graph, neff_hash(graph), 0))
+    write(os.path.join(unit, ntff), ntff_placeholder("session, nc 0"))
+    write(os.path.join(unit, "ntrace.pb"), pb_placeholder("ntrace.pb"))
+    write(os.path.join(unit, "trace_info.pb"), pb_placeholder("trace_info.pb"))
+    write(os.path.join(root, "system_profile.json"), system_export(L, gf.PID, "ids", gf.random.Random(13)))
+    write(os.path.join(root, "%s_pid_%d_nc_0_session_0.json" % (INSTANCE, gf.PID)),
+          device_export(graph, 0, ntff, neff_name, [x for x in L if x.kernel]))
+    write(os.path.join(out, cap, "README.md"), EXPLORER_README)
+    write_truth(os.path.join(out, cap), cap,
+                "The fused RMSNorm run with the exports at the top of profile_output/, where neuron-explorer view -d "
+                "writes them.",
+                [truth_rank(os.path.relpath(os.path.join(unit, "trace.json"), os.path.join(out, cap)), None, L,
+                            "system profile", False)])
+
+
 def two_core_run(seed, pid):
     """Per step: aten::linear launches a matmul graph on NeuronCore 0, then
     aten::rms_norm a norm graph on NeuronCore 1."""
@@ -643,6 +701,20 @@ def gen_layouts(out):
     L = launches(g)
     drop_device_events(g)
     write_session(os.path.join(root, "unconverted"), g, L, gf.PID, "ids", 0, with_exports=False)
+    write(os.path.join(root, "README.md"), LAYOUT_README)
+    mj = os.path.join(root, "model-json", "i-0eee000000000005_pid_600")
+    for mid, h, graph in ((1, "555", "layout::m1"), (2, "666", "layout::m2")):
+        write(os.path.join(mj, "neff_%s.neff" % h), neff_file(graph, h, 0))
+        write(os.path.join(mj, "%s_instid_0_vnc_0.ntff" % h), ntff_placeholder("model %s" % h))
+        dev = device_export(graph, 0, "%s_instid_0_vnc_0.ntff" % h, "neff_%s.neff" % h,
+                            [Launch({"ts": 0}, {"ts": 0, "dur": 10000, "name": graph, "cat": "kernel", "args": {}}, {}, 0)])
+        # the NEFF only as model_name (a path), as AWS's exports carry it
+        dev = dev.replace('"ntff_filename": "%s_instid_0_vnc_0.ntff", "neff_name": "neff_%s.neff"' % (h, h),
+                          '"model_name": "/tmp/neff_cache/neff_%s.neff"' % h)
+        write(os.path.join(mj, "device_profile_model_%d.json" % mid), dev)
+    cg = os.path.join(root, "cli-guide")
+    write(os.path.join(cg, "file.neff"), neff_file("layout::g", "", 0))
+    write(os.path.join(cg, "output", "profile_rank_5.ntff"), ntff_placeholder("CLI guide rank 5"))
     p = os.path.join(root, "parquet", "profiles", "global", "synthetic@latest")
     write(os.path.join(p, "Instruction.parquet"), b"PAR1" + b"synthetic placeholder" + b"PAR1")
     write(os.path.join(root, "parquet", "system_profile.pftrace"), b"\x0a\x00synthetic perfetto placeholder")
@@ -706,6 +778,20 @@ def gen_exports(out):
          "data": {"device_core_idx": 0, "exec_id": 5, "nc_timestamp_ns": 93520000,
                   "cpu_timestamp_ns": 1766072156592567000}}],
         "data_version": 2, "neuron_stats_synthetic": SYNTH}) + "\n")
+    # JSON kinds decided past the first 64 KiB: the fetch-events form with its
+    # events first (src/libnrt/include/nrt/nrt_sys_trace.h returns them before
+    # data_version), and a system export whose keys are sorted, so cpu_util
+    # (get-started.rst, "JSON schema (system_profile.json)") comes first
+    many = [{"event_type": "nrt_tensor_free", "phase": "instant", "id": i, "nc_idx": 0,
+             "timestamp_ns": 1766072156592459482 + i} for i in range(900)]
+    write(os.path.join(d, "system-fetch-events-large.json"),
+          json.dumps({"events": many, "data_version": 2, "neuron_stats_synthetic": SYNTH}) + "\n")
+    cpu = [{"cpu_id": str(i % 48), "duration": 1, "instance_id": INSTANCE, "timestamp": 1729888371287337243 + i,
+            "util": 2.3255813} for i in range(900)]
+    write(os.path.join(d, "system-sorted-keys.json"), json.dumps(
+        {"cpu_util": cpu, "device_profile_list": [], "mem_usage": [], "neuron_stats_synthetic": SYNTH,
+         "system_profile_metadata": [{"ntff_version": 5}], "trace_event": json.loads(good_sys)["trace_event"][:4]},
+        sort_keys=True) + "\n")
     sm = summary_export("exports", L[:3], graph)
     write(os.path.join(d, "summary-fraction.json"), sm)
     write(os.path.join(d, "summary-percent.json"), dumps({"n_" + "ab" * 20: {
@@ -722,11 +808,12 @@ def gen_exports(out):
 
 
 def write_all(out):
-    for fn in (gen_rmsnorm, gen_sysprofile, gen_lnc2, gen_2rank, gen_layouts, gen_exports):
+    for fn in (gen_rmsnorm, gen_sysprofile, gen_lnc2, gen_explorer_dir, gen_2rank, gen_layouts, gen_exports):
         fn(out)
 
 
 OUTPUTS = ["capture-rmsnorm-naive", "capture-rmsnorm-fused", "capture-rmsnorm-compiled", "capture-sysprofile", "capture-lnc2",
+           "capture-explorer-dir",
            "capture-2rank", "capture-layouts", "neuron-exports"]
 
 

@@ -94,7 +94,10 @@ static void file_detail(const struct ns_cap_file *f, char *out, size_t n)
 		if (f->nc >= 0)
 			snprintf(out + len, n - len, ", vnc %" PRId64, f->nc);
 		if (f->shared)
-			snprintf(out + strlen(out), n - strlen(out), ", from neffs/");
+			snprintf(out + strlen(out), n - strlen(out), "%s",
+				 strstr(f->path, "/neffs/") || strncmp(f->path, "neffs/", 6) == 0
+					 ? ", from neffs/"
+					 : ", shared with the CLI capture below its folder");
 		break;
 	case NS_CAP_NTFF:
 		len = (size_t)snprintf(out, n, "%s", ntff_modes[f->naming]);

@@ -49,6 +49,9 @@ struct ns_cap_file {
 	int64_t instid;      /* model-mode NTFF instance id, -1 */
 	int64_t cli_rank;    /* profile_rank_<r>.ntff, -1 */
 	int64_t exec;        /* profile_exec_<n>.ntff, -1 */
+	int64_t model_id;    /* export: device_profile_model_<id>.json, -1 */
+	char instance[128];  /* export: "<instance>_pid_<pid>_nc_..." in its name, "" */
+	int64_t pid;         /* export: the pid of that name, -1 */
 	uint8_t naming;      /* NTFF: enum ns_ntff_naming; PB: enum ns_pb_role */
 	bool shared;         /* NEFF from a neffs/ folder (vLLM): a candidate for every unit beside it */
 	bool converted;      /* export found in the conversion cache, not in the capture */

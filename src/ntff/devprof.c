@@ -131,7 +131,8 @@ static int info_field(void *ctx, const char *key, size_t len, const struct jv *v
 	if (jkey_is(key, len, "ntff_filename") || jkey_is(key, len, "ntff"))
 		memcpy(dp->ntff_filename, text, n + 1);
 	else if (jkey_is(key, len, "neff_hash") || jkey_is(key, len, "neff") || jkey_is(key, len, "neff_name") ||
-		 jkey_is(key, len, "neff_id") || jkey_is(key, len, "neff_filename"))
+		 jkey_is(key, len, "neff_id") || jkey_is(key, len, "neff_filename") ||
+		 (jkey_is(key, len, "model_name") && !dp->neff_hash[0] && memmem(text, n, ".neff", 5)))
 		ns_neff_hash_normalize(text, n, dp->neff_hash, sizeof(dp->neff_hash));
 	return 0;
 }
@@ -299,6 +300,10 @@ int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof 
 	if ((rc = jstream_file(path, &cb, &r, &dp->truncated_at, err)))
 		goto out;
 	detect_unit(&r, unit);
+	/* no NEFF in profile_info: the NEFF path of metadata's model_name */
+	const struct ns_kv *model = kv_find(dp->metadata, dp->n_metadata, "model_name");
+	if (!dp->neff_hash[0] && model && strstr(model->text, ".neff"))
+		ns_neff_hash_normalize(model->text, strlen(model->text), dp->neff_hash, sizeof(dp->neff_hash));
 	if (build_busy(&r)) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 		goto out;

@@ -226,7 +226,15 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 			return -2;
 		break;
 	}
-	case F_LABEL: ev->label = intern_value(r, v); break;
+	case F_LABEL:
+		ev->label = intern_value(r, v);
+		/* the NEFF path real exports carry in model_name */
+		if (!ev->neff && v->type == 's' && memmem(v->p, v->n, ".neff", 5)) {
+			size_t n = ns_neff_hash_normalize(text, jv_text(v, text, sizeof(text)), norm, sizeof(norm));
+			if ((ev->neff = ns_strtab_intern(&r->sp->strings, norm, n)) == UINT32_MAX)
+				return -2;
+		}
+		break;
 	case F_NESTED_TEXT: {
 		r->depth++;
 		int rc = nested(r, v, r->depth);
