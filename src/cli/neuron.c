@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aggregate/neuron.h"
@@ -96,6 +98,18 @@ static void hint_commands(struct ns_error *err, const char *intro, const struct 
 	}
 }
 
+#define CONVERT_TIMEOUT_S 600
+
+/* Seconds a neuron-explorer run may take: NEURON_STATS_CONVERT_TIMEOUT, else
+ * CONVERT_TIMEOUT_S. */
+static long convert_timeout_s(void)
+{
+	const char *v = getenv("NEURON_STATS_CONVERT_TIMEOUT");
+	char *end;
+	long s = v ? strtol(v, &end, 10) : 0;
+	return v && *v && !*end && s > 0 && s <= 86400 ? s : CONVERT_TIMEOUT_S;
+}
+
 /* Runs one command; stdout goes to a temporary file when it is the export,
  * and the export appears under its name only when the tool succeeded. */
 static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
@@ -113,10 +127,27 @@ static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
 		posix_spawn_file_actions_addopen(&fa, 1, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int sp = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	long limit_ms = convert_timeout_s() * 1000L, waited_ms = 0;
+	pid_t done = 0;
+	/* a stuck converter must not hang the report: poll, and kill it at the limit */
+	while (sp == 0 && (done = waitpid(pid, &status, WNOHANG)) == 0 && waited_ms < limit_ms) {
+		struct timespec tick = { 0, 20 * 1000 * 1000 };
+		nanosleep(&tick, NULL);
+		waited_ms += 20;
+	}
+	if (sp == 0 && done == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
 	if (sp != 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "cannot run %s: %s", argv[0], strerror(sp));
-	} else if (waitpid(pid, &status, 0) < 0) {
+	} else if (done < 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "waiting for %s: %s", argv[0], strerror(errno));
+	} else if (done == 0) {
+		char *line = ns_ntff_cmd_text(c);
+		rc = ns_error_set(err, NS_ERR_IO, "%s timed out after %ld s (NEURON_STATS_CONVERT_TIMEOUT) and was stopped: %s",
+				  argv[0], limit_ms / 1000, line ? line : "");
+		free(line);
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		char *line = ns_ntff_cmd_text(c);
 		rc = ns_error_set(err, NS_ERR_IO, "%s failed (%s %d): %s", argv[0],
@@ -347,8 +378,18 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
 		goto out;
 	if (u->system_json < 0 && has_ntrace(u)) {
-		if ((rc = ns_cli_neuron_convert(u, NS_CONV_SYSTEM, &ran, err)))
+		if ((rc = ns_cli_neuron_convert(u, NS_CONV_SYSTEM, &ran, err))) {
+			/* no converter, or it failed or timed out: the CPU table still
+			 * stands; the commands go to stderr (an error with --strict) */
+			if (lo && lo->strict)
+				goto out;
+			if (!ns_cli_quiet)
+				fprintf(stderr, "neuron-stats: warning: %s; the table has no device time\n%s%s%s", err->msg,
+					err->hint[0] ? "hint: " : "", err->hint, err->hint[0] ? "\n" : "");
+			memset(err, 0, sizeof(*err));
+			rc = 0;
 			goto out;
+		}
 		if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
 			goto out;
 	}
