@@ -273,11 +273,12 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 		if (f.kind == NS_CAP_NTFF || f.kind == NS_CAP_PB)
 			return refuse_raw(input, f.kind, err);
 		if (f.kind == NS_CAP_SYSTEM_JSON || f.kind == NS_CAP_DEVICE_JSON || f.kind == NS_CAP_SUMMARY_JSON) {
-			ns_error_set(err, NS_ERR_INPUT, "%s: a Neuron %s, not a framework trace", input,
+			/* valid JSON that is not a Kineto trace: exit 3 (docs/cli.md "Exit status") */
+			ns_error_set(err, NS_ERR_UNSUPPORTED, "%s: a Neuron %s, not a framework trace", input,
 				     ns_cap_kind_name(f.kind));
 			ns_error_hint(err, "pass the capture folder holding it and its trace.json; `neuron-stats ls %s` "
 					   "shows what the file holds", input);
-			return NS_ERR_INPUT;
+			return NS_ERR_UNSUPPORTED;
 		}
 		if (f.kind != NS_CAP_TRACE)
 			return 0;
