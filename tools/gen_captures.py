@@ -661,6 +661,7 @@ def gen_layouts(out):
     s1 = os.path.join(root, "session", "i-0aaa000000000001_pid_100", "1776672348756756905")
     write(os.path.join(s1, SESSION_NTFF % 0), ntff_placeholder("session nc 0"))
     write(os.path.join(s1, SESSION_NTFF % 1), ntff_placeholder("session nc 1"))
+    write(os.path.join(s1, SESSION_NTFF % 2), b"")   # a 0-byte NTFF: listed as empty, never paired
     write(os.path.join(s1, "neff_111_vnc_0.neff"), neff_file("layout::a", "111", 0))
     write(os.path.join(s1, "ntrace.pb"), pb_placeholder("ntrace.pb"))
     write(os.path.join(s1, "cpu_util.pb"), pb_placeholder("cpu_util.pb"))

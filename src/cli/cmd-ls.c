@@ -61,6 +61,9 @@ static const struct {
 			       "the runtime event trace is missing; copy ntrace.pb from the same run" },
 	[NS_GAP_EXPORT_UNPAIRED] = { "names no NTFF found here",
 				     "name it <ntff stem>__neff_<hash>.json (as neuron-stats writes) so it pairs" },
+	[NS_GAP_NTFF_EMPTY] = { "is empty (0 bytes): not a device trace",
+				"the runtime did not write it (the process ended before the profile was saved?); "
+				"capture again" },
 };
 
 static const char *const ntff_modes[] = {
@@ -111,7 +114,7 @@ static void file_detail(const struct ns_cap_file *f, char *out, size_t n)
 			len += (size_t)snprintf(out + len, n - len, ", rank %" PRId64, f->cli_rank);
 		if (f->exec >= 0)
 			len += (size_t)snprintf(out + len, n - len, ", execution %" PRId64, f->exec);
-		snprintf(out + len, n - len, "; raw, not decoded");
+		snprintf(out + len, n - len, f->size == 0 ? "; EMPTY (0 bytes), not usable" : "; raw, not decoded");
 		break;
 	case NS_CAP_PB:
 	case NS_CAP_PARQUET:

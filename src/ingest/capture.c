@@ -634,6 +634,8 @@ static int pair_ntff(struct ns_cap_unit *u, size_t t)
 	const struct ns_cap_file *ntff = &u->files[t];
 	size_t n_neff = 0, only = 0;
 	int64_t best = -1;
+	if (ntff->size == 0)
+		return 0; /* an empty NTFF (a capture that never wrote) is no device trace */
 	for (size_t k = 0; k < u->n_files; k++)
 		if (u->files[k].kind == NS_CAP_NEFF) {
 			n_neff++;
@@ -735,7 +737,8 @@ static int find_gaps(struct ns_cap_unit *u, const bool *claimed)
 		bool paired = false;
 		for (size_t p = 0; p < u->n_pairs; p++)
 			paired |= u->pairs[p].neff == k || u->pairs[p].ntff == k;
-		if (f->kind == NS_CAP_NTFF && !paired && add_gap(u, NS_GAP_NTFF_NO_NEFF, (int64_t)k, -1))
+		if (f->kind == NS_CAP_NTFF && !paired &&
+		    add_gap(u, f->size == 0 ? NS_GAP_NTFF_EMPTY : NS_GAP_NTFF_NO_NEFF, (int64_t)k, -1))
 			return -1;
 		if (f->kind == NS_CAP_NEFF && !f->shared && !paired && add_gap(u, NS_GAP_NEFF_NO_NTFF, (int64_t)k, -1))
 			return -1;

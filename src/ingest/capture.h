@@ -73,6 +73,7 @@ enum ns_cap_gap_kind {
 	NS_GAP_NO_TRACE_INFO,    /* file: ntrace.pb without trace_info.pb */
 	NS_GAP_NO_NTRACE,        /* file: trace_info.pb without ntrace.pb */
 	NS_GAP_EXPORT_UNPAIRED,  /* file: a device/summary export that names no NTFF found here */
+	NS_GAP_NTFF_EMPTY,       /* file: a 0-byte NTFF (never paired: nothing to convert) */
 };
 
 struct ns_cap_gap {
