@@ -546,6 +546,7 @@ process folder below it).
 | `neuron-explorer view --session-dir ./profile_output --output-format json --output-file ...` writes `system_profile.json` and the device profiles | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" |
 | device export named `<instance>_pid_<pid>_nc_<N>_session_<S>.json` | neuron-formats.md §2.1 (E): the names of a third-party export folder; the issue 17 report |
 | system_profile.json keys | `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
+| `warnings` entries `{message, category}` (the doc's example message and category) | `tools/neuron-explorer/profile-schema-reference.rst`, "Warning" |
 """
 
 LAYOUT_README = """# capture-layouts (synthetic; written by tools/gen_captures.py)
@@ -577,7 +578,12 @@ def gen_explorer_dir(out):
     write(os.path.join(unit, ntff), ntff_placeholder("session, nc 0"))
     write(os.path.join(unit, "ntrace.pb"), pb_placeholder("ntrace.pb"))
     write(os.path.join(unit, "trace_info.pb"), pb_placeholder("trace_info.pb"))
-    write(os.path.join(root, "system_profile.json"), system_export(L, gf.PID, "ids", gf.random.Random(13)))
+    sysdoc = json.loads(system_export(L, gf.PID, "ids", gf.random.Random(13)))
+    # Explorer's processing warnings (profile-schema-reference.rst, "Warning": message, category; the
+    # doc's example) must reach stderr
+    sysdoc["warnings"] = [{"message": "Current NEFF is missing compiler metrics. Please re-compile using latest "
+                                      "version of the compiler.", "category": "Missing Data"}]
+    write(os.path.join(root, "system_profile.json"), json.dumps(sysdoc, separators=(",", ":")) + "\n")
     write(os.path.join(root, "%s_pid_%d_nc_0_session_0.json" % (INSTANCE, gf.PID)),
           device_export(graph, 0, ntff, neff_name, [x for x in L if x.kernel]))
     write(os.path.join(out, cap, "README.md"), EXPLORER_README)

@@ -243,6 +243,16 @@ static void print_notes(const struct ns_notes *notes, int64_t truncated_at)
 		printf("    %s\n", notes->v[i]);
 }
 
+/* The export's own "warnings" (neuron-explorer's: dropped events, ring overwrites). */
+static void print_explorer_warnings(const struct ns_notes *w)
+{
+	if (!w->total)
+		return;
+	printf("  Explorer warnings: %" PRIu64 "%s\n", w->total, w->total > w->n ? " (first ones listed)" : "");
+	for (size_t i = 0; i < w->n; i++)
+		printf("    %s\n", w->v[i]);
+}
+
 static void print_keys(const char *what, char *const *keys, size_t n)
 {
 	if (!n)
@@ -276,6 +286,7 @@ static int show_system(const char *path, struct ns_error *err)
 	       sp->n_events, sp->n_source[NS_SYS_FRAMEWORK], sp->n_source[NS_SYS_RUNTIME], sp->n_source[NS_SYS_HARDWARE],
 	       sp->n_ev);
 	print_keys("unknown keys (kept out)", sp->unknown_keys, sp->n_unknown_keys);
+	print_explorer_warnings(&sp->explorer_warnings);
 	print_notes(&sp->notes, sp->truncated_at);
 	ns_sysprof_free(sp);
 	return 0;
@@ -313,6 +324,7 @@ static int show_device(const char *path, struct ns_error *err)
 	print_kv("summary", dp->summary, dp->n_summary);
 	print_kv("metadata", dp->metadata, dp->n_metadata);
 	print_keys("unknown keys (kept out)", dp->unknown_keys, dp->n_unknown_keys);
+	print_explorer_warnings(&dp->explorer_warnings);
 	print_notes(&dp->notes, dp->truncated_at);
 	ns_devprof_free(dp);
 	return 0;

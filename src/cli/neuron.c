@@ -210,6 +210,20 @@ out:
 	return rc;
 }
 
+void ns_cli_neuron_warn_explorer(const char *path, const struct ns_notes *w)
+{
+	struct ns_error e = { 0 };
+	for (size_t i = 0; i < w->n; i++) {
+		ns_error_set(&e, NS_OK, "%s (neuron-explorer's own warning, kept in the export)", w->v[i]);
+		ns_cli_warn(&e);
+	}
+	if (w->total > w->n) {
+		ns_error_set(&e, NS_OK, "%s: %llu more neuron-explorer warnings; `neuron-stats ls %s` lists the first",
+			     path, (unsigned long long)(w->total - w->n), path);
+		ns_cli_warn(&e);
+	}
+}
+
 void ns_cli_neuron_warn_notes(const char *path, const struct ns_notes *notes, int64_t truncated_at)
 {
 	struct ns_error w = { 0 };
@@ -400,6 +414,7 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	if ((rc = ns_sysprof_read(path, &sp, err)))
 		goto out;
 	ns_cli_neuron_warn_notes(path, &sp->notes, sp->truncated_at);
+	ns_cli_neuron_warn_explorer(path, &sp->explorer_warnings);
 	sp->lnc_size = unit_lnc_size(u);
 	if ((rc = ns_sysprof_attach(sp, t, &st, err)) || (rc = feed(t, first, sink, sink_ctx, err)))
 		goto out;
@@ -507,6 +522,7 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 		if ((rc = ns_devprof_read(f->path, unit, &dps[n], err)))
 			goto out;
 		ns_cli_neuron_warn_notes(f->path, &dps[n]->notes, dps[n]->truncated_at);
+		ns_cli_neuron_warn_explorer(f->path, &dps[n]->explorer_warnings);
 		refs[n] = (struct ns_devprof_ref){ dps[n], f->nc, *f->hash ? f->hash : dps[n]->neff_hash };
 		for (size_t p = 0; p < u->n_pairs; p++)
 			if (u->pairs[p].device_json == (int64_t)k) {

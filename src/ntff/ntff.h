@@ -99,6 +99,7 @@ struct ns_devprof {
 	char **unknown_keys;         /* top-level keys not interpreted */
 	size_t n_unknown_keys;
 	struct ns_notes notes;
+	struct ns_notes explorer_warnings; /* the export's own "warnings" (dropped events, ...) */
 	int64_t truncated_at;        /* -1, or the byte where the file was cut */
 };
 
@@ -176,6 +177,7 @@ struct ns_sysprof {
 	char **unknown_keys;
 	size_t n_unknown_keys;
 	struct ns_notes notes;
+	struct ns_notes explorer_warnings; /* the export's own "warnings" (dropped events, ring overwrites) */
 	int64_t truncated_at;
 };
 

@@ -28,10 +28,10 @@ static const char *const exec_names[] = {
 
 static const char *const known_top[] = {
 	"system_profile_metadata", "device_profile_list", "trace_event", "trace_events", "events",
-	"device_mem_usage", "mem_usage", "cpu_util", "data_version",
+	"device_mem_usage", "mem_usage", "cpu_util", "data_version", "warnings",
 };
 
-enum role { R_META, R_DEVLIST, R_EVENTS, R_OTHER };
+enum role { R_META, R_DEVLIST, R_EVENTS, R_WARNINGS, R_OTHER };
 
 struct reader {
 	struct ns_sysprof *sp;
@@ -353,6 +353,8 @@ static int on_key(void *ctx, const char *key)
 		r->role = R_META;
 	else if (jkey_is(key, len, "device_profile_list"))
 		r->role = R_DEVLIST;
+	else if (jkey_is(key, len, "warnings"))
+		r->role = R_WARNINGS;
 	else if (len == 0 || jkey_is(key, len, "trace_event") || jkey_is(key, len, "trace_events") ||
 		 jkey_is(key, len, "events"))
 		r->role = R_EVENTS;
@@ -384,6 +386,10 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 	case R_DEVLIST:
 		sp->n_device_profiles++;
 		return 0;
+	case R_WARNINGS:
+		return explorer_warning_add(&sp->explorer_warnings, sp->path, v, offset)
+			       ? ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", sp->path)
+			       : 0;
 	case R_EVENTS:
 		rc = read_event(r, v, offset, err);
 		return rc < 0 ? ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", sp->path) : rc;
@@ -436,5 +442,6 @@ void ns_sysprof_free(struct ns_sysprof *sp)
 	kv_free(sp->metadata, sp->n_metadata);
 	keylist_free(sp->unknown_keys, sp->n_unknown_keys);
 	notes_release(&sp->notes);
+	notes_release(&sp->explorer_warnings);
 	free(sp);
 }
