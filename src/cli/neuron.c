@@ -418,6 +418,12 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	sp->lnc_size = unit_lnc_size(u);
 	if ((rc = ns_sysprof_attach(sp, t, &st, err)) || (rc = feed(t, first, sink, sink_ctx, err)))
 		goto out;
+	if (st.skew_votes && !ns_cli_quiet)
+		fprintf(stderr,
+			"neuron-stats: %s: no flow ids; its host clock is %+lld ns off trace.json's (%llu of %llu launchers "
+			"agree), matched after removing that\n",
+			path, (long long)st.skew_ns, (unsigned long long)st.skew_votes,
+			(unsigned long long)st.skew_candidates);
 	if ((st.lnc_size > 1 || st.folded) && !ns_cli_quiet)
 		fprintf(stderr,
 			"neuron-stats: %s: logical NeuronCore size %u (from %s): %llu hardware intervals counted as "

@@ -19,6 +19,7 @@
 
 #define NONE (-1)
 #define MATCH_TOLERANCE_NS 1000 /* host-clock slack between the system profile and trace.json */
+#define SKEW_WINDOW_NS 1000000  /* the largest host-clock skew looked for (1 ms) */
 #define HW_EXEC "nc_exec_running"
 
 /* trace.json categories a launcher may be found as. */
@@ -101,6 +102,7 @@ struct work {
 	/* trace events a launcher can match by time, sorted by (name, ts) */
 	struct match { ns_str name; int64_t ts; size_t ev; } *match;
 	size_t n_match;
+	int64_t skew;            /* added to launcher host times before matching */
 };
 
 /* The host time of an event's start: its timestamp, else its own clock
@@ -326,6 +328,20 @@ static int build_match_index(struct work *w)
 	return 0;
 }
 
+/* The first entry of the match index at or after (name, ts). */
+static size_t match_lower(const struct work *w, ns_str id, int64_t ts)
+{
+	size_t lo = 0, hi = w->n_match;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (w->match[mid].name < id || (w->match[mid].name == id && w->match[mid].ts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The trace event of the launcher's name nearest its host time (within
  * the tolerance), or NULL. */
 static const struct ns_event *match_by_time(const struct work *w, const struct ns_sys_event *l)
@@ -336,15 +352,9 @@ static const struct ns_event *match_by_time(const struct work *w, const struct n
 	int64_t best_d = MATCH_TOLERANCE_NS + 1, host;
 	if (id == UINT32_MAX || !host_start(w, l, &host))
 		return NULL;
-	size_t lo = 0, hi = w->n_match;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (w->match[mid].name < id || (w->match[mid].name == id && w->match[mid].ts < host - MATCH_TOLERANCE_NS))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t k = lo; k < w->n_match && w->match[k].name == id && w->match[k].ts <= host + MATCH_TOLERANCE_NS; k++) {
+	host += w->skew;
+	for (size_t k = match_lower(w, id, host - MATCH_TOLERANCE_NS);
+	     k < w->n_match && w->match[k].name == id && w->match[k].ts <= host + MATCH_TOLERANCE_NS; k++) {
 		int64_t d = w->match[k].ts > host ? w->match[k].ts - host : host - w->match[k].ts;
 		if (d < best_d) {
 			best_d = d;
@@ -407,6 +417,84 @@ static void link(struct work *w, struct interval *iv, struct ns_attach_stats *st
 		}
 	}
 	st->unlinked++;
+}
+
+/* The launcher link() would match by time: the runtime event of the
+ * interval's exec_id (the profile has no flow ids). NONE if none. */
+static int64_t exec_launcher(const struct work *w, const struct interval *iv)
+{
+	int64_t rt = iv->exec_id != NS_NONE ? ns_i64map_get(&w->rt_by_exec, iv->exec_id, NONE) : NONE;
+	if (rt != NONE && w->sp->ev[rt].nc != NS_NONE && w->sp->ev[rt].nc != iv->nc)
+		rt = NONE;
+	return rt;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Without flow ids, launchers reach trace.json by name and host time only,
+ * and a few microseconds of skew between the two host clocks loses every
+ * match. For each launcher, the offsets to the same-name trace events within
+ * SKEW_WINDOW_NS are candidates; the offset most launchers agree with (within
+ * the match tolerance; the smallest on a tie, and 0 when it does as well) is
+ * applied. */
+static int measure_skew(struct work *w, struct ns_attach_stats *st)
+{
+	int64_t *d = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	if (w->sp->n_flows)
+		return 0;
+	for (size_t k = 0; k < w->n_iv; k++) {
+		int64_t rt = exec_launcher(w, &w->iv[k]), host;
+		const struct ns_sys_event *l = rt != NONE ? &w->sp->ev[rt] : NULL;
+		const char *name = l ? ns_strtab_get(&w->sp->strings, l->name) : NULL;
+		ns_str id = name ? ns_strtab_find(&w->t->strings, name, strlen(name)) : UINT32_MAX;
+		if (id == UINT32_MAX || !host_start(w, l, &host))
+			continue;
+		bool any = false;
+		for (size_t m = match_lower(w, id, host - SKEW_WINDOW_NS);
+		     m < w->n_match && w->match[m].name == id && w->match[m].ts <= host + SKEW_WINDOW_NS; m++) {
+			if (n == cap) {
+				size_t c2 = cap ? cap * 2 : 256;
+				int64_t *g = realloc(d, c2 * sizeof(*g));
+				if (!g) {
+					rc = -1;
+					goto out;
+				}
+				d = g;
+				cap = c2;
+			}
+			d[n++] = w->match[m].ts - host;
+			any = true;
+		}
+		st->skew_candidates += any;
+	}
+	if (n > 1)
+		qsort(d, n, sizeof(*d), cmp_i64);
+	size_t best = 0, zero = 0;
+	int64_t best_off = 0;
+	for (size_t i = 0, j = 0; i < n; i++) { /* window [d[i], d[i] + 2 * tolerance], centred */
+		while (j < n && d[j] <= d[i] + 2 * MATCH_TOLERANCE_NS)
+			j++;
+		if (j - i > best) {
+			best = j - i;
+			best_off = d[i] + (d[j - 1] - d[i]) / 2;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		zero += d[i] >= -MATCH_TOLERANCE_NS && d[i] <= MATCH_TOLERANCE_NS;
+	if (best > zero) {
+		w->skew = best_off;
+		st->skew_ns = best_off;
+		st->skew_votes = best;
+	}
+out:
+	free(d);
+	return rc;
 }
 
 static int cmp_intervals(const void *a, const void *b)
@@ -483,6 +571,8 @@ int ns_sysprof_attach(const struct ns_sysprof *sp, struct ns_trace *t, struct ns
 	if (sync_points(sp, &w.sync, &w.n_sync) || build_maps(&w) || build_intervals(&w, st) || build_match_index(&w))
 		goto out;
 	fold_physical(&w, st);
+	if (measure_skew(&w, st))
+		goto out;
 	for (size_t k = 0; k < w.n_iv; k++)
 		link(&w, &w.iv[k], st);
 	st->intervals = w.n_iv;

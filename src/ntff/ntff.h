@@ -196,6 +196,12 @@ struct ns_attach_stats {
 	 * the copies are folded into one interval (docs/neuron.md "LNC"). */
 	uint32_t lnc_size;           /* the size applied */
 	const char *lnc_from;        /* where it came from (static text) */
+	/* Without flow ids the launchers are matched to trace.json by name and
+	 * host time; a skew between the two host clocks is measured and
+	 * removed first (docs/neuron.md "Clock skew"). */
+	int64_t skew_ns;             /* added to system-profile host times to match trace.json */
+	uint64_t skew_votes;         /* launchers that agree with that offset (0: none measured) */
+	uint64_t skew_candidates;    /* launchers with a same-name trace event nearby */
 	uint64_t hw_intervals;       /* hardware intervals before folding */
 	uint64_t folded;             /* intervals folded into another physical core's */
 };

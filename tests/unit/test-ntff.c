@@ -454,6 +454,37 @@ Test(ntff, lnc2_copies_count_once)
 	}
 }
 
+/* No flow ids, and the system profile's host clock 3.5 us ahead of
+ * trace.json's: the runtime launchers (by exec_id) are 3500 ns after the
+ * trace's nrta_execute_schedule calls at 2000 and 21000 ns, beyond the 1 us
+ * match. Measured by hand: the offset is -3500 ns, both launchers agree. */
+Test(ntff, clock_skew_without_flow_ids_is_removed)
+{
+	struct ns_trace t;
+	struct ns_sysprof *sp = NULL;
+	struct ns_attach_stats st;
+	struct ns_error err = { 0 };
+	make_trace(&t);
+	const char *p = put("skew.json",
+		"{\"trace_event\": ["
+		"{\"name\": \"nrta_execute_schedule\", \"timestamp\": 1767225600000005500, \"exec_id\": 1, \"nc_idx\": 0},"
+		"{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000009500, \"duration\": 4000, \"exec_id\": 1,"
+		" \"nc_idx\": 0},"
+		"{\"name\": \"nrta_execute_schedule\", \"timestamp\": 1767225600000024500, \"exec_id\": 2, \"nc_idx\": 0},"
+		"{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000028500, \"duration\": 2500, \"exec_id\": 2,"
+		" \"nc_idx\": 0}]}");
+	cr_assert_eq(ns_sysprof_read(p, &sp, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_sysprof_attach(sp, &t, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(st.skew_ns, -3500);
+	cr_assert_eq(st.skew_votes, 2);
+	cr_assert_eq(st.by_time, 2);
+	cr_assert_eq(st.unlinked, 0);
+	cr_assert_eq(t.events[4].correlation, 501);
+	cr_assert_eq(t.events[5].correlation, 502);
+	ns_sysprof_free(sp);
+	ns_trace_release(&t);
+}
+
 Test(ntff, neff_keys_mixed)
 {
 	struct ns_trace t;
