@@ -1082,7 +1082,10 @@ static int add_ancestor_exports(const char *dir, struct file_list *l)
 			struct ns_cap_file f;
 			struct stat st;
 			char *child;
-			if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json"))
+			/* only names an export of -d can have: no sniffing of every JSON above */
+			if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json") ||
+			    (!strstr(de->d_name, "_pid_") && strcmp(de->d_name, "system_profile.json") != 0 &&
+			     strcmp(de->d_name, "profile.json") != 0))
 				continue;
 			if (asprintf(&child, "%s/%s", cur, de->d_name) < 0) {
 				rc = -1;
