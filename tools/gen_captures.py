@@ -109,7 +109,7 @@ def tar_bytes(members):
     return buf.getvalue()
 
 
-def neff_file(graph, hash_text, vnc=0):
+def neff_file(graph, hash_text, vnc=0, lnc=1):
     """A NEFF with a valid 1024-byte header and a gzip'd tar: kelf-0.json ->
     sg00/def.json -> five engine JSON + binaries, info.json, hlo_stats.json,
     tensor_map.json, neff.json (last, as in the real nkipy files)."""
@@ -162,7 +162,7 @@ def neff_file(graph, hash_text, vnc=0):
     struct.pack_into("<I", header, 0x1DC, 1)                              # requested_tpb_count
     header[0x1E0] = 1                                                      # tpb_per_node[0]
     struct.pack_into("<Q", header, 0x220, 0)                              # feature_bits
-    struct.pack_into("<I", header, 0x228, 1)                              # lnc_size
+    struct.pack_into("<I", header, 0x228, lnc)                            # lnc_size
     return bytes(header) + payload
 
 
@@ -280,7 +280,35 @@ def summary_export(node_seed, runs, graph):
     return dumps({"n_" + hashlib.sha1(node_seed.encode()).hexdigest(): node}) + "\n"
 
 
-def system_export(launches_, pid, style, rng, extra_meta=None):
+# LNC2 (tools/neuron-explorer/overview-system-profiles.rst, "Hardware events:
+# .../neuron_hw/NC0:4"; profile-schema-reference.rst, SystemProfileEvents:
+# nc_idx = logical core, pcore_idx, worker_gid; overview-tensor-viewer.rst: "For
+# LNC2, this field shows either 0 or 1"): the hardware lane of one logical core
+# shows each execution once per physical core. Physical core 1 starts and ends
+# inside physical core 0's interval (ns on the device clock), so the execution
+# is physical core 0's interval.
+LNC2_PCORE1_SKEW = (300, -200)
+LNC2_WORKER_GID = (4, 5)
+
+
+def lnc2_copies(half, phase):
+    """The halves of one nc_exec_running as the two physical cores write them."""
+    out = []
+    for pc in (0, 1):
+        h = json.loads(json.dumps(half))
+        shift = 0 if pc == 0 else LNC2_PCORE1_SKEW[0 if phase == "start" else 1]
+        h["pcore_idx"] = pc
+        h["worker_gid"] = LNC2_WORKER_GID[pc]
+        h["trace_event_source"] = "neuron_hw"
+        if shift:
+            h["timestamp"] += shift
+            h["data"]["sync_info"]["nc_timestamp_ns"] += shift
+            h["data"]["sync_info"]["cpu_timestamp_ns"] += shift
+        out.append(h)
+    return out
+
+
+def system_export(launches_, pid, style, rng, extra_meta=None, lnc=1):
     """system_profile.json (§3.4c) for one process. style "ids": framework events
     carry the op's External id; hardware halves (start/stop, tracking_id, clock
     samples) link by exec_id to runtime events, those by flow id to framework
@@ -333,7 +361,7 @@ def system_export(launches_, pid, style, rng, extra_meta=None):
                                            "cpu_timestamp_ns": L.host + L.dur}}}
             start.update(hw_common)
             stop.update(hw_common)
-            ev += [start, stop]
+            ev += [start, stop] if lnc == 1 else lnc2_copies(start, "start") + lnc2_copies(stop, "stop")
         else:
             hw = {"name": "nc_exec_running", "type": 7, "timestamp": num(L.host), "duration": num(L.dur),
                   "flow_id": [flow], "timestamp_unit": "ns"}
@@ -398,12 +426,13 @@ def write_truth(d, name, description, ranks):
 # captures
 
 
-def write_session(unit, g, launches_, pid, style, seed, with_exports=True):
+def write_session(unit, g, launches_, pid, style, seed, with_exports=True, lnc=1):
     """Layout A: trace.json, NEFFs, one session NTFF per core, .pb files, exports."""
     write(os.path.join(unit, "trace.json"), g.render())
     graphs = sorted({(L.graph, L.nc) for L in launches_ if L.kernel})
     for graph, nc in graphs:
-        write(os.path.join(unit, "neff_%s_vnc_%d.neff" % (neff_hash(graph), nc)), neff_file(graph, neff_hash(graph), nc))
+        write(os.path.join(unit, "neff_%s_vnc_%d.neff" % (neff_hash(graph), nc)),
+              neff_file(graph, neff_hash(graph), nc, lnc))
     for nc in sorted({nc for _, nc in graphs}):
         write(os.path.join(unit, SESSION_NTFF % nc), ntff_placeholder("session, nc %d" % nc))
     write(os.path.join(unit, "ntrace.pb"), pb_placeholder("ntrace.pb"))
@@ -411,7 +440,7 @@ def write_session(unit, g, launches_, pid, style, seed, with_exports=True):
     if not with_exports:
         return
     rng = gf.random.Random(seed)
-    write(os.path.join(unit, "system_profile.json"), system_export(launches_, pid, style, rng))
+    write(os.path.join(unit, "system_profile.json"), system_export(launches_, pid, style, rng, lnc=lnc))
     for graph, nc in graphs:
         runs = [L for L in launches_ if L.kernel and L.graph == graph and L.nc == nc]
         stem = (SESSION_NTFF % nc)[:-5]
@@ -450,6 +479,117 @@ def gen_sysprofile(out):
                 "The eager RMSNorm run of rmsnorm-naive with trace.json stripped of device events: Self NEURON "
                 "comes from the system profile's nc_exec_running halves (device-clock durations). The HtoD copy "
                 "has no hardware execution there, so aten::copy_ gets none.",
+                [truth_rank(os.path.relpath(os.path.join(unit, "trace.json"), os.path.join(out, cap)), None, L,
+                            "system profile", False)])
+
+
+LNC2_README = """# capture-lnc2 (synthetic; written by tools/gen_captures.py)
+
+The naive RMSNorm run of `capture-sysprofile` on a Trn2 logical NeuronCore of
+size 2 (LNC2, Trn2's default): trace.json has no device events, the system
+profile's hardware lane has every `nc_exec_running` twice, once per physical
+core. Self NEURON must equal the LNC1 capture's (2240.4 us: the HtoD copy has
+no hardware execution) with 10 calls per device row, not double.
+
+Where each part comes from (aws-neuron/aws-neuron-sdk @81ce03ae):
+
+| part | doc file, section |
+|---|---|
+| hardware lane per physical core, `neuron_hw/NC0:4` | `tools/neuron-explorer/overview-system-profiles.rst`, lane naming table ("Hardware events: ...neuron_hw/NC0:4") |
+| `nc_idx` (logical core), `pcore_idx`, `worker_gid`, `trace_event_source` = `neuron_hw`, `flow_id` | `tools/neuron-explorer/profile-schema-reference.rst`, SystemProfileEvents |
+| `pcore_idx` is 0 or 1 under LNC2 | `tools/neuron-explorer/overview-tensor-viewer.rst`, field list ("For LNC2, this field shows either 0 or 1") |
+| `lnc_idx` / `worker_gid` as the per-process and global core ids | `tools/neuron-explorer/view-perfetto.rst`, grouping ("lnc_idx (local NeuronCore index on that process) and worker_gid") |
+| NEFF header `lnc_size` = 2 at 0x228 | `neuron-runtime/explore/work-with-neff-files.rst`, NEFF header struct (`vnc_size`/`lnc_size`); 2 in the real nkipy NEFFs |
+| system_profile.json top level, `trace_event`, `timestamp` / `duration` ns | `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
+| start/stop halves, `tracking_id`, `nc_timestamp_ns` / `cpu_timestamp_ns` | `src/libnrt/include/nrt/nrt_sys_trace.h` (fetch-events API) as summarised in neuron-formats.md §3.4d |
+
+Physical core 1's halves start 300 ns later and stop 200 ns earlier than
+physical core 0's (same `tracking_id`, which the runtime derives from the
+logical core), so one execution is physical core 0's interval.
+"""
+
+
+def gen_lnc2(out):
+    g, _ = gf.gen_naive()
+    g.name = "capture-lnc2"
+    L = launches(g)
+    drop_device_events(g)
+    cap = "capture-lnc2"
+    unit = session_dir(out, cap, g)
+    write_session(unit, g, L, gf.PID, "ids", 11, lnc=2)
+    write(os.path.join(out, cap, "README.md"), LNC2_README)
+    rank = truth_rank(os.path.relpath(os.path.join(unit, "trace.json"), os.path.join(out, cap)), None, L,
+                      "system profile, LNC2", False)
+    rank["calls_by_device_row"] = {}
+    for x in L:
+        if x.kernel:
+            rank["calls_by_device_row"][x.graph] = rank["calls_by_device_row"].get(x.graph, 0) + 1
+    rank["calls_by_device_row"] = dict(sorted(rank["calls_by_device_row"].items()))
+    write_truth(os.path.join(out, cap), cap,
+                "capture-sysprofile on an LNC2 logical core: every hardware execution appears once per physical "
+                "core (pcore_idx 0 and 1); each counts once.", [rank])
+
+
+EXPLORER_README = """# capture-explorer-dir (synthetic; written by tools/gen_captures.py)
+
+The fused RMSNorm run as AWS's tools lay it out, trace.json without device
+events: the session capture in `profile_output/<instance>_pid_<pid>/<timestamp>/`
+and the JSON that `neuron-explorer view -d profile_output --output-format json
+--output-file ...` writes at the top of `profile_output/`, beside the process
+folder. neuron-stats must find both exports there and attach them to the
+process by the instance and pid of their names (the system profile: the only
+process folder below it).
+
+| part | doc file, section (aws-neuron/aws-neuron-sdk @81ce03ae) |
+|---|---|
+| `profile_output/` with `<instance>_pid_<pid>/<timestamp>/`, `profile_nc_0_session_0.ntff`, `neff_*.neff`, `ntrace.pb`, `trace_info.pb`, `trace.json` | `tools/neuron-explorer/how-to-profile-workload.rst`, expected output tree |
+| `neuron-explorer view --session-dir ./profile_output --output-format json --output-file ...` writes `system_profile.json` and the device profiles | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" |
+| device export named `<instance>_pid_<pid>_nc_<N>_session_<S>.json` | neuron-formats.md §2.1 (E): the names of a third-party export folder; the issue 17 report |
+| system_profile.json keys | `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
+| `warnings` entries `{message, category}` (the doc's example message and category) | `tools/neuron-explorer/profile-schema-reference.rst`, "Warning" |
+"""
+
+LAYOUT_README = """# capture-layouts (synthetic; written by tools/gen_captures.py)
+
+File-naming variants for `neuron-stats ls`. The ones taken from AWS's docs
+(aws-neuron/aws-neuron-sdk @81ce03ae):
+
+| folder | doc file, section |
+|---|---|
+| `model-json/`: two NEFF/NTFF pairs and `device_profile_model_<model_id>.json` each, the NEFF named by the `model_name` inside | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" (`device_profile_model_<model_id>.json` per compiled model); the model-mode pair names, same page's note ("neff_395760075800974.neff pairs with 395760075800974_instid_0_vnc_0.ntff") |
+| `cli-guide/`: `file.neff` beside `output/profile_rank_5.ntff` | `archive/profiler/neuron-profile-user-guide.rst`, `neuron-profile view --output-format json --output-file profile.json -n file.neff -s output/profile_rank_5.ntff` |
+| `session/`, `model/`, `cli/`, `continuous/`, `vllm/` | neuron-formats.md §2.1 (A)-(D), from `how-to-profile-workload.rst`, `get-started.rst` and `vllm-neuron/docs/design/vllm/neuron-profiling.md` |
+"""
+
+
+def gen_explorer_dir(out):
+    g, _ = gf.gen_fused()
+    g.name = "capture-explorer-dir"
+    L = launches(g)
+    drop_device_events(g)
+    cap = "capture-explorer-dir"
+    root = os.path.join(out, cap, "profile_output")
+    unit = os.path.join(root, "%s_pid_%d" % (INSTANCE, gf.PID), str(gf.BASE_TIME_NS + g.t0))
+    ntff = "profile_nc_0_session_0.ntff"
+    write(os.path.join(unit, "trace.json"), g.render())
+    graph = L[0].graph
+    neff_name = "neff_%s_vnc_0.neff" % neff_hash(graph)
+    write(os.path.join(unit, neff_name), neff_file(graph, neff_hash(graph), 0))
+    write(os.path.join(unit, ntff), ntff_placeholder("session, nc 0"))
+    write(os.path.join(unit, "ntrace.pb"), pb_placeholder("ntrace.pb"))
+    write(os.path.join(unit, "trace_info.pb"), pb_placeholder("trace_info.pb"))
+    sysdoc = json.loads(system_export(L, gf.PID, "ids", gf.random.Random(13)))
+    # Explorer's processing warnings (profile-schema-reference.rst, "Warning": message, category; the
+    # doc's example) must reach stderr
+    sysdoc["warnings"] = [{"message": "Current NEFF is missing compiler metrics. Please re-compile using latest "
+                                      "version of the compiler.", "category": "Missing Data"}]
+    write(os.path.join(root, "system_profile.json"), json.dumps(sysdoc, separators=(",", ":")) + "\n")
+    write(os.path.join(root, "%s_pid_%d_nc_0_session_0.json" % (INSTANCE, gf.PID)),
+          device_export(graph, 0, ntff, neff_name, [x for x in L if x.kernel]))
+    write(os.path.join(out, cap, "README.md"), EXPLORER_README)
+    write_truth(os.path.join(out, cap), cap,
+                "The fused RMSNorm run with the exports at the top of profile_output/, where neuron-explorer view -d "
+                "writes them.",
                 [truth_rank(os.path.relpath(os.path.join(unit, "trace.json"), os.path.join(out, cap)), None, L,
                             "system profile", False)])
 
@@ -527,6 +667,7 @@ def gen_layouts(out):
     s1 = os.path.join(root, "session", "i-0aaa000000000001_pid_100", "1776672348756756905")
     write(os.path.join(s1, SESSION_NTFF % 0), ntff_placeholder("session nc 0"))
     write(os.path.join(s1, SESSION_NTFF % 1), ntff_placeholder("session nc 1"))
+    write(os.path.join(s1, SESSION_NTFF % 2), b"")   # a 0-byte NTFF: listed as empty, never paired
     write(os.path.join(s1, "neff_111_vnc_0.neff"), neff_file("layout::a", "111", 0))
     write(os.path.join(s1, "ntrace.pb"), pb_placeholder("ntrace.pb"))
     write(os.path.join(s1, "cpu_util.pb"), pb_placeholder("cpu_util.pb"))
@@ -567,6 +708,20 @@ def gen_layouts(out):
     L = launches(g)
     drop_device_events(g)
     write_session(os.path.join(root, "unconverted"), g, L, gf.PID, "ids", 0, with_exports=False)
+    write(os.path.join(root, "README.md"), LAYOUT_README)
+    mj = os.path.join(root, "model-json", "i-0eee000000000005_pid_600")
+    for mid, h, graph in ((1, "555", "layout::m1"), (2, "666", "layout::m2")):
+        write(os.path.join(mj, "neff_%s.neff" % h), neff_file(graph, h, 0))
+        write(os.path.join(mj, "%s_instid_0_vnc_0.ntff" % h), ntff_placeholder("model %s" % h))
+        dev = device_export(graph, 0, "%s_instid_0_vnc_0.ntff" % h, "neff_%s.neff" % h,
+                            [Launch({"ts": 0}, {"ts": 0, "dur": 10000, "name": graph, "cat": "kernel", "args": {}}, {}, 0)])
+        # the NEFF only as model_name (a path), as AWS's exports carry it
+        dev = dev.replace('"ntff_filename": "%s_instid_0_vnc_0.ntff", "neff_name": "neff_%s.neff"' % (h, h),
+                          '"model_name": "/tmp/neff_cache/neff_%s.neff"' % h)
+        write(os.path.join(mj, "device_profile_model_%d.json" % mid), dev)
+    cg = os.path.join(root, "cli-guide")
+    write(os.path.join(cg, "file.neff"), neff_file("layout::g", "", 0))
+    write(os.path.join(cg, "output", "profile_rank_5.ntff"), ntff_placeholder("CLI guide rank 5"))
     p = os.path.join(root, "parquet", "profiles", "global", "synthetic@latest")
     write(os.path.join(p, "Instruction.parquet"), b"PAR1" + b"synthetic placeholder" + b"PAR1")
     write(os.path.join(root, "parquet", "system_profile.pftrace"), b"\x0a\x00synthetic perfetto placeholder")
@@ -630,6 +785,20 @@ def gen_exports(out):
          "data": {"device_core_idx": 0, "exec_id": 5, "nc_timestamp_ns": 93520000,
                   "cpu_timestamp_ns": 1766072156592567000}}],
         "data_version": 2, "neuron_stats_synthetic": SYNTH}) + "\n")
+    # JSON kinds decided past the first 64 KiB: the fetch-events form with its
+    # events first (src/libnrt/include/nrt/nrt_sys_trace.h returns them before
+    # data_version), and a system export whose keys are sorted, so cpu_util
+    # (get-started.rst, "JSON schema (system_profile.json)") comes first
+    many = [{"event_type": "nrt_tensor_free", "phase": "instant", "id": i, "nc_idx": 0,
+             "timestamp_ns": 1766072156592459482 + i} for i in range(900)]
+    write(os.path.join(d, "system-fetch-events-large.json"),
+          json.dumps({"events": many, "data_version": 2, "neuron_stats_synthetic": SYNTH}) + "\n")
+    cpu = [{"cpu_id": str(i % 48), "duration": 1, "instance_id": INSTANCE, "timestamp": 1729888371287337243 + i,
+            "util": 2.3255813} for i in range(900)]
+    write(os.path.join(d, "system-sorted-keys.json"), json.dumps(
+        {"cpu_util": cpu, "device_profile_list": [], "mem_usage": [], "neuron_stats_synthetic": SYNTH,
+         "system_profile_metadata": [{"ntff_version": 5}], "trace_event": json.loads(good_sys)["trace_event"][:4]},
+        sort_keys=True) + "\n")
     sm = summary_export("exports", L[:3], graph)
     write(os.path.join(d, "summary-fraction.json"), sm)
     write(os.path.join(d, "summary-percent.json"), dumps({"n_" + "ab" * 20: {
@@ -646,11 +815,12 @@ def gen_exports(out):
 
 
 def write_all(out):
-    for fn in (gen_rmsnorm, gen_sysprofile, gen_2rank, gen_layouts, gen_exports):
+    for fn in (gen_rmsnorm, gen_sysprofile, gen_lnc2, gen_explorer_dir, gen_2rank, gen_layouts, gen_exports):
         fn(out)
 
 
-OUTPUTS = ["capture-rmsnorm-naive", "capture-rmsnorm-fused", "capture-rmsnorm-compiled", "capture-sysprofile",
+OUTPUTS = ["capture-rmsnorm-naive", "capture-rmsnorm-fused", "capture-rmsnorm-compiled", "capture-sysprofile", "capture-lnc2",
+           "capture-explorer-dir",
            "capture-2rank", "capture-layouts", "neuron-exports"]
 
 

@@ -61,6 +61,9 @@ static const struct {
 			       "the runtime event trace is missing; copy ntrace.pb from the same run" },
 	[NS_GAP_EXPORT_UNPAIRED] = { "names no NTFF found here",
 				     "name it <ntff stem>__neff_<hash>.json (as neuron-stats writes) so it pairs" },
+	[NS_GAP_NTFF_EMPTY] = { "is empty (0 bytes): not a device trace",
+				"the runtime did not write it (the process ended before the profile was saved?); "
+				"capture again" },
 };
 
 static const char *const ntff_modes[] = {
@@ -114,7 +117,10 @@ static void file_detail(const struct ns_cap_file *f, char *out, size_t n)
 		if (f->nc >= 0)
 			snprintf(out + len, n - len, ", vnc %" PRId64, f->nc);
 		if (f->shared)
-			snprintf(out + strlen(out), n - strlen(out), ", from neffs/");
+			snprintf(out + strlen(out), n - strlen(out), "%s",
+				 strstr(f->path, "/neffs/") || strncmp(f->path, "neffs/", 6) == 0
+					 ? ", from neffs/"
+					 : ", shared with the CLI capture below its folder");
 		break;
 	case NS_CAP_NTFF:
 		len = (size_t)snprintf(out, n, "%s", ntff_modes[f->naming]);
@@ -128,7 +134,7 @@ static void file_detail(const struct ns_cap_file *f, char *out, size_t n)
 			len += (size_t)snprintf(out + len, n - len, ", rank %" PRId64, f->cli_rank);
 		if (f->exec >= 0)
 			len += (size_t)snprintf(out + len, n - len, ", execution %" PRId64, f->exec);
-		snprintf(out + len, n - len, "; raw, not decoded");
+		snprintf(out + len, n - len, f->size == 0 ? "; EMPTY (0 bytes), not usable" : "; raw, not decoded");
 		break;
 	case NS_CAP_PB:
 	case NS_CAP_PARQUET:
@@ -257,6 +263,16 @@ static void print_notes(const struct ns_notes *notes, int64_t truncated_at)
 		printf("    %s\n", vis(notes->v[i]));
 }
 
+/* The export's own "warnings" (neuron-explorer's: dropped events, ring overwrites). */
+static void print_explorer_warnings(const struct ns_notes *w)
+{
+	if (!w->total)
+		return;
+	printf("  Explorer warnings: %" PRIu64 "%s\n", w->total, w->total > w->n ? " (first ones listed)" : "");
+	for (size_t i = 0; i < w->n; i++)
+		printf("    %s\n", w->v[i]);
+}
+
 static void print_keys(const char *what, char *const *keys, size_t n)
 {
 	if (!n)
@@ -290,6 +306,7 @@ static int show_system(const char *path, struct ns_error *err)
 	       sp->n_events, sp->n_source[NS_SYS_FRAMEWORK], sp->n_source[NS_SYS_RUNTIME], sp->n_source[NS_SYS_HARDWARE],
 	       sp->n_ev);
 	print_keys("unknown keys (kept out)", sp->unknown_keys, sp->n_unknown_keys);
+	print_explorer_warnings(&sp->explorer_warnings);
 	print_notes(&sp->notes, sp->truncated_at);
 	ns_sysprof_free(sp);
 	return 0;
@@ -327,6 +344,7 @@ static int show_device(const char *path, struct ns_error *err)
 	print_kv("summary", dp->summary, dp->n_summary);
 	print_kv("metadata", dp->metadata, dp->n_metadata);
 	print_keys("unknown keys (kept out)", dp->unknown_keys, dp->n_unknown_keys);
+	print_explorer_warnings(&dp->explorer_warnings);
 	print_notes(&dp->notes, dp->truncated_at);
 	ns_devprof_free(dp);
 	return 0;

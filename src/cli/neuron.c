@@ -12,10 +12,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aggregate/neuron.h"
 #include "cli/cli.h"
+#include "neff/neff.h"
 #include "report/engines.h"
 #include "store/store.h"
 
@@ -95,6 +98,18 @@ static void hint_commands(struct ns_error *err, const char *intro, const struct 
 	}
 }
 
+#define CONVERT_TIMEOUT_S 600
+
+/* Seconds a neuron-explorer run may take: NEURON_STATS_CONVERT_TIMEOUT, else
+ * CONVERT_TIMEOUT_S. */
+static long convert_timeout_s(void)
+{
+	const char *v = getenv("NEURON_STATS_CONVERT_TIMEOUT");
+	char *end;
+	long s = v ? strtol(v, &end, 10) : 0;
+	return v && *v && !*end && s > 0 && s <= 86400 ? s : CONVERT_TIMEOUT_S;
+}
+
 /* Runs one command; stdout goes to a temporary file when it is the export,
  * and the export appears under its name only when the tool succeeded. */
 static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
@@ -112,10 +127,27 @@ static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
 		posix_spawn_file_actions_addopen(&fa, 1, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int sp = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	long limit_ms = convert_timeout_s() * 1000L, waited_ms = 0;
+	pid_t done = 0;
+	/* a stuck converter must not hang the report: poll, and kill it at the limit */
+	while (sp == 0 && (done = waitpid(pid, &status, WNOHANG)) == 0 && waited_ms < limit_ms) {
+		struct timespec tick = { 0, 20 * 1000 * 1000 };
+		nanosleep(&tick, NULL);
+		waited_ms += 20;
+	}
+	if (sp == 0 && done == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
 	if (sp != 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "cannot run %s: %s", argv[0], strerror(sp));
-	} else if (waitpid(pid, &status, 0) < 0) {
+	} else if (done < 0) {
 		rc = ns_error_set(err, NS_ERR_IO, "waiting for %s: %s", argv[0], strerror(errno));
+	} else if (done == 0) {
+		char *line = ns_ntff_cmd_text(c);
+		rc = ns_error_set(err, NS_ERR_IO, "%s timed out after %ld s (NEURON_STATS_CONVERT_TIMEOUT) and was stopped: %s",
+				  argv[0], limit_ms / 1000, line ? line : "");
+		free(line);
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		char *line = ns_ntff_cmd_text(c);
 		rc = ns_error_set(err, NS_ERR_IO, "%s failed (%s %d): %s", argv[0],
@@ -176,6 +208,20 @@ int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran,
 out:
 	ns_ntff_cmds_free(cmds, n);
 	return rc;
+}
+
+void ns_cli_neuron_warn_explorer(const char *path, const struct ns_notes *w)
+{
+	struct ns_error e = { 0 };
+	for (size_t i = 0; i < w->n; i++) {
+		ns_error_set(&e, NS_OK, "%s (neuron-explorer's own warning, kept in the export)", w->v[i]);
+		ns_cli_warn(&e);
+	}
+	if (w->total > w->n) {
+		ns_error_set(&e, NS_OK, "%s: %llu more neuron-explorer warnings; `neuron-stats ls %s` lists the first",
+			     path, (unsigned long long)(w->total - w->n), path);
+		ns_cli_warn(&e);
+	}
 }
 
 void ns_cli_neuron_warn_notes(const char *path, const struct ns_notes *notes, int64_t truncated_at)
@@ -241,11 +287,12 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 		if (f.kind == NS_CAP_NTFF || f.kind == NS_CAP_PB)
 			return refuse_raw(input, f.kind, err);
 		if (f.kind == NS_CAP_SYSTEM_JSON || f.kind == NS_CAP_DEVICE_JSON || f.kind == NS_CAP_SUMMARY_JSON) {
-			ns_error_set(err, NS_ERR_INPUT, "%s: a Neuron %s, not a framework trace", input,
+			/* valid JSON that is not a Kineto trace: exit 3 (docs/cli.md "Exit status") */
+			ns_error_set(err, NS_ERR_UNSUPPORTED, "%s: a Neuron %s, not a framework trace", input,
 				     ns_cap_kind_name(f.kind));
 			ns_error_hint(err, "pass the capture folder holding it and its trace.json; `neuron-stats ls %s` "
 					   "shows what the file holds", input);
-			return NS_ERR_INPUT;
+			return NS_ERR_UNSUPPORTED;
 		}
 		if (f.kind != NS_CAP_TRACE)
 			return 0;
@@ -291,6 +338,21 @@ static bool has_ntrace(const struct ns_cap_unit *u)
 	return false;
 }
 
+/* The logical NeuronCore size the unit's NEFF headers give (the largest
+ * when they differ), 0 when no NEFF header can be read. */
+static uint32_t unit_lnc_size(const struct ns_cap_unit *u)
+{
+	uint32_t lnc = 0;
+	for (size_t k = 0; k < u->n_files; k++) {
+		struct ns_neff_header h;
+		struct ns_error ignored = { 0 };
+		if (u->files[k].kind == NS_CAP_NEFF && ns_neff_read_header(u->files[k].path, &h, &ignored) == 0 &&
+		    h.lnc_size > lnc && h.lnc_size <= 64)
+			lnc = h.lnc_size;
+	}
+	return lnc;
+}
+
 /* Hands the events from index first on to the sink, as ingest does. */
 static int feed(struct ns_trace *t, size_t first, ns_event_sink sink, void *sink_ctx, struct ns_error *err)
 {
@@ -331,8 +393,18 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
 		goto out;
 	if (u->system_json < 0 && has_ntrace(u)) {
-		if ((rc = ns_cli_neuron_convert(u, NS_CONV_SYSTEM, &ran, err)))
+		if ((rc = ns_cli_neuron_convert(u, NS_CONV_SYSTEM, &ran, err))) {
+			/* no converter, or it failed or timed out: the CPU table still
+			 * stands; the commands go to stderr (an error with --strict) */
+			if (lo && lo->strict)
+				goto out;
+			if (!ns_cli_quiet)
+				fprintf(stderr, "neuron-stats: warning: %s; the table has no device time\n%s%s%s", err->msg,
+					err->hint[0] ? "hint: " : "", err->hint, err->hint[0] ? "\n" : "");
+			memset(err, 0, sizeof(*err));
+			rc = 0;
 			goto out;
+		}
 		if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
 			goto out;
 	}
@@ -342,8 +414,22 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	if ((rc = ns_sysprof_read(path, &sp, err)))
 		goto out;
 	ns_cli_neuron_warn_notes(path, &sp->notes, sp->truncated_at);
+	ns_cli_neuron_warn_explorer(path, &sp->explorer_warnings);
+	sp->lnc_size = unit_lnc_size(u);
 	if ((rc = ns_sysprof_attach(sp, t, &st, err)) || (rc = feed(t, first, sink, sink_ctx, err)))
 		goto out;
+	if (st.skew_votes && !ns_cli_quiet)
+		fprintf(stderr,
+			"neuron-stats: %s: no flow ids; its host clock is %+lld ns off trace.json's (%llu of %llu launchers "
+			"agree), matched after removing that\n",
+			path, (long long)st.skew_ns, (unsigned long long)st.skew_votes,
+			(unsigned long long)st.skew_candidates);
+	if ((st.lnc_size > 1 || st.folded) && !ns_cli_quiet)
+		fprintf(stderr,
+			"neuron-stats: %s: logical NeuronCore size %u (from %s): %llu hardware intervals counted as "
+			"%llu executions\n",
+			path, st.lnc_size, st.lnc_from, (unsigned long long)st.hw_intervals,
+			(unsigned long long)st.intervals);
 	if (st.unlinked || st.unpaired) {
 		struct ns_error w = { 0 };
 		ns_error_set(&w, NS_OK,
@@ -448,6 +534,7 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 		if ((rc = ns_devprof_read(f->path, unit, &dps[n], err)))
 			goto out;
 		ns_cli_neuron_warn_notes(f->path, &dps[n]->notes, dps[n]->truncated_at);
+		ns_cli_neuron_warn_explorer(f->path, &dps[n]->explorer_warnings);
 		refs[n] = (struct ns_devprof_ref){ dps[n], f->nc, *f->hash ? f->hash : dps[n]->neff_hash };
 		for (size_t p = 0; p < u->n_pairs; p++)
 			if (u->pairs[p].device_json == (int64_t)k) {

@@ -58,5 +58,7 @@ int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran,
 
 /* Warns (stderr) about damage an export reader noted or a truncated file. */
 void ns_cli_neuron_warn_notes(const char *path, const struct ns_notes *notes, int64_t truncated_at);
+/* One warning per "warnings" entry neuron-explorer wrote into an export. */
+void ns_cli_neuron_warn_explorer(const char *path, const struct ns_notes *w);
 
 #endif

@@ -189,11 +189,27 @@ static void parse_export_name(const char *name, struct ns_cap_file *f)
 		copy_text(f->hash, sizeof(f->hash), h, (size_t)(e - h));
 		return;
 	}
-	const char *nc = NULL;
+	const char *nc = NULL, *m = name;
+	int64_t id;
+	if (eat(&m, "device_profile_model_") && (id = digits(&m)) >= 0 && *m == '.') {
+		f->model_id = id; /* the NEFF comes from model_name inside (sniff_model_name) */
+		return;
+	}
 	for (const char *p = strstr(name, "_nc_"); p; p = strstr(p + 1, "_nc_"))
 		nc = p;
 	if (!nc)
 		return;
+	/* "<instance>_pid_<pid>_nc_...": whose process it is (neuron-explorer
+	 * view -d writes these at the top of the capture folder) */
+	const char *pid = strstr(name, "_pid_");
+	if (pid && pid < nc && pid > name) {
+		const char *q = pid + 5;
+		int64_t v = digits(&q);
+		if (v >= 0 && q == nc) {
+			copy_text(f->instance, sizeof(f->instance), name, (size_t)(pid - name));
+			f->pid = v;
+		}
+	}
 	const char *p = nc + 4;
 	int64_t n = digits(&p), s;
 	if (n < 0)
@@ -229,30 +245,6 @@ static size_t sniff(const char *path, char *buf)
 	return len;
 }
 
-/* Skips the value at p[i] within the sniffed prefix (which may cut it). */
-static size_t skip_prefix_value(const char *p, size_t n, size_t i)
-{
-	int depth = 0;
-	for (; i < n; i++) {
-		char c = p[i];
-		if (c == '"') {
-			for (i++; i < n && p[i] != '"'; i++)
-				if (p[i] == '\\')
-					i++;
-			if (depth == 0)
-				return i + 1;
-		} else if (c == '{' || c == '[') {
-			depth++;
-		} else if (c == '}' || c == ']') {
-			if (--depth <= 0)
-				return depth < 0 ? i : i + 1;
-		} else if (depth == 0 && (c == ',' || c == '}')) {
-			return i;
-		}
-	}
-	return n;
-}
-
 static bool is_summary_id(const char *k, size_t len)
 {
 	if (len < 10 || (k[0] != 'n' && k[0] != 's') || k[1] != '_')
@@ -263,49 +255,124 @@ static bool is_summary_id(const char *k, size_t len)
 	return true;
 }
 
-/* The export kind from the top-level keys present in the first bytes. */
+/* A streaming walk over the top-level keys of a JSON object: one byte at a
+ * time, holding only the key being read (keys longer than the buffer match
+ * nothing). */
+struct key_walk {
+	int depth;
+	bool in_str, esc, want_key, in_key, started, not_object;
+	char key[64];
+	size_t key_len;
+	bool key_long;
+};
+
+/* Feeds one byte; true when it completed a top-level key (in w->key). */
+static bool key_walk_byte(struct key_walk *w, char c)
+{
+	if (w->in_str) {
+		if (w->esc) {
+			w->esc = false;
+		} else if (c == '\\') {
+			w->esc = true;
+		} else if (c == '"') {
+			w->in_str = false;
+			if (w->in_key) {
+				w->in_key = false;
+				return !w->key_long;
+			}
+			return false;
+		}
+		if (w->in_key) {
+			if (w->key_len + 1 < sizeof(w->key))
+				w->key[w->key_len++] = c;
+			else
+				w->key_long = true;
+			w->key[w->key_len] = '\0';
+		}
+		return false;
+	}
+	if (isspace((unsigned char)c))
+		return false;
+	if (!w->started) {
+		w->started = true;
+		w->not_object = c != '{';
+	}
+	switch (c) {
+	case '"':
+		w->in_str = true;
+		if (w->depth == 1 && w->want_key) {
+			w->in_key = true;
+			w->want_key = false;
+			w->key_len = 0;
+			w->key_long = false;
+			w->key[0] = '\0';
+		}
+		break;
+	case '{':
+	case '[':
+		if (++w->depth == 1)
+			w->want_key = c == '{';
+		break;
+	case '}':
+	case ']':
+		w->depth--;
+		break;
+	case ',':
+		w->want_key = w->depth == 1;
+		break;
+	default:
+		break;
+	}
+	return false;
+}
+
+/* The export kind from the top-level keys (docs/neuron.md "File names"):
+ * a node id as the first key is summary-json; otherwise the best marker
+ * among the keys of the first SNIFF_BYTES, else the first marker after
+ * them, at any position in the file (read streaming, to its end if need
+ * be: a fetch-events export may hold megabytes of events before its
+ * data_version, a sorted system export its cpu_util before the rest). */
 static enum ns_cap_kind sniff_json(const char *path)
 {
-	char *buf = malloc(SNIFF_BYTES + 1);
+	enum { N_MARKERS = sizeof(json_markers) / sizeof(json_markers[0]) };
+	struct ns_source *src = NULL;
+	struct ns_error err;
+	struct key_walk w = { 0 };
+	char *buf = malloc(SNIFF_BYTES);
+	size_t best = N_MARKERS, keys = 0;
+	uint64_t at = 0;
 	enum ns_cap_kind kind = NS_CAP__COUNT;
-	size_t best = sizeof(json_markers) / sizeof(json_markers[0]);
-	if (!buf)
-		return kind;
-	size_t n = sniff(path, buf), i = 0;
-	while (i < n && isspace((unsigned char)buf[i]))
-		i++;
-	if (i >= n || buf[i] != '{')
+	if (!buf || ns_source_open(path, 0, 0, &src, &err) != 0)
 		goto out;
-	for (bool first = true; i < n; first = false) {
-		i++;
-		while (i < n && isspace((unsigned char)buf[i]))
-			i++;
-		if (i >= n || buf[i] != '"')
+	for (;;) {
+		ssize_t got = ns_source_read(src, buf, SNIFF_BYTES, &err);
+		if (got <= 0)
 			break;
-		size_t k = ++i;
-		while (i < n && buf[i] != '"')
-			i += buf[i] == '\\' ? 2 : 1;
-		if (i >= n)
-			break;
-		if (first && is_summary_id(buf + k, i - k)) {
-			kind = NS_CAP_SUMMARY_JSON;
-			goto out;
+		for (ssize_t i = 0; i < got; i++) {
+			if (!key_walk_byte(&w, buf[i])) {
+				if (w.not_object || (w.started && w.depth == 0))
+					goto decide;
+				continue;
+			}
+			if (keys++ == 0 && is_summary_id(w.key, w.key_len)) {
+				kind = NS_CAP_SUMMARY_JSON;
+				goto out;
+			}
+			for (size_t m = 0; m < best; m++)
+				if (strcmp(json_markers[m].key, w.key) == 0)
+					best = m;
+			if (best < N_MARKERS && at + (uint64_t)i >= SNIFF_BYTES)
+				goto decide;
 		}
-		for (size_t m = 0; m < best; m++)
-			if (strlen(json_markers[m].key) == i - k && memcmp(json_markers[m].key, buf + k, i - k) == 0)
-				best = m;
-		i++;
-		while (i < n && (isspace((unsigned char)buf[i]) || buf[i] == ':'))
-			i++;
-		i = skip_prefix_value(buf, n, i);
-		while (i < n && isspace((unsigned char)buf[i]))
-			i++;
-		if (i >= n || buf[i] != ',')
+		at += (uint64_t)got;
+		if (best < N_MARKERS && at >= SNIFF_BYTES)
 			break;
 	}
-	if (best < sizeof(json_markers) / sizeof(json_markers[0]))
+decide:
+	if (best < N_MARKERS)
 		kind = json_markers[best].kind;
 out:
+	ns_source_close(src);
 	free(buf);
 	return kind;
 }
@@ -347,13 +414,57 @@ static enum ns_cap_kind parquet_profile_kind(const char *path, const char *name,
 	return kind;
 }
 
+/* The NEFF of a device export whose name does not say it: the first
+ * "model_name" string holding a NEFF path (AWS's exports carry the path
+ * there), read streaming; hash "" when there is none. */
+static void sniff_model_name(const char *path, char *hash, size_t n)
+{
+	static const char key[] = "\"model_name\"";
+	enum { KEEP = 1024 };
+	struct ns_source *src = NULL;
+	struct ns_error err;
+	char *buf = malloc(SNIFF_BYTES + KEEP + 1);
+	size_t have = 0;
+	hash[0] = '\0';
+	if (!buf || ns_source_open(path, 0, 0, &src, &err) != 0)
+		goto out;
+	for (;;) {
+		ssize_t got = ns_source_read(src, buf + have, SNIFF_BYTES, &err);
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+		buf[have] = '\0';
+		for (const char *k = memmem(buf, have, key, sizeof(key) - 1); k;
+		     k = memmem(k + 1, have - (size_t)(k + 1 - buf), key, sizeof(key) - 1)) {
+			const char *v = k + sizeof(key) - 1, *end = buf + have;
+			while (v < end && (isspace((unsigned char)*v) || *v == ':'))
+				v++;
+			const char *close = v < end && *v == '"' ? memchr(v + 1, '"', (size_t)(end - v - 1)) : NULL;
+			if (!close)
+				continue; /* cut by the read (looked at again with the next) or not a string */
+			if (memmem(v + 1, (size_t)(close - v - 1), ".neff", 5)) {
+				ns_neff_hash_normalize(v + 1, (size_t)(close - v - 1), hash, n);
+				goto out;
+			}
+		}
+		/* keep the tail: a key or value cut by the read */
+		if (have > KEEP) {
+			memmove(buf, buf + have - KEEP, KEEP);
+			have = KEEP;
+		}
+	}
+out:
+	ns_source_close(src);
+	free(buf);
+}
+
 bool ns_capture_classify(const char *path, struct ns_cap_file *f)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
 	struct ns_neff_filename nf;
 	memset(f, 0, sizeof(*f));
-	f->nc = f->session = f->instid = f->cli_rank = f->exec = -1;
+	f->nc = f->session = f->instid = f->cli_rank = f->exec = f->model_id = f->pid = -1;
 	if (ends_with(name, ".neff")) {
 		f->kind = NS_CAP_NEFF;
 		if (ns_neff_parse_filename(name, &nf)) {
@@ -379,6 +490,8 @@ bool ns_capture_classify(const char *path, struct ns_cap_file *f)
 			return false;
 		if (f->kind == NS_CAP_DEVICE_JSON || f->kind == NS_CAP_SUMMARY_JSON)
 			parse_export_name(name, f);
+		if (f->kind == NS_CAP_DEVICE_JSON && !f->stem[0] && !f->hash[0] && f->session < 0)
+			sniff_model_name(path, f->hash, sizeof(f->hash));
 	} else {
 		return false;
 	}
@@ -604,6 +717,8 @@ static int pair_ntff(struct ns_cap_unit *u, size_t t)
 	const struct ns_cap_file *ntff = &u->files[t];
 	size_t n_neff = 0, only = 0;
 	int64_t best = -1;
+	if (ntff->size == 0)
+		return 0; /* an empty NTFF (a capture that never wrote) is no device trace */
 	for (size_t k = 0; k < u->n_files; k++)
 		if (u->files[k].kind == NS_CAP_NEFF) {
 			n_neff++;
@@ -705,7 +820,8 @@ static int find_gaps(struct ns_cap_unit *u, const bool *claimed)
 		bool paired = false;
 		for (size_t p = 0; p < u->n_pairs; p++)
 			paired |= u->pairs[p].neff == k || u->pairs[p].ntff == k;
-		if (f->kind == NS_CAP_NTFF && !paired && add_gap(u, NS_GAP_NTFF_NO_NEFF, (int64_t)k, -1))
+		if (f->kind == NS_CAP_NTFF && !paired &&
+		    add_gap(u, f->size == 0 ? NS_GAP_NTFF_EMPTY : NS_GAP_NTFF_NO_NEFF, (int64_t)k, -1))
 			return -1;
 		if (f->kind == NS_CAP_NEFF && !f->shared && !paired && add_gap(u, NS_GAP_NEFF_NO_NTFF, (int64_t)k, -1))
 			return -1;
@@ -815,6 +931,129 @@ static bool under(const char *dir, const char *path)
 	return strncmp(dir, path, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
 }
 
+static bool is_export(enum ns_cap_kind k)
+{
+	return k == NS_CAP_SYSTEM_JSON || k == NS_CAP_DEVICE_JSON || k == NS_CAP_SUMMARY_JSON;
+}
+
+/* A unit that only holds exports (the folder neuron-explorer view -d wrote
+ * them into, beside the process folders). */
+static bool only_exports(const struct ns_cap_unit *u)
+{
+	for (size_t k = 0; k < u->n_files; k++)
+		if (!is_export(u->files[k].kind))
+			return false;
+	return true;
+}
+
+/* The process unit an export of an exports-only folder belongs to: by the
+ * instance and pid its name carries (the session folder holding the
+ * NTFF of its core and session, when several); a system export without
+ * them to the only process folder below, when there is one. -1: none. */
+static int64_t export_home(const struct ns_capture *c, size_t from, const struct ns_cap_file *f)
+{
+	int64_t best = -1, procs = 0, proc = -1;
+	for (size_t u = 0; u < c->n_units; u++) {
+		const struct ns_cap_unit *d = &c->units[u];
+		if (u == from || only_exports(d) || !under(d->dir, c->units[from].dir))
+			continue;
+		if (d->instance[0] || d->pid >= 0) {
+			procs++;
+			proc = (int64_t)u;
+		}
+		if (!f->instance[0] || strcmp(d->instance, f->instance) != 0 || d->pid != f->pid)
+			continue;
+		bool has_ntff = false;
+		for (size_t k = 0; k < d->n_files; k++)
+			has_ntff |= d->files[k].kind == NS_CAP_NTFF && d->files[k].nc == f->nc &&
+				    (f->session < 0 || d->files[k].session == f->session);
+		if (best < 0 || has_ntff)
+			best = (int64_t)u;
+	}
+	if (best < 0 && !f->instance[0] && f->kind == NS_CAP_SYSTEM_JSON && procs == 1)
+		best = proc;
+	return best;
+}
+
+static int move_file(struct ns_cap_unit *from, size_t k, struct ns_cap_unit *to)
+{
+	struct file_list ul = { to->files, to->n_files, to->n_files };
+	if (push_file(&ul, &from->files[k]))
+		return -1;
+	to->files = ul.v;
+	to->n_files = ul.n;
+	memmove(&from->files[k], &from->files[k + 1], (from->n_files - k - 1) * sizeof(*from->files));
+	from->n_files--;
+	return 0;
+}
+
+/* Exports written beside the process folders join their process; the
+ * neuron-profile guide's CLI layout (file.neff beside output/profile_rank_N.ntff)
+ * gets the NEFF of the parent folder when that has exactly one. */
+static int relocate(struct ns_capture *c)
+{
+	for (size_t s = 0; s < c->n_units; s++) {
+		struct ns_cap_unit *src = &c->units[s];
+		if (!only_exports(src))
+			continue;
+		for (size_t k = 0; k < src->n_files;) {
+			int64_t home = export_home(c, s, &src->files[k]);
+			if (home < 0) {
+				k++;
+				continue;
+			}
+			if (move_file(src, k, &c->units[home]))
+				return -1;
+		}
+	}
+	for (size_t u = 0; u < c->n_units; u++) {
+		struct ns_cap_unit *dst = &c->units[u];
+		bool ntff = false, neff = false;
+		for (size_t k = 0; k < dst->n_files; k++) {
+			ntff |= dst->files[k].kind == NS_CAP_NTFF && dst->files[k].naming == NS_NTFF_CLI;
+			neff |= dst->files[k].kind == NS_CAP_NEFF;
+		}
+		char *parent = ntff && !neff ? ns_capture_folder(dst->dir) : NULL;
+		for (size_t p = 0; parent && p < c->n_units; p++) {
+			struct ns_cap_unit *up = &c->units[p];
+			size_t n_neff = 0, only = 0;
+			if (strcmp(up->dir, parent) != 0)
+				continue;
+			for (size_t k = 0; k < up->n_files; k++)
+				if (up->files[k].kind == NS_CAP_NEFF) {
+					n_neff++;
+					only = k;
+				}
+			if (n_neff != 1)
+				break;
+			struct ns_cap_file f = up->files[only];
+			struct file_list ul = { dst->files, dst->n_files, dst->n_files };
+			up->files[only].shared = f.shared = true; /* no "NEFF without NTFF" in either */
+			if (!(f.path = strdup(f.path)) || push_file(&ul, &f)) {
+				free(f.path);
+				free(parent);
+				return -1;
+			}
+			dst->files = ul.v;
+			dst->n_files = ul.n;
+			break;
+		}
+		free(parent);
+	}
+	/* folders left empty are no unit */
+	size_t out = 0;
+	for (size_t u = 0; u < c->n_units; u++) {
+		if (c->units[u].n_files) {
+			c->units[out++] = c->units[u];
+			continue;
+		}
+		free(c->units[u].files);
+		free(c->units[u].dir);
+	}
+	c->n_units = out;
+	return 0;
+}
+
 /* Groups the files by folder into units; NEFFs of a neffs/ folder (vLLM)
  * are copied into every unit below the neffs folder's parent. */
 static int group(struct ns_capture *c, struct file_list *l, const struct ns_capture_opts *o, struct ns_error *err)
@@ -883,6 +1122,8 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 		}
 		free(parent);
 	}
+	if (relocate(c))
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	for (size_t u = 0; u < c->n_units; u++) {
 		if (o && o->export_root && add_converted(&c->units[u], o->export_root, err))
 			return err->status;
@@ -892,6 +1133,63 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 	if (c->n_units > 1) /* units is NULL when there are none (qsort's argument is nonnull) */
 		qsort(c->units, c->n_units, sizeof(*c->units), cmp_units);
 	return 0;
+}
+
+/* The number of process folders ("<instance>_pid_<pid>") in dir, up to 2. */
+static int process_dirs(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct ns_cap_unit probe;
+	if (!d)
+		return 0;
+	for (struct dirent *de; n < 2 && (de = readdir(d)) != NULL;)
+		n += de->d_name[0] != '.' && parse_process_dir(de->d_name, &probe);
+	closedir(d);
+	return n;
+}
+
+#define EXPORT_ANCESTORS 3
+
+/* A shallow scan of a process folder also takes the exports that
+ * neuron-explorer view -d wrote into the folders above it (up to
+ * EXPORT_ANCESTORS levels): those naming an instance and pid, and a system
+ * export above a single process folder. relocate() hands them over. */
+static int add_ancestor_exports(const char *dir, struct file_list *l)
+{
+	char *cur = strdup(dir);
+	int rc = 0;
+	for (int level = 0; cur && level < EXPORT_ANCESTORS && !rc; level++) {
+		char *parent = ns_capture_folder(cur);
+		free(cur);
+		cur = parent;
+		if (!cur || strcmp(cur, ".") == 0)
+			break;
+		bool one_process = process_dirs(cur) == 1;
+		DIR *d = opendir(cur);
+		for (struct dirent *de; d && (de = readdir(d)) != NULL && !rc;) {
+			struct ns_cap_file f;
+			struct stat st;
+			char *child;
+			/* only names an export of -d can have: no sniffing of every JSON above */
+			if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json") ||
+			    (!strstr(de->d_name, "_pid_") && strcmp(de->d_name, "system_profile.json") != 0 &&
+			     strcmp(de->d_name, "profile.json") != 0))
+				continue;
+			if (asprintf(&child, "%s/%s", cur, de->d_name) < 0) {
+				rc = -1;
+				break;
+			}
+			if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && ns_capture_classify(child, &f) &&
+			    is_export(f.kind) && (f.instance[0] || (f.kind == NS_CAP_SYSTEM_JSON && one_process)))
+				rc = add_if_capture(l, child, &st, false);
+			free(child);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(cur);
+	return rc;
 }
 
 int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns_capture **out,
@@ -918,6 +1216,8 @@ int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns
 		rc = ns_walk_files(c->root, 1, &seen, visit_shallow, &sc, err);
 	else if (S_ISDIR(st.st_mode))
 		rc = ns_walk_files(c->root, MAX_DEPTH, &seen, visit_capture_file, &l, err);
+	if (!rc && S_ISDIR(st.st_mode) && o && o->shallow && add_ancestor_exports(c->root, &l))
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	else if (add_if_capture(&l, c->root, &st, false))
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	if (!rc)

@@ -49,6 +49,9 @@ struct ns_cap_file {
 	int64_t instid;      /* model-mode NTFF instance id, -1 */
 	int64_t cli_rank;    /* profile_rank_<r>.ntff, -1 */
 	int64_t exec;        /* profile_exec_<n>.ntff, -1 */
+	int64_t model_id;    /* export: device_profile_model_<id>.json, -1 */
+	char instance[128];  /* export: "<instance>_pid_<pid>_nc_..." in its name, "" */
+	int64_t pid;         /* export: the pid of that name, -1 */
 	uint8_t naming;      /* NTFF: enum ns_ntff_naming; PB: enum ns_pb_role */
 	bool shared;         /* NEFF from a neffs/ folder (vLLM): a candidate for every unit beside it */
 	bool converted;      /* export found in the conversion cache, not in the capture */
@@ -70,6 +73,7 @@ enum ns_cap_gap_kind {
 	NS_GAP_NO_TRACE_INFO,    /* file: ntrace.pb without trace_info.pb */
 	NS_GAP_NO_NTRACE,        /* file: trace_info.pb without ntrace.pb */
 	NS_GAP_EXPORT_UNPAIRED,  /* file: a device/summary export that names no NTFF found here */
+	NS_GAP_NTFF_EMPTY,       /* file: a 0-byte NTFF (never paired: nothing to convert) */
 };
 
 struct ns_cap_gap {

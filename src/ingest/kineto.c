@@ -341,7 +341,7 @@ static int int_field(struct parser *ps, const struct span *val, const char *val_
 	return fail_at(ps, val_start, msg);
 }
 
-/* args neff_hash / neff / neff_name / neff_path of device work: the first
+/* args neff_hash / neff / neff_name / neff_path / model_name (a NEFF path) of device work: the first
  * one, normalized like capture file names (docs/neuron.md "NEFF hash"). */
 static int neff_field(struct parser *ps, const struct span *val, const char *val_start, ns_str *out)
 {
@@ -410,6 +410,10 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 			return intern_span(ps, val, &ev->stack) ? intern_failed(ps, val_start, val->len) : 0;
 		if (span_is(key, "Input type"))
 			return intern_compact(ps, val->p, val->len, &raw->input_types) ? intern_failed(ps, val_start, val->len) : 0;
+		/* AWS's exports carry the NEFF path in model_name; other model
+		 * names (NxDI's "token_generation_model") are not a NEFF */
+		if (span_is(key, "model_name") && val->is_string && memmem(val->p, val->len, ".neff", 5))
+			return neff_field(ps, val, val_start, &ev->neff);
 		break;
 	case 13:
 		if (span_is(key, "Fwd thread id"))

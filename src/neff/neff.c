@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -154,6 +155,22 @@ static void decode_header(const uint8_t *raw, struct ns_neff_header *h)
 	to_hex(u, h->uuid, sizeof(h->uuid));
 	snprintf(h->uuid_str, sizeof(h->uuid_str), "%.8s-%.4s-%.4s-%.4s-%.12s", u, u + 8, u + 12,
 		 u + 16, u + 20);
+}
+
+int ns_neff_read_header(const char *path, struct ns_neff_header *h, struct ns_error *err)
+{
+	uint8_t raw[NEFF_HEADER_SIZE];
+	FILE *f = fopen(path, "rb");
+	size_t got;
+	if (!f)
+		return ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
+	got = fread(raw, 1, sizeof(raw), f);
+	fclose(f);
+	if (got < sizeof(raw))
+		return ns_error_set(err, NS_ERR_INPUT,
+				    "%s: byte %zu: truncated NEFF header: the header needs 1024 bytes", path, got);
+	decode_header(raw, h);
+	return NS_OK;
 }
 
 /* What a file that is not a NEFF looks like, for the hint. */

@@ -154,6 +154,10 @@ int ns_neff_open(const char *path, struct ns_neff **ret, struct ns_error *err);
 int ns_neff_open_mem(const void *bytes, size_t size, const char *path, struct ns_neff **ret,
 		     struct ns_error *err);
 void ns_neff_free(struct ns_neff *neff);
+/* Decodes only the 1024-byte header of the NEFF at path (no payload read,
+ * no validation beyond the file holding a whole header): what a caller
+ * needs for lnc_size without inflating the tar. */
+int ns_neff_read_header(const char *path, struct ns_neff_header *h, struct ns_error *err);
 
 /* The last member with that exact name, or NULL. */
 const struct ns_neff_member *ns_neff_find_member(const struct ns_neff *neff, const char *name);

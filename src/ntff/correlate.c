@@ -19,6 +19,7 @@
 
 #define NONE (-1)
 #define MATCH_TOLERANCE_NS 1000 /* host-clock slack between the system profile and trace.json */
+#define SKEW_WINDOW_NS 1000000  /* the largest host-clock skew looked for (1 ms) */
 #define HW_EXEC "nc_exec_running"
 
 /* trace.json categories a launcher may be found as. */
@@ -31,7 +32,7 @@ static const char *const exec_rank[] = {
 };
 
 struct interval {
-	int64_t host, dur, nc, exec_id;
+	int64_t host, dur, nc, pcore, exec_id;
 	int64_t correlation, external_id;
 	size_t ev;               /* the START (or complete) event */
 	size_t stop;             /* the STOP event, or ev */
@@ -101,6 +102,7 @@ struct work {
 	/* trace events a launcher can match by time, sorted by (name, ts) */
 	struct match { ns_str name; int64_t ts; size_t ev; } *match;
 	size_t n_match;
+	int64_t skew;            /* added to launcher host times before matching */
 };
 
 /* The host time of an event's start: its timestamp, else its own clock
@@ -138,12 +140,15 @@ static int build_maps(struct work *w)
 	return 0;
 }
 
-/* START/STOP halves pair by tracking_id, else by (exec_id, core). */
+/* START/STOP halves pair by tracking_id, else by (exec_id, core); and by
+ * physical core, as LNC2 runs one execution (same ids) on two. */
 static int64_t pair_key(const struct ns_sys_event *ev)
 {
+	uint64_t pcore = ev->pcore == NS_NONE ? 0 : (uint64_t)ev->pcore + 1;
 	if (ev->tracking_id != NS_NONE)
-		return ev->tracking_id;
-	return (int64_t)(((uint64_t)ev->exec_id << 8) ^ (uint64_t)(ev->nc == NS_NONE ? 0 : ev->nc) ^ (1ULL << 62));
+		return (int64_t)((uint64_t)ev->tracking_id ^ pcore * 0x9E3779B97F4A7C15ULL);
+	return (int64_t)(((uint64_t)ev->exec_id << 8) ^ (uint64_t)(ev->nc == NS_NONE ? 0 : ev->nc) ^ (1ULL << 62) ^
+			 pcore * 0x9E3779B97F4A7C15ULL);
 }
 
 static int add_interval(struct work *w, size_t start, size_t stop, int64_t host, int64_t dur)
@@ -157,6 +162,7 @@ static int add_interval(struct work *w, size_t start, size_t stop, int64_t host,
 		.host = host,
 		.dur = dur < 0 ? 0 : dur,
 		.nc = a->nc != NS_NONE ? a->nc : b->nc != NS_NONE ? b->nc : 0,
+		.pcore = a->pcore != NS_NONE ? a->pcore : b->pcore,
 		.exec_id = a->exec_id != NS_NONE ? a->exec_id : b->exec_id,
 		.correlation = a->correlation != NS_NONE ? a->correlation : b->correlation,
 		.external_id = a->external_id != NS_NONE ? a->external_id : b->external_id,
@@ -209,6 +215,91 @@ static int build_intervals(struct work *w, struct ns_attach_stats *st)
 	return 0;
 }
 
+static int cmp_core_start(const void *a, const void *b)
+{
+	const struct interval *x = a, *y = b;
+	if (x->nc != y->nc)
+		return x->nc < y->nc ? -1 : 1;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return x->pcore < y->pcore ? -1 : x->pcore > y->pcore;
+}
+
+/* The logical core size: the caller's (NEFF headers), else the most
+ * physical cores (pcore_idx) one logical core's hardware events name, else 1. */
+static void lnc_size(const struct work *w, struct ns_attach_stats *st)
+{
+	int64_t most = 0;
+	for (size_t i = 0, j; i < w->n_iv; i = j) {
+		uint64_t seen = 0; /* pcore_idx 0..63 */
+		for (j = i; j < w->n_iv && w->iv[j].nc == w->iv[i].nc; j++)
+			if (w->iv[j].pcore >= 0 && w->iv[j].pcore < 64)
+				seen |= 1ULL << w->iv[j].pcore;
+		if (__builtin_popcountll(seen) > most)
+			most = __builtin_popcountll(seen);
+	}
+	if (w->sp->lnc_size) {
+		st->lnc_size = w->sp->lnc_size;
+		st->lnc_from = "the NEFF header's lnc_size";
+	} else if (most > 1) {
+		st->lnc_size = (uint32_t)most;
+		st->lnc_from = "the pcore_idx values of the hardware events";
+	} else {
+		st->lnc_size = 1;
+		st->lnc_from = "no NEFF header or pcore_idx saying otherwise";
+	}
+}
+
+/* LNC2: a logical core's execution runs on each of its physical cores, and
+ * the hardware lane shows it once per physical core (neuron_hw/NC0:4 and
+ * :5). Intervals of one logical core that overlap in time, on different
+ * physical cores (when named) and with the same exec_id (when both carry
+ * one), up to the LNC size, are one execution: kept as one interval from
+ * the first start to the last end. A logical core runs one execution at a
+ * time, so overlap is what ties the copies. */
+static void fold_physical(struct work *w, struct ns_attach_stats *st)
+{
+	size_t out = 0;
+	st->hw_intervals = w->n_iv;
+	if (w->n_iv > 1)
+		qsort(w->iv, w->n_iv, sizeof(*w->iv), cmp_core_start);
+	lnc_size(w, st);
+	for (size_t i = 0; i < w->n_iv;) {
+		struct interval g = w->iv[i];
+		int64_t end = g.host + g.dur;
+		uint64_t pcores = g.pcore >= 0 && g.pcore < 64 ? 1ULL << g.pcore : 0;
+		uint32_t members = 1;
+		size_t j = i + 1;
+		for (; j < w->n_iv && members < st->lnc_size; j++) {
+			const struct interval *c = &w->iv[j];
+			bool pc_known = c->pcore >= 0 && c->pcore < 64;
+			if (c->nc != g.nc || c->host >= end || (pc_known && (pcores & (1ULL << c->pcore))) ||
+			    (c->exec_id != NS_NONE && g.exec_id != NS_NONE && c->exec_id != g.exec_id))
+				break;
+			if (pc_known)
+				pcores |= 1ULL << c->pcore;
+			if (c->host + c->dur > end)
+				end = c->host + c->dur;
+			if (g.correlation == NS_NONE && g.external_id == NS_NONE) {
+				g.correlation = c->correlation;
+				g.external_id = c->external_id;
+			}
+			if (g.exec_id == NS_NONE)
+				g.exec_id = c->exec_id;
+			if (!g.neff)
+				g.neff = c->neff;
+			if (!g.label)
+				g.label = c->label;
+			members++;
+			st->folded++;
+		}
+		g.dur = end - g.host;
+		w->iv[out++] = g;
+		i = j;
+	}
+	w->n_iv = out;
+}
+
 static int cmp_match(const void *a, const void *b)
 {
 	const struct match *x = a, *y = b;
@@ -237,6 +328,20 @@ static int build_match_index(struct work *w)
 	return 0;
 }
 
+/* The first entry of the match index at or after (name, ts). */
+static size_t match_lower(const struct work *w, ns_str id, int64_t ts)
+{
+	size_t lo = 0, hi = w->n_match;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (w->match[mid].name < id || (w->match[mid].name == id && w->match[mid].ts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The trace event of the launcher's name nearest its host time (within
  * the tolerance), or NULL. */
 static const struct ns_event *match_by_time(const struct work *w, const struct ns_sys_event *l)
@@ -247,15 +352,9 @@ static const struct ns_event *match_by_time(const struct work *w, const struct n
 	int64_t best_d = MATCH_TOLERANCE_NS + 1, host;
 	if (id == UINT32_MAX || !host_start(w, l, &host))
 		return NULL;
-	size_t lo = 0, hi = w->n_match;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (w->match[mid].name < id || (w->match[mid].name == id && w->match[mid].ts < host - MATCH_TOLERANCE_NS))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t k = lo; k < w->n_match && w->match[k].name == id && w->match[k].ts <= host + MATCH_TOLERANCE_NS; k++) {
+	host += w->skew;
+	for (size_t k = match_lower(w, id, host - MATCH_TOLERANCE_NS);
+	     k < w->n_match && w->match[k].name == id && w->match[k].ts <= host + MATCH_TOLERANCE_NS; k++) {
 		int64_t d = w->match[k].ts > host ? w->match[k].ts - host : host - w->match[k].ts;
 		if (d < best_d) {
 			best_d = d;
@@ -318,6 +417,84 @@ static void link(struct work *w, struct interval *iv, struct ns_attach_stats *st
 		}
 	}
 	st->unlinked++;
+}
+
+/* The launcher link() would match by time: the runtime event of the
+ * interval's exec_id (the profile has no flow ids). NONE if none. */
+static int64_t exec_launcher(const struct work *w, const struct interval *iv)
+{
+	int64_t rt = iv->exec_id != NS_NONE ? ns_i64map_get(&w->rt_by_exec, iv->exec_id, NONE) : NONE;
+	if (rt != NONE && w->sp->ev[rt].nc != NS_NONE && w->sp->ev[rt].nc != iv->nc)
+		rt = NONE;
+	return rt;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Without flow ids, launchers reach trace.json by name and host time only,
+ * and a few microseconds of skew between the two host clocks loses every
+ * match. For each launcher, the offsets to the same-name trace events within
+ * SKEW_WINDOW_NS are candidates; the offset most launchers agree with (within
+ * the match tolerance; the smallest on a tie, and 0 when it does as well) is
+ * applied. */
+static int measure_skew(struct work *w, struct ns_attach_stats *st)
+{
+	int64_t *d = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	if (w->sp->n_flows)
+		return 0;
+	for (size_t k = 0; k < w->n_iv; k++) {
+		int64_t rt = exec_launcher(w, &w->iv[k]), host;
+		const struct ns_sys_event *l = rt != NONE ? &w->sp->ev[rt] : NULL;
+		const char *name = l ? ns_strtab_get(&w->sp->strings, l->name) : NULL;
+		ns_str id = name ? ns_strtab_find(&w->t->strings, name, strlen(name)) : UINT32_MAX;
+		if (id == UINT32_MAX || !host_start(w, l, &host))
+			continue;
+		bool any = false;
+		for (size_t m = match_lower(w, id, host - SKEW_WINDOW_NS);
+		     m < w->n_match && w->match[m].name == id && w->match[m].ts <= host + SKEW_WINDOW_NS; m++) {
+			if (n == cap) {
+				size_t c2 = cap ? cap * 2 : 256;
+				int64_t *g = realloc(d, c2 * sizeof(*g));
+				if (!g) {
+					rc = -1;
+					goto out;
+				}
+				d = g;
+				cap = c2;
+			}
+			d[n++] = w->match[m].ts - host;
+			any = true;
+		}
+		st->skew_candidates += any;
+	}
+	if (n > 1)
+		qsort(d, n, sizeof(*d), cmp_i64);
+	size_t best = 0, zero = 0;
+	int64_t best_off = 0;
+	for (size_t i = 0, j = 0; i < n; i++) { /* window [d[i], d[i] + 2 * tolerance], centred */
+		while (j < n && d[j] <= d[i] + 2 * MATCH_TOLERANCE_NS)
+			j++;
+		if (j - i > best) {
+			best = j - i;
+			best_off = d[i] + (d[j - 1] - d[i]) / 2;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		zero += d[i] >= -MATCH_TOLERANCE_NS && d[i] <= MATCH_TOLERANCE_NS;
+	if (best > zero) {
+		w->skew = best_off;
+		st->skew_ns = best_off;
+		st->skew_votes = best;
+	}
+out:
+	free(d);
+	return rc;
 }
 
 static int cmp_intervals(const void *a, const void *b)
@@ -392,6 +569,9 @@ int ns_sysprof_attach(const struct ns_sysprof *sp, struct ns_trace *t, struct ns
 	ns_i64map_init(&w.rt_by_exec);
 	ns_i64map_init(&w.start_by_key);
 	if (sync_points(sp, &w.sync, &w.n_sync) || build_maps(&w) || build_intervals(&w, st) || build_match_index(&w))
+		goto out;
+	fold_physical(&w, st);
+	if (measure_skew(&w, st))
 		goto out;
 	for (size_t k = 0; k < w.n_iv; k++)
 		link(&w, &w.iv[k], st);

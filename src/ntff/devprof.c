@@ -19,7 +19,7 @@ static const struct {
 	{ "summary", NS_DP_SUMMARY, true },          { "metadata", NS_DP_METADATA, true },
 	{ "profile_info", NS_DP_PROFILE_INFO, true }, { "annotation", NS_DP_OTHER, false },
 	{ "summary_groups", NS_DP_OTHER, false },    { "neff_node", NS_DP_OTHER, false },
-	{ "warnings", NS_DP_OTHER, false },
+	{ "warnings", NS_DP_OTHER, true }, /* kept: see on_elem */
 };
 
 /* An interval in file units, before the unit is known. */
@@ -34,6 +34,7 @@ struct reader {
 	struct raw *raw;
 	size_t n_raw, cap_raw;
 	int role;            /* of the array being streamed */
+	bool in_warnings;    /* the array is "warnings" */
 	/* fields of the element being read */
 	struct jv f_start, f_dur, f_end, f_engine;
 	bool has_start, has_dur, has_end, has_engine;
@@ -131,7 +132,8 @@ static int info_field(void *ctx, const char *key, size_t len, const struct jv *v
 	if (jkey_is(key, len, "ntff_filename") || jkey_is(key, len, "ntff"))
 		memcpy(dp->ntff_filename, text, n + 1);
 	else if (jkey_is(key, len, "neff_hash") || jkey_is(key, len, "neff") || jkey_is(key, len, "neff_name") ||
-		 jkey_is(key, len, "neff_id") || jkey_is(key, len, "neff_filename"))
+		 jkey_is(key, len, "neff_id") || jkey_is(key, len, "neff_filename") ||
+		 (jkey_is(key, len, "model_name") && !dp->neff_hash[0] && memmem(text, n, ".neff", 5)))
 		ns_neff_hash_normalize(text, n, dp->neff_hash, sizeof(dp->neff_hash));
 	return 0;
 }
@@ -139,6 +141,7 @@ static int info_field(void *ctx, const char *key, size_t len, const struct jv *v
 static int on_key(void *ctx, const char *key)
 {
 	struct reader *r = ctx;
+	r->in_warnings = strcmp(key, "warnings") == 0;
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if (strcmp(sections[i].key, key) == 0) {
 			r->role = sections[i].role;
@@ -156,6 +159,10 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 	struct ns_devprof *dp = r->dp;
 	(void)key;
 	dp->count[r->role]++;
+	if (r->in_warnings)
+		return explorer_warning_add(&dp->explorer_warnings, dp->path, v, offset)
+			       ? ns_error_set(err, NS_ERR_NOMEM, "out of memory")
+			       : 0;
 	if (v->type != 'o')
 		return note_add(&dp->notes, dp->path, offset, "%s: element is not an object; skipped",
 				section_name(r->role)) ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
@@ -299,6 +306,10 @@ int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof 
 	if ((rc = jstream_file(path, &cb, &r, &dp->truncated_at, err)))
 		goto out;
 	detect_unit(&r, unit);
+	/* no NEFF in profile_info: the NEFF path of metadata's model_name */
+	const struct ns_kv *model = kv_find(dp->metadata, dp->n_metadata, "model_name");
+	if (!dp->neff_hash[0] && model && strstr(model->text, ".neff"))
+		ns_neff_hash_normalize(model->text, strlen(model->text), dp->neff_hash, sizeof(dp->neff_hash));
 	if (build_busy(&r)) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 		goto out;
@@ -318,6 +329,7 @@ void ns_devprof_free(struct ns_devprof *dp)
 	free(dp->path);
 	kv_free(dp->summary, dp->n_summary);
 	kv_free(dp->metadata, dp->n_metadata);
+	notes_release(&dp->explorer_warnings);
 	for (int e = 0; e < NS_ENG__COUNT; e++)
 		free(dp->busy[e]);
 	keylist_free(dp->unknown_keys, dp->n_unknown_keys);

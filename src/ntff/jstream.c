@@ -325,6 +325,33 @@ int note_add(struct ns_notes *notes, const char *path, uint64_t offset, const ch
 	return 0;
 }
 
+struct warn_ctx {
+	char message[400], category[64];
+};
+
+static int warn_field(void *ctx, const char *key, size_t len, const struct jv *v)
+{
+	struct warn_ctx *w = ctx;
+	if (jkey_is(key, len, "message") || jkey_is(key, len, "msg") || jkey_is(key, len, "warning"))
+		jv_text(v, w->message, sizeof(w->message));
+	else if (jkey_is(key, len, "category") || jkey_is(key, len, "type"))
+		jv_text(v, w->category, sizeof(w->category));
+	return 0;
+}
+
+int explorer_warning_add(struct ns_notes *w, const char *path, const struct jv *v, uint64_t offset)
+{
+	struct warn_ctx c = { "", "" };
+	size_t bad;
+	if (v->type == 'o')
+		jobj_walk(v, warn_field, &c, &bad);
+	if (!c.message[0] && v->type != 'o')
+		jv_text(v, c.message, sizeof(c.message));
+	if (!c.message[0])
+		snprintf(c.message, sizeof(c.message), "%.*s", (int)(v->n < 300 ? v->n : 300), v->p);
+	return note_add(w, path, offset, "%s%s%s", c.category, c.category[0] ? ": " : "", c.message);
+}
+
 void notes_release(struct ns_notes *notes)
 {
 	for (size_t i = 0; i < notes->n; i++)

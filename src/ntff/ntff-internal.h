@@ -65,6 +65,9 @@ char *jv_strdup(const struct jv *v);
 int note_add(struct ns_notes *notes, const char *path, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void notes_release(struct ns_notes *notes);
+/* Keeps one element of an export's "warnings" array: a string, or an
+ * object's "message" (with its "category"), else its JSON text. -1 on OOM. */
+int explorer_warning_add(struct ns_notes *w, const char *path, const struct jv *v, uint64_t offset);
 
 /* Appends a copy of key to a list unless present. -1 on OOM. */
 int keylist_add(char ***list, size_t *n, const char *key);

@@ -99,6 +99,7 @@ struct ns_devprof {
 	char **unknown_keys;         /* top-level keys not interpreted */
 	size_t n_unknown_keys;
 	struct ns_notes notes;
+	struct ns_notes explorer_warnings; /* the export's own "warnings" (dropped events, ...) */
 	int64_t truncated_at;        /* -1, or the byte where the file was cut */
 };
 
@@ -147,6 +148,7 @@ struct ns_sys_event {
 	int64_t nc_ts, cpu_ts;       /* a sync sample: device-clock ns and host ns of one moment */
 	int64_t id, parent_id, exec_id, tracking_id, nc, pid, tid, seq;
 	int64_t correlation, external_id;
+	int64_t pcore;               /* pcore_idx: physical core within the logical one (LNC2: 0/1) */
 	uint32_t flows_off, n_flows; /* into ns_sysprof.flows */
 	ns_str name, neff, label;    /* label: model_name */
 	uint8_t source;              /* enum ns_sys_source */
@@ -166,11 +168,16 @@ struct ns_sysprof {
 	struct ns_kv *metadata;      /* system_profile_metadata[0] */
 	size_t n_metadata;
 	uint64_t n_device_profiles;  /* device_profile_list entries */
+	/* Logical NeuronCore size of the run (1, 2), 0 when unknown. Not in
+	 * the JSON: the caller sets it from the NEFF headers' lnc_size before
+	 * ns_sysprof_attach, which otherwise infers it from pcore_idx. */
+	uint32_t lnc_size;
 	uint64_t n_events;           /* every event read */
 	uint64_t n_source[3];        /* by enum ns_sys_source, every event read */
 	char **unknown_keys;
 	size_t n_unknown_keys;
 	struct ns_notes notes;
+	struct ns_notes explorer_warnings; /* the export's own "warnings" (dropped events, ring overwrites) */
 	int64_t truncated_at;
 };
 
@@ -185,6 +192,18 @@ struct ns_attach_stats {
 	uint64_t by_ids;             /* launcher carried correlation / External id */
 	uint64_t by_time;            /* launcher matched a trace event by name and time */
 	uint64_t unlinked;           /* added without a launching op */
+	/* LNC2: one execution of a logical core shows once per physical core;
+	 * the copies are folded into one interval (docs/neuron.md "LNC"). */
+	uint32_t lnc_size;           /* the size applied */
+	const char *lnc_from;        /* where it came from (static text) */
+	/* Without flow ids the launchers are matched to trace.json by name and
+	 * host time; a skew between the two host clocks is measured and
+	 * removed first (docs/neuron.md "Clock skew"). */
+	int64_t skew_ns;             /* added to system-profile host times to match trace.json */
+	uint64_t skew_votes;         /* launchers that agree with that offset (0: none measured) */
+	uint64_t skew_candidates;    /* launchers with a same-name trace event nearby */
+	uint64_t hw_intervals;       /* hardware intervals before folding */
+	uint64_t folded;             /* intervals folded into another physical core's */
 };
 
 /* Appends one NS_CAT_KERNEL event per hardware interval (nc_exec_running)

@@ -28,10 +28,10 @@ static const char *const exec_names[] = {
 
 static const char *const known_top[] = {
 	"system_profile_metadata", "device_profile_list", "trace_event", "trace_events", "events",
-	"device_mem_usage", "mem_usage", "cpu_util", "data_version",
+	"device_mem_usage", "mem_usage", "cpu_util", "data_version", "warnings",
 };
 
-enum role { R_META, R_DEVLIST, R_EVENTS, R_OTHER };
+enum role { R_META, R_DEVLIST, R_EVENTS, R_WARNINGS, R_OTHER };
 
 struct reader {
 	struct ns_sysprof *sp;
@@ -140,7 +140,7 @@ static int nested(struct reader *r, const struct jv *v, int depth)
  * are ignored, nested objects searched. */
 enum field {
 	F_NAME, F_TS, F_TS_NS, F_DUR, F_END, F_UNIT, F_TYPE, F_GROUP, F_SOURCE, F_PHASE, F_ID, F_PARENT, F_EXEC,
-	F_TRACKING, F_SEQ, F_NC, F_NC_ALT, F_PID, F_TID, F_FLOW, F_NC_TS, F_CPU_TS, F_CORR, F_EXT, F_NEFF, F_LABEL,
+	F_TRACKING, F_SEQ, F_NC, F_NC_ALT, F_PCORE, F_PID, F_TID, F_FLOW, F_NC_TS, F_CPU_TS, F_CORR, F_EXT, F_NEFF, F_LABEL,
 	F_NESTED_TEXT,
 };
 
@@ -156,7 +156,7 @@ static const struct {
 	KEY("group", F_GROUP), KEY("trace_event_source", F_SOURCE), KEY("phase", F_PHASE), KEY("id", F_ID),
 	KEY("parent_id", F_PARENT), KEY("exec_id", F_EXEC), KEY("tracking_id", F_TRACKING),
 	KEY("nrta_seq_id", F_SEQ), KEY("nc_idx", F_NC), KEY("lnc_idx", F_NC), KEY("nc_id", F_NC),
-	KEY("device_core_idx", F_NC_ALT), KEY("process_id", F_PID), KEY("thread_id", F_TID),
+	KEY("device_core_idx", F_NC_ALT), KEY("pcore_idx", F_PCORE), KEY("process_id", F_PID), KEY("thread_id", F_TID),
 	KEY("flow_id", F_FLOW), KEY("flow_ids", F_FLOW), KEY("nc_timestamp_ns", F_NC_TS),
 	KEY("cpu_timestamp_ns", F_CPU_TS), KEY("correlation", F_CORR), KEY("External id", F_EXT),
 	KEY("external_id", F_EXT), KEY("neff_hash", F_NEFF), KEY("neff", F_NEFF), KEY("neff_name", F_NEFF),
@@ -209,6 +209,7 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 	case F_SEQ: set_int(v, &ev->seq); break;
 	case F_NC: set_int(v, &ev->nc); break;
 	case F_NC_ALT: set_int(v, &r->nc_alt); break;
+	case F_PCORE: set_int(v, &ev->pcore); break;
 	case F_PID: set_int(v, &ev->pid); break;
 	case F_TID: set_int(v, &ev->tid); break;
 	case F_FLOW:
@@ -225,7 +226,15 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 			return -2;
 		break;
 	}
-	case F_LABEL: ev->label = intern_value(r, v); break;
+	case F_LABEL:
+		ev->label = intern_value(r, v);
+		/* the NEFF path real exports carry in model_name */
+		if (!ev->neff && v->type == 's' && memmem(v->p, v->n, ".neff", 5)) {
+			size_t n = ns_neff_hash_normalize(text, jv_text(v, text, sizeof(text)), norm, sizeof(norm));
+			if ((ev->neff = ns_strtab_intern(&r->sp->strings, norm, n)) == UINT32_MAX)
+				return -2;
+		}
+		break;
 	case F_NESTED_TEXT: /* the event's own further keys, as JSON text: no level deeper */
 		return nested(r, v, r->depth);
 	}
@@ -265,7 +274,7 @@ static int read_event(struct reader *r, const struct jv *v, uint64_t offset, str
 	memset(ev, 0, sizeof(*ev));
 	ev->ts = ev->dur = ev->nc_ts = ev->cpu_ts = NS_NONE;
 	ev->id = ev->parent_id = ev->exec_id = ev->tracking_id = ev->nc = ev->pid = ev->tid = ev->seq = NS_NONE;
-	ev->correlation = ev->external_id = NS_NONE;
+	ev->correlation = ev->external_id = ev->pcore = NS_NONE;
 	ev->flows_off = (uint32_t)sp->n_flows;
 	ev->offset = offset;
 	r->has_ts = r->has_dur = r->has_end = r->ts_is_ns = false;
@@ -340,6 +349,8 @@ static int on_key(void *ctx, const char *key)
 		r->role = R_META;
 	else if (jkey_is(key, len, "device_profile_list"))
 		r->role = R_DEVLIST;
+	else if (jkey_is(key, len, "warnings"))
+		r->role = R_WARNINGS;
 	else if (len == 0 || jkey_is(key, len, "trace_event") || jkey_is(key, len, "trace_events") ||
 		 jkey_is(key, len, "events"))
 		r->role = R_EVENTS;
@@ -371,6 +382,10 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 	case R_DEVLIST:
 		sp->n_device_profiles++;
 		return 0;
+	case R_WARNINGS:
+		return explorer_warning_add(&sp->explorer_warnings, sp->path, v, offset)
+			       ? ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", sp->path)
+			       : 0;
 	case R_EVENTS:
 		rc = read_event(r, v, offset, err);
 		return rc < 0 ? ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", sp->path) : rc;
@@ -423,5 +438,6 @@ void ns_sysprof_free(struct ns_sysprof *sp)
 	kv_free(sp->metadata, sp->n_metadata);
 	keylist_free(sp->unknown_keys, sp->n_unknown_keys);
 	notes_release(&sp->notes);
+	notes_release(&sp->explorer_warnings);
 	free(sp);
 }

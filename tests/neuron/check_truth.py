@@ -8,6 +8,7 @@ For each capture it runs `report CAPTURE --format json -n -1 --no-cache` (also
 with --by-neff, and with --engines) and compares, to the nanosecond:
   - self_device_us of every row: truth's op / device-row value, else 0;
   - self_device_time_total_us;
+  - the # of Calls of each device row in calls_by_device_row (when given);
   - with --by-neff: the rows of one op, split per NEFF, sum to the truth;
   - with --engines: each op's busy time per engine.
 """
@@ -64,6 +65,10 @@ def check_capture(binary, cap, env, fails):
             want = ops.get(row["name"], rows.get(row["name"], 0))
             if ns(row["self_device_us"]) != ns(want):
                 fails.append("%s: %s Self NEURON %s us, truth %s us" % (where, row["name"], row["self_device_us"], want))
+        for name, calls in r.get("calls_by_device_row", {}).items():
+            got = [row["calls"] for row in doc["rows"] if row["name"] == name]
+            if got != [calls]:
+                fails.append("%s: %s calls %s, truth %d" % (where, name, got, calls))
         if ns(doc["self_device_time_total_us"]) != ns(r["self_neuron_total_us"]):
             fails.append("%s: total %s us, truth %s us" % (where, doc["self_device_time_total_us"], r["self_neuron_total_us"]))
         sums = {}

@@ -57,13 +57,13 @@ class Case(object):
         self.log = os.path.join(tmp, "explorer.log")
         self.cache = os.path.join(tmp, "cache")
 
-    def run(self, args, explorer=True, canned=None):
+    def run(self, args, explorer=True, canned=None, extra=None):
         path = os.environ.get("PATH", "/usr/bin:/bin")
         path = [p for p in path.split(":") if not os.path.exists(os.path.join(p, "neuron-explorer"))
                 and not os.path.exists(os.path.join(p, "neuron-profile"))]
         env = dict(os.environ, PATH=":".join(([TOOLS] if explorer else []) + path), LC_ALL="C",
                    NEURON_STATS_CACHE_DIR=self.cache, NS_EXPLORER_LOG=self.log,
-                   NS_EXPLORER_CANNED=canned or self.canned)
+                   NS_EXPLORER_CANNED=canned or self.canned, **(extra or {}))
         return subprocess.run([self.binary] + args, capture_output=True, text=True, env=env)
 
     def calls(self):
@@ -95,8 +95,12 @@ def main():
         c = Case(binary, tmp)
         report = [c.cap, "--format", "json", "-n", "-1"]
 
+        # without a converter: the CPU table, the commands on stderr, exit 0 (3 with --strict)
         p = c.run(report, explorer=False)
-        c.expect(p.returncode == 3, "1: exit %d without neuron-explorer, expected 3 (%s)" % (p.returncode, p.stderr))
+        c.expect(p.returncode == 0, "1: exit %d without neuron-explorer, expected 0 (%s)" % (p.returncode, p.stderr))
+        rows = [r for d in docs(p.stdout) if "rows" in d for r in d["rows"]] if p.returncode == 0 else []
+        c.expect(bool(rows) and all(float(r["self_device_us"]) == 0 for r in rows), "1: no CPU-only table")
+        c.expect(c.run(report + ["--strict"], explorer=False).returncode == 3, "1: --strict is not exit 3")
         c.expect("raw Neuron capture files (ntrace.pb, trace_info.pb)" in p.stderr, "1: message: " + p.stderr)
         c.expect("neuron-explorer view -d %s --output-format json --ignore-device-profile --output-file %s/system_profile.json"
                  % (c.unit, c.unit) in p.stderr, "1: the hint lacks the command: " + p.stderr)
@@ -153,10 +157,20 @@ def main():
         shutil.rmtree(c.cache)
         empty = os.path.join(tmp, "empty")
         os.makedirs(empty)
-        p = c.run(report, canned=empty)
+        p = c.run(report + ["--strict"], canned=empty)
         c.expect(p.returncode == 5 and "neuron-explorer failed (exit status 1)" in p.stderr, "8: %d %s" % (p.returncode, p.stderr))
+        p = c.run(report, canned=empty)
+        c.expect(p.returncode == 0 and "neuron-explorer failed (exit status 1)" in p.stderr, "8: %d %s" % (p.returncode, p.stderr))
         left = [f for _, _, fs in os.walk(c.cache) for f in fs if f.endswith(".json") or ".tmp-" in f]
         c.expect(not left, "8: a failed conversion left %s" % left)
+
+        # a stuck converter is stopped at NEURON_STATS_CONVERT_TIMEOUT; the CPU table stays
+        shutil.rmtree(c.cache, ignore_errors=True)
+        p = c.run(report, extra={"NS_EXPLORER_SLEEP": "30", "NEURON_STATS_CONVERT_TIMEOUT": "1"})
+        c.expect(p.returncode == 0 and "timed out after 1 s" in p.stderr and '"rows"' in p.stdout,
+                 "9: %d %s" % (p.returncode, p.stderr))
+        left = [f for _, _, fs in os.walk(c.cache) for f in fs if f.endswith(".json") or ".tmp-" in f]
+        c.expect(not left, "9: a stopped conversion left %s" % left)
 
     for f in c.failures:
         print("FAIL " + f)

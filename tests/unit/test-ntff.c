@@ -403,6 +403,88 @@ Test(ntff, correlation_attributes_device_intervals)
 	ns_trace_release(&t);
 }
 
+/* LNC2 (docs/neuron.md "LNC2"): the hardware lane of logical core 0 shows
+ * each execution once per physical core (pcore_idx 0 and 1, own tracking
+ * ids). Durations by hand: pcore 0 runs [6000, 10000), pcore 1
+ * [6300, 10200): one execution of 4200 ns. */
+Test(ntff, lnc2_copies_count_once)
+{
+	static const char *const text =
+		"{\"trace_event\": ["
+		"{\"name\": \"aten::mul\", \"type\": 99999, \"timestamp\": 1767225600000001000, \"duration\": 10000,"
+		" \"flow_id\": [\"1\"], \"args\": {\"External id\": 1}},"
+		"{\"name\": \"nc_exec_running\", \"trace_event_source\": \"neuron_hw\", \"nc_idx\": 0, \"pcore_idx\": 0,"
+		" \"timestamp\": 1767225600000006000, \"duration\": 4000, \"flow_id\": [\"1\"]},"
+		"{\"name\": \"nc_exec_running\", \"trace_event_source\": \"neuron_hw\", \"nc_idx\": 0, \"pcore_idx\": 1,"
+		" \"timestamp\": 1767225600000006300, \"duration\": 3900, \"flow_id\": [\"1\"]},"
+		"{\"name\": \"nc_exec_running\", \"trace_event_source\": \"neuron_hw\", \"nc_idx\": 0, \"pcore_idx\": 0,"
+		" \"timestamp\": 1767225600000020000, \"duration\": 1000},"
+		"{\"name\": \"nc_exec_running\", \"trace_event_source\": \"neuron_hw\", \"nc_idx\": 0, \"pcore_idx\": 1,"
+		" \"timestamp\": 1767225600000020000, \"duration\": 1000}"
+		"]}";
+	/* by pcore_idx; then the same without pcore_idx, by the NEFF's lnc_size;
+	 * then LNC1 (no size, no pcore): nothing folds */
+	for (int pass = 0; pass < 3; pass++) {
+		struct ns_trace t;
+		struct ns_sysprof *sp = NULL;
+		struct ns_attach_stats st;
+		struct ns_error err = { 0 };
+		char *json = strdup(text), *at;
+		cr_assert_not_null(json);
+		while (pass && (at = strstr(json, "\"pcore_idx\": ")) != NULL)
+			memcpy(at, "\"pcore_id_\"", 11); /* an unknown key: ignored */
+		make_trace(&t);
+		const char *p = put("lnc2.json", json);
+		cr_assert_eq(ns_sysprof_read(p, &sp, &err), 0, "%s", err.msg);
+		sp->lnc_size = pass == 1 ? 2 : 0;
+		cr_assert_eq(ns_sysprof_attach(sp, &t, &st, &err), 0, "%s", err.msg);
+		cr_assert_eq(st.hw_intervals, 4);
+		cr_assert_eq(st.lnc_size, pass == 2 ? 1u : 2u, "pass %d", pass);
+		cr_assert_eq(st.intervals, pass == 2 ? 4u : 2u, "pass %d", pass);
+		if (pass < 2) {
+			cr_assert_eq(st.folded, 2);
+			cr_assert_eq(t.events[4].ts_ns, 6000);
+			cr_assert_eq(t.events[4].dur_ns, 4200);
+			cr_assert_eq(t.events[4].external_id, 1);
+			cr_assert_eq(t.events[5].dur_ns, 1000);
+		}
+		ns_sysprof_free(sp);
+		ns_trace_release(&t);
+		free(json);
+	}
+}
+
+/* No flow ids, and the system profile's host clock 3.5 us ahead of
+ * trace.json's: the runtime launchers (by exec_id) are 3500 ns after the
+ * trace's nrta_execute_schedule calls at 2000 and 21000 ns, beyond the 1 us
+ * match. Measured by hand: the offset is -3500 ns, both launchers agree. */
+Test(ntff, clock_skew_without_flow_ids_is_removed)
+{
+	struct ns_trace t;
+	struct ns_sysprof *sp = NULL;
+	struct ns_attach_stats st;
+	struct ns_error err = { 0 };
+	make_trace(&t);
+	const char *p = put("skew.json",
+		"{\"trace_event\": ["
+		"{\"name\": \"nrta_execute_schedule\", \"timestamp\": 1767225600000005500, \"exec_id\": 1, \"nc_idx\": 0},"
+		"{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000009500, \"duration\": 4000, \"exec_id\": 1,"
+		" \"nc_idx\": 0},"
+		"{\"name\": \"nrta_execute_schedule\", \"timestamp\": 1767225600000024500, \"exec_id\": 2, \"nc_idx\": 0},"
+		"{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000028500, \"duration\": 2500, \"exec_id\": 2,"
+		" \"nc_idx\": 0}]}");
+	cr_assert_eq(ns_sysprof_read(p, &sp, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_sysprof_attach(sp, &t, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(st.skew_ns, -3500);
+	cr_assert_eq(st.skew_votes, 2);
+	cr_assert_eq(st.by_time, 2);
+	cr_assert_eq(st.unlinked, 0);
+	cr_assert_eq(t.events[4].correlation, 501);
+	cr_assert_eq(t.events[5].correlation, 502);
+	ns_sysprof_free(sp);
+	ns_trace_release(&t);
+}
+
 Test(ntff, neff_keys_mixed)
 {
 	struct ns_trace t;
