@@ -884,35 +884,23 @@ Test(neff_filename, rejects)
 	cr_expect_eq(ns_neff_hash_from_filename("neff_12345.neff", hash, 6), 5);
 }
 
-/* The member limit: 65,536 empty members are read, one more is an error
- * naming its header; the name of the one refused is freed (it leaked:
- * LeakSanitizer, in the ASan build of this test). */
+/* The member limit: 65,537 empty members are an error naming the header
+ * of the one over 65,536, whose name is freed (it leaked: LeakSanitizer,
+ * in the ASan build of this test). */
 Test(neff_synthetic, more_members_than_the_limit)
 {
-	for (unsigned extra = 0; extra <= 1; extra++) {
-		struct bytes tar = { 0 };
-		for (unsigned i = 0; i < NEFF_MAX_MEMBERS + extra; i++) {
-			char name[32];
-			snprintf(name, sizeof(name), "m%u.bin", i);
-			tar_entry(&tar, name, '0', "", 0, 0);
-		}
-		tar_end(&tar);
-		struct bytes f = neff_of(&tar, 0);
-		put_le(f.p, 1, 8); /* a raw tar */
-		if (extra) {
-			char want[200];
-			snprintf(want, sizeof(want), "x.neff: tar byte %u: more than 65536 members (limit)",
-				 NEFF_MAX_MEMBERS * 512);
-			expect_error(f.p, f.len, NS_ERR_NOMEM, want);
-		} else {
-			struct ns_neff *neff = NULL;
-			struct ns_error err = { 0 };
-			/* (no kelf: the members are listed, then that is the error) */
-			int rc = ns_neff_open_mem(f.p, f.len, "x.neff", &neff, &err);
-			cr_expect(rc == NS_OK || strstr(err.msg, "more than") == NULL, "%s", err.msg);
-			ns_neff_free(neff);
-		}
-		free(f.p);
-		free(tar.p);
+	struct bytes tar = { 0 };
+	for (unsigned i = 0; i <= NEFF_MAX_MEMBERS; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "m%u.bin", i);
+		tar_entry(&tar, name, '0', "", 0, 0);
 	}
+	tar_end(&tar);
+	struct bytes f = neff_of(&tar, 0);
+	put_le(f.p, 1, 8); /* a raw tar */
+	char want[200];
+	snprintf(want, sizeof(want), "x.neff: tar byte %u: more than 65536 members (limit)", NEFF_MAX_MEMBERS * 512);
+	expect_error(f.p, f.len, NS_ERR_NOMEM, want);
+	free(f.p);
+	free(tar.p);
 }
