@@ -19,13 +19,26 @@
 
 struct bytes {
 	uint8_t *p;
-	size_t len;
+	size_t len, cap;
 };
+
+/* Room for n more bytes (and a NUL); doubling, so that 65,537 tar members
+ * are not 65,537 copies of the archive (under ASan, realloc always moves). */
+static void reserve(struct bytes *b, size_t n)
+{
+	if (b->len + n + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	b->p = realloc(b->p, cap);
+	cr_assert_not_null(b->p);
+	b->cap = cap;
+}
 
 static void append(struct bytes *b, const void *data, size_t n)
 {
-	b->p = realloc(b->p, b->len + n + 1);
-	cr_assert_not_null(b->p);
+	reserve(b, n);
 	if (n)
 		memcpy(b->p + b->len, data, n);
 	b->len += n;
@@ -33,8 +46,7 @@ static void append(struct bytes *b, const void *data, size_t n)
 
 static void append_zeros(struct bytes *b, size_t n)
 {
-	b->p = realloc(b->p, b->len + n + 1);
-	cr_assert_not_null(b->p);
+	reserve(b, n);
 	memset(b->p + b->len, 0, n);
 	b->len += n;
 }
