@@ -22,13 +22,26 @@
 
 struct bytes {
 	uint8_t *p;
-	size_t len;
+	size_t len, cap;
 };
+
+/* Room for n more bytes (and a NUL); doubling, so that 65,537 tar members
+ * are not 65,537 copies of the archive (under ASan, realloc always moves). */
+static void reserve(struct bytes *b, size_t n)
+{
+	if (b->len + n + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	b->p = realloc(b->p, cap);
+	cr_assert_not_null(b->p);
+	b->cap = cap;
+}
 
 static void append(struct bytes *b, const void *data, size_t n)
 {
-	b->p = realloc(b->p, b->len + n + 1);
-	cr_assert_not_null(b->p);
+	reserve(b, n);
 	if (n)
 		memcpy(b->p + b->len, data, n);
 	b->len += n;
@@ -36,8 +49,7 @@ static void append(struct bytes *b, const void *data, size_t n)
 
 static void append_zeros(struct bytes *b, size_t n)
 {
-	b->p = realloc(b->p, b->len + n + 1);
-	cr_assert_not_null(b->p);
+	reserve(b, n);
 	memset(b->p + b->len, 0, n);
 	b->len += n;
 }
@@ -893,35 +905,23 @@ Test(neff_filename, rejects)
 	cr_expect_eq(ns_neff_hash_from_filename("neff_12345.neff", hash, 6), 5);
 }
 
-/* The member limit: 65,536 empty members are read, one more is an error
- * naming its header; the name of the one refused is freed (it leaked:
- * LeakSanitizer, in the ASan build of this test). */
+/* The member limit: 65,537 empty members are an error naming the header
+ * of the one over 65,536, whose name is freed (it leaked: LeakSanitizer,
+ * in the ASan build of this test). */
 Test(neff_synthetic, more_members_than_the_limit)
 {
-	for (unsigned extra = 0; extra <= 1; extra++) {
-		struct bytes tar = { 0 };
-		for (unsigned i = 0; i < NEFF_MAX_MEMBERS + extra; i++) {
-			char name[32];
-			snprintf(name, sizeof(name), "m%u.bin", i);
-			tar_entry(&tar, name, '0', "", 0, 0);
-		}
-		tar_end(&tar);
-		struct bytes f = neff_of(&tar, 0);
-		put_le(f.p, 1, 8); /* a raw tar */
-		if (extra) {
-			char want[200];
-			snprintf(want, sizeof(want), "x.neff: tar byte %u: more than 65536 members (limit)",
-				 NEFF_MAX_MEMBERS * 512);
-			expect_error(f.p, f.len, NS_ERR_NOMEM, want);
-		} else {
-			struct ns_neff *neff = NULL;
-			struct ns_error err = { 0 };
-			/* (no kelf: the members are listed, then that is the error) */
-			int rc = ns_neff_open_mem(f.p, f.len, "x.neff", &neff, &err);
-			cr_expect(rc == NS_OK || strstr(err.msg, "more than") == NULL, "%s", err.msg);
-			ns_neff_free(neff);
-		}
-		free(f.p);
-		free(tar.p);
+	struct bytes tar = { 0 };
+	for (unsigned i = 0; i <= NEFF_MAX_MEMBERS; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "m%u.bin", i);
+		tar_entry(&tar, name, '0', "", 0, 0);
 	}
+	tar_end(&tar);
+	struct bytes f = neff_of(&tar, 0);
+	put_le(f.p, 1, 8); /* a raw tar */
+	char want[200];
+	snprintf(want, sizeof(want), "x.neff: tar byte %u: more than 65536 members (limit)", NEFF_MAX_MEMBERS * 512);
+	expect_error(f.p, f.len, NS_ERR_NOMEM, want);
+	free(f.p);
+	free(tar.p);
 }
