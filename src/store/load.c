@@ -14,7 +14,11 @@
 
 int ns_store_sqlite_error(struct ns_error *err, sqlite3 *db, int rc, const char *path, const char *what)
 {
-	return ns_store_sqlite_failure(err, rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), path, what);
+	/* the connection's message only when it is about rc: a code the caller
+	 * set itself (SQLITE_NOMEM when sqlite3_str_finish failed) leaves it
+	 * saying "not an error" */
+	bool about_rc = db && (sqlite3_errcode(db) & 0xff) == (rc & 0xff);
+	return ns_store_sqlite_failure(err, rc, about_rc ? sqlite3_errmsg(db) : sqlite3_errstr(rc), path, what);
 }
 
 int ns_store_sqlite_failure(struct ns_error *err, int rc, const char *msg, const char *path, const char *what)
