@@ -1224,13 +1224,14 @@ static int delta_strings(struct reader *r, const unsigned char *p, size_t n, boo
 		goto out;
 	}
 	i += used;
-	for (size_t k = 0; k < count; k++) {
+	for (size_t k = 0, end = i; k < count; k++) { /* end: where value k's bytes end in the page */
 		int64_t prev = k ? pre[k - 1] + len[k - 1] : 0; /* the length of value k-1 */
-		if (len[k] < 0 || pre[k] < 0 || pre[k] > prev || (uint64_t)len[k] > n - i ||
+		if (len[k] < 0 || pre[k] < 0 || pre[k] > prev || (uint64_t)len[k] > n - end ||
 		    (uint64_t)(pre[k] + len[k]) > NS_PQ_MAX_PAGE || total > NS_PQ_MAX_PAGE) {
-			rc = fail(r, NS_ERR_INPUT, at + i, "delta-encoded string beyond its page or its predecessor");
+			rc = fail(r, NS_ERR_INPUT, at + end, "delta-encoded string beyond its page or its predecessor");
 			goto out;
 		}
+		end += (size_t)len[k];
 		total += (size_t)(pre[k] + len[k]);
 	}
 	if (!(buf = malloc(total + 1)) || vals_grow(v, NS_PQ_BYTE_ARRAY, count)) {
