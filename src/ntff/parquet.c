@@ -1377,6 +1377,8 @@ static int read_page(struct reader *r, const unsigned char *chunk, size_t len, s
 	size_t count = (size_t)h.n_values, base = r->out->n_slots;
 	if ((rc = grow_slots(r, count)))
 		return rc;
+	if (count == 0) /* nothing to read (and the level arrays may not exist yet) */
+		return 0;
 	const unsigned char *vp;
 	size_t vn;
 	if (h.type == PAGE_DATA) {
