@@ -1264,6 +1264,8 @@ static int page_values(struct reader *r, const unsigned char *p, size_t n, int64
 	size_t bad = 0;
 	int type = r->col->type;
 	size_t width = type == NS_PQ_INT32 || type == NS_PQ_FLOAT || type == NS_PQ_BYTE_ARRAY ? 4 : 8;
+	if (count == 0) /* every slot null: no value to decode (and no value array yet) */
+		return 0;
 	if (enc == ENC_PLAIN && type != NS_PQ_BOOLEAN && count > n / width) /* before allocating for them */
 		return fail(r, NS_ERR_INPUT, at, "PLAIN values cut or corrupt");
 	int g = vals_grow(v, type, count);
