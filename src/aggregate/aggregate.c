@@ -9,6 +9,7 @@
 #include <libiberty/demangle.h>
 
 #include "aggregate/neuron.h"
+#include "aggregate/unfinished.h"
 #include "common/i64map.h"
 
 #define NO_INDEX (-1)
@@ -1393,7 +1394,7 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	ns_i64map_init(&w.rt_by_key);
 	out->t0_ns = w.t0_ns = trace_origin(t);
 	set_unwiden_margins(&w);
-	if (resolve_launchers(&w))
+	if (ns_finish_unfinished(t) || resolve_launchers(&w))
 		goto out;
 	release_lookups(&w);
 	if (collect_fevents(&w) || assign_memory(&w))

@@ -74,7 +74,7 @@ enum ns_kind {
 };
 
 enum ns_event_flag {
-	NS_EV_UNFINISHED = 1 << 0, /* args.finished == false: dropped by PyTorch */
+	NS_EV_UNFINISHED = 1 << 0, /* args.finished == false (aggregate/unfinished.c) */
 	NS_EV_TS_FRACTION = 1 << 1 /* ts token had a fraction (era C / ns precision) */
 };
 

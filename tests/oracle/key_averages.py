@@ -475,11 +475,14 @@ class Trace(object):
             name = e.get("name")
             if not isinstance(name, str):
                 name = "" if name is None else str(name)
-            dropped = (args.get("finished") is False) or (name in FILTERED_NAMES)
             recs.append({
                 "i": i, "e": e, "cat": cat, "args": args, "name": name, "pid": pid, "tid": tid,
-                "ts": ts_ns, "end": ts_ns + dur_ns, "dropped": dropped, "fe": None,
+                "ts": ts_ns, "end": ts_ns + dur_ns, "fe": None,
+                "unfinished": cat in TORCH_CATS and args.get("finished") is False,
             })
+        _finish_unfinished(recs)
+        for r in recs:
+            r["dropped"] = r["unfinished"] or r["name"] in FILTERED_NAMES
 
         # ---- T0 ----------------------------------------------------------------
         if span is not None:
@@ -763,6 +766,35 @@ def _split_overload(name):
 
 # --------------------------------------------------------------------------
 # tree (A3)
+
+
+NEVER_ENDS = float("inf")  # an unfinished op with no finished ancestor
+
+
+def _finish_unfinished(recs):
+    """An op the profiler stopped inside of ("finished": false, stretched to
+    the window end by Kineto) takes the end of the event enclosing it on its
+    thread, as PyTorch's C++ build_tree and torchOpEndNS give it; with no
+    finished ancestor it stays unfinished (dropped). build_tree's stacks hold
+    torch ops and Python calls; an end before a later start pops."""
+    tree = [r for r in recs if r["cat"] in TORCH_CATS or r["cat"] == "python_function"]
+    if not any(r["unfinished"] for r in tree):
+        return
+    tree.sort(key=lambda r: (r["pid"], r["tid"], r["ts"], r["unfinished"],
+                             0 if r["unfinished"] else r["ts"] - r["end"], r["i"]))
+    stack, thread = [], None
+    for r in tree:
+        if (r["pid"], r["tid"]) != thread:
+            stack, thread = [], (r["pid"], r["tid"])
+        while stack and stack[-1] < r["ts"]:
+            stack.pop()
+        end = r["end"]
+        if r["unfinished"]:
+            end = stack[-1] if stack and stack[-1] != NEVER_ENDS else None
+            if end is not None:
+                r["end"], r["unfinished"] = end, False
+        if end is None or end > r["ts"]:
+            stack.append(NEVER_ENDS if end is None else end)
 
 
 def build_tree(events):
