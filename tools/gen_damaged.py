@@ -122,6 +122,11 @@ def build(events):
 BASE, BASE_SPANS = build(base_events())
 
 
+def long_trace(steps):
+    """The bytes of a trace of long_events(steps)."""
+    return build(long_events(steps))[0]
+
+
 def long_events(steps=40):
     """BASE's step repeated: ~145 KB, so gzip and zstd streams hold several
     blocks and a cut one still yields complete events. Each step has its

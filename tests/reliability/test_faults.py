@@ -49,17 +49,13 @@ def temp_files(d, db_name):
     return sorted(n for n in os.listdir(d) if n.startswith(db_name) and n != db_name)
 
 
-def big_trace(steps):
-    return gen_damaged.build(gen_damaged.long_events(steps))[0]
-
-
 def main():
     bin_ = binary()
     tmp = tmpdir()
     try:
         small = write(os.path.join(tmp, "small.json"), gen_damaged.BASE)
         n_small = len(gen_damaged.BASE_SPANS)
-        big_data = big_trace(1500)
+        big_data = gen_damaged.long_trace(1500)
         big = write(os.path.join(tmp, "big.json"), big_data)
         n_big = big_data.count(b'\n  {\n    "')
         db = os.path.join(tmp, "out.db")

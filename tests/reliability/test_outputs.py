@@ -154,7 +154,7 @@ def refusals(bin_, tmp, small, n_small):
         os.chown(db, *owner)
     via = os.path.join(tmp, "via.db")
     os.symlink("real.db", via)
-    big = write(os.path.join(tmp, "two.json"), gen_damaged.build(gen_damaged.long_events(3))[0])
+    big = write(os.path.join(tmp, "two.json"), gen_damaged.long_trace(3))
     p = ingest(big, via)
     st = os.stat(db)
     check(p.returncode == 0 and os.path.islink(via) and os.readlink(via) == "real.db",
@@ -375,7 +375,7 @@ def main():
         small = write(os.path.join(tmp, "small.json"), gen_damaged.BASE)
         n_small = len(gen_damaged.BASE_SPANS)
         timed(refusals, bin_, tmp, small, n_small)
-        big = write(os.path.join(tmp, "big.json"), gen_damaged.build(gen_damaged.long_events(1500))[0])
+        big = write(os.path.join(tmp, "big.json"), gen_damaged.long_trace(1500))
         timed(refused_before_work, bin_, tmp, big)
         timed(closed_fds, bin_, tmp, small, big)
         timed(streams, bin_, tmp, small)
