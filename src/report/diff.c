@@ -1,13 +1,13 @@
-/* The regression diff (docs/diff.md): matching, statistics, verdicts, and
- * the table / Markdown / JSON / CSV forms. */
+/* The regression diff (docs/diff.md): matching, verdicts and the row
+ * order; the statistics are in diff-stats.c, the forms in diff-write.c. */
 #include "report/diff.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/i64map.h"
+#include "report/diff-internal.h"
 
 #define NO_ROW (-1)
 #define KEY_SEP '\x1f' /* joins the key's fields into one interned string */
@@ -18,179 +18,11 @@ static const char *const verdict_names[NS_VERDICT__COUNT] = {
 	[NS_VERDICT_REMOVED] = "removed",     [NS_VERDICT_NONE] = "-",
 };
 
-static const char *const metric_keys[NS_DIFF_N_METRICS] = { "self_cpu", "self_device" };
+const char *const ns_diff_metric_keys[NS_DIFF_N_METRICS] = { "self_cpu", "self_device" };
 
 const char *ns_verdict_name(enum ns_verdict v)
 {
 	return v < NS_VERDICT__COUNT ? verdict_names[v] : "?";
-}
-
-/* ---- statistics ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double sorted_median(const double *v, size_t n)
-{
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
-
-struct ns_step_stats ns_step_stats_of(const int64_t *v, size_t n, double *scratch)
-{
-	struct ns_step_stats st = { 0, 0 };
-	if (n == 0)
-		return st;
-	for (size_t i = 0; i < n; i++)
-		scratch[i] = (double)v[i];
-	qsort(scratch, n, sizeof(*scratch), cmp_double);
-	st.median = sorted_median(scratch, n);
-	for (size_t i = 0; i < n; i++)
-		scratch[i] = fabs((double)v[i] - st.median);
-	qsort(scratch, n, sizeof(*scratch), cmp_double);
-	st.mad = sorted_median(scratch, n);
-	return st;
-}
-
-double ns_mwu_min_p(size_t na, size_t nb)
-{
-	double c = 1; /* C(na + nb, na), as a double (exact far past the sizes used) */
-	for (size_t i = 1; i <= na; i++)
-		c = c * (double)(nb + i) / (double)i;
-	return na && nb ? fmin(1.0, 2.0 / c) : 1.0;
-}
-
-struct pooled {
-	int64_t value;
-	bool in_a;
-};
-
-static int cmp_pooled(const void *x, const void *y)
-{
-	const struct pooled *a = x, *b = y;
-	return a->value < b->value ? -1 : a->value > b->value;
-}
-
-/* Two-sided p from the null distribution `ways[0..n_ways)` of a statistic
- * and its observed index: twice the smaller tail, at most 1. */
-static double two_sided(const double *ways, size_t n_ways, size_t observed)
-{
-	double below = 0, above = 0, total = 0;
-	for (size_t s = 0; s < n_ways; s++) {
-		total += ways[s];
-		below += s <= observed ? ways[s] : 0;
-		above += s >= observed ? ways[s] : 0;
-	}
-	return fmin(1.0, 2.0 * fmin(below, above) / total);
-}
-
-/* Exact p without ties: U's null distribution is the coefficient list of
- * the Gaussian binomial [na + nb choose na]_q = prod_{i=1..na} (1 - q^(nb+i))
- * / (1 - q^i), built one factor at a time (each partial product is itself a
- * Gaussian binomial, so the counts stay integers, at most C(40, 20): exact
- * in doubles). O(na * na * nb). NAN on OOM. */
-static double exact_p_distinct(size_t na, size_t nb, size_t u)
-{
-	size_t degree = na * nb;
-	double *ways = calloc(degree + 1, sizeof(*ways));
-	double p = NAN;
-	if (!ways)
-		return NAN;
-	ways[0] = 1;
-	for (size_t i = 1; i <= na; i++) {
-		size_t up = nb + i, deg = (i - 1) * nb; /* degree so far */
-		for (size_t d = deg + 1; d-- > 0;)      /* times (1 - q^up) */
-			if (d + up <= degree)
-				ways[d + up] -= ways[d];
-		for (size_t d = i; d <= degree; d++)    /* divided by (1 - q^i) */
-			ways[d] += ways[d - i];
-	}
-	p = two_sided(ways, degree + 1, u);
-	free(ways);
-	return p;
-}
-
-/* Exact p with ties: the distribution of the doubled rank sum of `na` values
- * drawn from the pooled doubled mid-ranks `ranks2` (ascending), counted by
- * subset-sum dynamic programming. NAN on OOM. */
-static double exact_p_ties(const int64_t *ranks2, size_t n, size_t na, int64_t sum_a2)
-{
-	size_t max_sum = 0, seen_sum = 0;
-	for (size_t i = 0; i < n; i++)
-		max_sum += (size_t)ranks2[i];
-	size_t stride = max_sum + 1;
-	double *ways = calloc((na + 1) * stride, sizeof(*ways)); /* ways[k * stride + s] */
-	double p;
-	if (!ways)
-		return NAN;
-	ways[0] = 1;
-	for (size_t i = 0; i < n; i++) {
-		size_t r = (size_t)ranks2[i];
-		seen_sum += r; /* no subset of the first i + 1 values sums higher */
-		/* sizes that can still grow to na with the n - i - 1 values left */
-		size_t k_min = na > n - i ? na - (n - i) + 1 : 1;
-		for (size_t k = (i + 1 < na ? i + 1 : na); k >= k_min; k--)
-			for (size_t s = seen_sum; s >= r; s--)
-				ways[k * stride + s] += ways[(k - 1) * stride + s - r];
-	}
-	p = two_sided(ways + na * stride, stride, (size_t)sum_a2);
-	free(ways);
-	return p;
-}
-
-double ns_mwu_p(const int64_t *a, size_t na, const int64_t *b, size_t nb, double *u, bool *exact)
-{
-	size_t n = na + nb;
-	struct pooled *pool = malloc((n + 1) * sizeof(*pool));
-	int64_t *ranks2 = malloc((n + 1) * sizeof(*ranks2)); /* 2 x mid-rank: integers */
-	int64_t sum_a2 = 0;
-	double ties = 0, p = NAN, u_a;
-	if (exact)
-		*exact = false;
-	if (u)
-		*u = 0;
-	if (!pool || !ranks2)
-		goto out;
-	if (na == 0 || nb == 0) {
-		p = 1;
-		goto out;
-	}
-	for (size_t i = 0; i < na; i++)
-		pool[i] = (struct pooled){ a[i], true };
-	for (size_t i = 0; i < nb; i++)
-		pool[na + i] = (struct pooled){ b[i], false };
-	qsort(pool, n, sizeof(*pool), cmp_pooled);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j + 1 < n && pool[j + 1].value == pool[i].value)
-			j++;
-		double t = (double)(j - i + 1);
-		ties += t * t * t - t;
-		for (size_t k = i; k <= j; k++) {
-			ranks2[k] = (int64_t)(i + 1 + j + 1); /* positions i+1 .. j+1, averaged, doubled */
-			sum_a2 += pool[k].in_a ? ranks2[k] : 0;
-		}
-		i = j + 1;
-	}
-	u_a = (double)(sum_a2 - (int64_t)(na * (na + 1))) / 2.0;
-	if (u)
-		*u = u_a;
-	if (n <= NS_MWU_EXACT_MAX) {
-		p = ties == 0 ? exact_p_distinct(na, nb, (size_t)u_a) : exact_p_ties(ranks2, n, na, sum_a2);
-		if (exact)
-			*exact = !isnan(p);
-	} else {
-		double mean = (double)na * (double)nb / 2.0;
-		double var = (double)na * (double)nb / 12.0 * ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
-		double z = var > 0 ? (fabs(u_a - mean) - 0.5) / sqrt(var) : 0;
-		p = var > 0 ? fmin(1.0, erfc(fmax(z, 0.0) / sqrt(2.0))) : 1.0;
-	}
-out:
-	free(pool);
-	free(ranks2);
-	return p;
 }
 
 /* ---- matching ---- */
@@ -325,7 +157,7 @@ static int fold_side(struct work *w, enum ns_diff_side_id s, const struct ns_dif
 
 /* ---- judging ---- */
 
-static double change_pct(double base, double now)
+double ns_diff_change_pct(double base, double now)
 {
 	if (base == 0)
 		return now == 0 ? NAN : now > 0 ? INFINITY : -INFINITY;
@@ -353,11 +185,11 @@ static void judge(const struct work *w, struct ns_diff_metric *m, const int64_t 
 	if (m->by_steps) {
 		m->base_step = ns_step_stats_of(base_steps, nb, w->scratch);
 		m->new_step = ns_step_stats_of(new_steps, nn, w->scratch);
-		m->change_pct = change_pct(m->base_step.median, m->new_step.median);
+		m->change_pct = ns_diff_change_pct(m->base_step.median, m->new_step.median);
 		m->p = ns_mwu_p(base_steps, nb, new_steps, nn, NULL, &m->p_exact);
 		significant = fabs(m->change_pct) > d->opts.threshold_pct && m->p < d->opts.alpha;
 	} else {
-		m->change_pct = change_pct((double)m->base_ns, (double)m->new_ns);
+		m->change_pct = ns_diff_change_pct((double)m->base_ns, (double)m->new_ns);
 		significant = fabs(m->change_pct) > d->opts.threshold_pct;
 	}
 	if (!m->by_steps && m->base_ns == 0 && m->new_ns == 0)
@@ -369,7 +201,7 @@ static void judge(const struct work *w, struct ns_diff_metric *m, const int64_t 
 }
 
 /* A row's verdict from its metrics': a regression anywhere wins. */
-static enum ns_verdict combined_verdict(const struct ns_diff_metric *m)
+enum ns_verdict ns_diff_combined_verdict(const struct ns_diff_metric *m)
 {
 	enum ns_verdict v = NS_VERDICT_UNCHANGED;
 	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
@@ -396,7 +228,7 @@ static void judge_row(struct work *w, size_t row)
 		else if (!r->in_new)
 			m->verdict = NS_VERDICT_REMOVED;
 	}
-	r->verdict = !r->in_base ? NS_VERDICT_NEW : !r->in_new ? NS_VERDICT_REMOVED : combined_verdict(r->m);
+	r->verdict = !r->in_base ? NS_VERDICT_NEW : !r->in_new ? NS_VERDICT_REMOVED : ns_diff_combined_verdict(r->m);
 	d->n_verdict[r->verdict]++;
 }
 
@@ -454,19 +286,19 @@ static void device_label(struct ns_diff *d, const struct ns_diff_input *base, co
 /* ---- sorting ---- */
 
 /* The values shown and judged: per-step medians, or totals. */
-static double shown_base(const struct ns_diff_metric *m)
+double ns_diff_shown_base(const struct ns_diff_metric *m)
 {
 	return m->by_steps ? m->base_step.median : (double)m->base_ns;
 }
 
-static double shown_new(const struct ns_diff_metric *m)
+double ns_diff_shown_new(const struct ns_diff_metric *m)
 {
 	return m->by_steps ? m->new_step.median : (double)m->new_ns;
 }
 
 static double abs_change(const struct ns_diff_metric *m)
 {
-	return fabs(shown_new(m) - shown_base(m));
+	return fabs(ns_diff_shown_new(m) - ns_diff_shown_base(m));
 }
 
 static double pct_key(const struct ns_diff_metric *m)
@@ -501,25 +333,25 @@ static double k_pct_self_cpu(const struct ns_diff *d, const struct ns_diff_row *
 static double k_base_self_device(const struct ns_diff *d, const struct ns_diff_row *r)
 {
 	(void)d;
-	return shown_base(&r->m[NS_DIFF_SELF_DEVICE]);
+	return ns_diff_shown_base(&r->m[NS_DIFF_SELF_DEVICE]);
 }
 
 static double k_new_self_device(const struct ns_diff *d, const struct ns_diff_row *r)
 {
 	(void)d;
-	return shown_new(&r->m[NS_DIFF_SELF_DEVICE]);
+	return ns_diff_shown_new(&r->m[NS_DIFF_SELF_DEVICE]);
 }
 
 static double k_base_self_cpu(const struct ns_diff *d, const struct ns_diff_row *r)
 {
 	(void)d;
-	return shown_base(&r->m[NS_DIFF_SELF_CPU]);
+	return ns_diff_shown_base(&r->m[NS_DIFF_SELF_CPU]);
 }
 
 static double k_new_self_cpu(const struct ns_diff *d, const struct ns_diff_row *r)
 {
 	(void)d;
-	return shown_new(&r->m[NS_DIFF_SELF_CPU]);
+	return ns_diff_shown_new(&r->m[NS_DIFF_SELF_CPU]);
 }
 
 static double k_calls(const struct ns_diff *d, const struct ns_diff_row *r)
@@ -728,648 +560,4 @@ size_t ns_diff_count(const struct ns_diff *d, unsigned verdict_mask)
 		if (verdict_mask & (1u << v))
 			n += d->n_verdict[v];
 	return n;
-}
-
-/* ---- formatting helpers ---- */
-
-/* µs with 3 decimals from a (possibly half-) ns value, rounded to the ns
- * (half to even: nearbyint in the default rounding mode). */
-static void fmt_us_d(char *buf, size_t n, double ns)
-{
-	ns_format_us(buf, n, (int64_t)nearbyint(ns));
-}
-
-static void fmt_signed_us(char *buf, size_t n, double ns)
-{
-	char mag[32];
-	fmt_us_d(mag, sizeof(mag), fabs(ns));
-	snprintf(buf, n, "%s%s", ns < 0 ? "-" : "+", mag);
-}
-
-static void fmt_pct(char *buf, size_t n, double pct)
-{
-	if (isnan(pct))
-		snprintf(buf, n, "-");
-	else if (isinf(pct))
-		snprintf(buf, n, "%s", pct > 0 ? "+inf" : "-inf");
-	else
-		snprintf(buf, n, "%+.1f%%", pct);
-}
-
-static void fmt_p(char *buf, size_t n, const struct ns_diff_metric *m)
-{
-	if (isnan(m->p))
-		snprintf(buf, n, "%s", m->by_steps || m->verdict == NS_VERDICT_NONE ? "-" : "total");
-	else if (m->p < 0.0001)
-		snprintf(buf, n, "<0.0001");
-	else
-		snprintf(buf, n, "%.4f", m->p);
-}
-
-static const char *metric_label(const struct ns_diff *d, int k, char *buf, size_t n)
-{
-	if (k == NS_DIFF_SELF_CPU)
-		snprintf(buf, n, "Self CPU");
-	else
-		snprintf(buf, n, "Self %s", d->device);
-	return buf;
-}
-
-static int n_metrics_shown(const struct ns_diff *d)
-{
-	return d->has_device_time ? NS_DIFF_N_METRICS : 1;
-}
-
-static bool row_shown(const struct ns_diff *d, size_t i, const struct ns_diff_write_opts *o)
-{
-	return !o->changed_only || d->rows[i].verdict != NS_VERDICT_UNCHANGED;
-}
-
-/* A side's traces, steps and device, e.g. "12 steps #5..#16, NEURON". */
-static void describe_side(const struct ns_diff *d, int s, char *buf, size_t n)
-{
-	const struct ns_diff_side *side = &d->side[s];
-	char traces[64] = "", steps[96];
-	if (side->n_traces != 1)
-		snprintf(traces, sizeof(traces), "%zu traces summed, ", side->n_traces);
-	if (side->n_steps == 0)
-		snprintf(steps, sizeof(steps), "no steps");
-	else if (side->step_numbers[0] < 0) /* some ProfilerStep#N without a number */
-		snprintf(steps, sizeof(steps), "%zu step%s", side->n_steps, side->n_steps == 1 ? "" : "s");
-	else if (side->n_steps == 1)
-		snprintf(steps, sizeof(steps), "1 step #%" PRId64, side->step_numbers[0]);
-	else
-		snprintf(steps, sizeof(steps), "%zu steps #%" PRId64 "..#%" PRId64, side->n_steps, side->step_numbers[0],
-			 side->step_numbers[side->n_steps - 1]);
-	snprintf(buf, n, "%s%s%s%s", traces, steps, *side->device ? ", " : "", side->device);
-}
-
-/* The rule, in one sentence, as the output states it. */
-static void describe_rule(const struct ns_diff *d, char *buf, size_t n)
-{
-	if (d->mode == NS_DIFF_MODE_STEPS)
-		snprintf(buf, n,
-			 "a change counts when the per-step median moves by more than %g%% of the base median and a "
-			 "two-sided Mann-Whitney U test of the per-step values gives p < %g (exact up to %d steps in "
-			 "all); rows with no time inside any step are compared on totals, threshold only",
-			 d->opts.threshold_pct, d->opts.alpha, NS_MWU_EXACT_MAX);
-	else
-		snprintf(buf, n,
-			 "threshold only, %s: a change counts when the total moves by more than %g%% of the base "
-			 "total; no statistical test",
-			 d->mode_note, d->opts.threshold_pct);
-}
-
-static void describe_group_by(const struct ns_diff *d, char *buf, size_t n)
-{
-	snprintf(buf, n, "name%s%s", d->opts.group_by & NS_GROUP_OVERLOAD ? ", overload" : "",
-		 d->opts.group_by & NS_GROUP_SHAPE ? ", shape" : "");
-	if (d->opts.stack_n > 0) {
-		size_t l = strlen(buf);
-		snprintf(buf + l, n - l, ", stack=%d", d->opts.stack_n);
-	}
-	if (d->opts.group_by & NS_GROUP_NEFF) {
-		size_t l = strlen(buf);
-		snprintf(buf + l, n - l, ", NEFF");
-	}
-}
-
-/* The row's name as displayed, name[.overload] [shapes] [@ stack] [NEFF
- * key]; caller frees. NULL on OOM. */
-static char *row_title(const struct ns_diff *d, const struct ns_diff_row *r)
-{
-	const struct ns_strtab *st = &d->strings;
-	char *title = NULL;
-	if (asprintf(&title, "%s%s%s%s%s%s%s%s%s%s", ns_strtab_get(st, r->name), r->overload ? "." : "",
-		     ns_strtab_get(st, r->overload), r->shapes ? " " : "", ns_strtab_get(st, r->shapes),
-		     r->stack ? " @ " : "", ns_strtab_get(st, r->stack), r->neff ? " [NEFF " : "",
-		     ns_strtab_get(st, r->neff), r->neff ? "]" : "") < 0)
-		return NULL;
-	return title;
-}
-
-/* ---- text table ---- */
-
-#define MAX_COLS 20
-#define CELL 48
-
-struct grid {
-	size_t n_cols;
-	const char *group[MAX_COLS]; /* printed above the first column of a group */
-	char head[MAX_COLS][CELL];
-	size_t width[MAX_COLS];
-	char (*cells)[MAX_COLS][CELL]; /* one line per row, then the total */
-	size_t n_lines;
-};
-
-static void grid_col(struct grid *g, const char *group, const char *head)
-{
-	g->group[g->n_cols] = group;
-	snprintf(g->head[g->n_cols], CELL, "%s", head);
-	g->width[g->n_cols] = strlen(head);
-	g->n_cols++;
-}
-
-/* Fills one line of cells: verdict, on, calls, then each metric. */
-static void grid_line(struct grid *g, const struct ns_diff *d, enum ns_verdict verdict, const char *on,
-		      int64_t base_calls, int64_t new_calls, const struct ns_diff_metric *m)
-{
-	char(*c)[CELL] = g->cells[g->n_lines++];
-	size_t k = 0;
-	snprintf(c[k++], CELL, "%s", ns_verdict_name(verdict));
-	snprintf(c[k++], CELL, "%s", on);
-	snprintf(c[k++], CELL, "%" PRId64, base_calls);
-	snprintf(c[k++], CELL, "%" PRId64, new_calls);
-	for (int i = 0; i < n_metrics_shown(d); i++) {
-		const struct ns_diff_metric *mi = &m[i];
-		fmt_us_d(c[k++], CELL, shown_base(mi));
-		if (d->mode == NS_DIFF_MODE_STEPS) {
-			if (mi->by_steps)
-				fmt_us_d(c[k], CELL, mi->base_step.mad);
-			else
-				snprintf(c[k], CELL, "-");
-			k++;
-		}
-		fmt_us_d(c[k++], CELL, shown_new(mi));
-		if (d->mode == NS_DIFF_MODE_STEPS) {
-			if (mi->by_steps)
-				fmt_us_d(c[k], CELL, mi->new_step.mad);
-			else
-				snprintf(c[k], CELL, "-");
-			k++;
-		}
-		if (mi->verdict == NS_VERDICT_NONE)
-			snprintf(c[k++], CELL, "-");
-		else
-			fmt_signed_us(c[k++], CELL, shown_new(mi) - shown_base(mi));
-		fmt_pct(c[k++], CELL, mi->change_pct);
-		if (d->mode == NS_DIFF_MODE_STEPS)
-			fmt_p(c[k++], CELL, mi);
-	}
-	for (size_t i = 0; i < k; i++) {
-		size_t l = strlen(c[i]);
-		g->width[i] = l > g->width[i] ? l : g->width[i];
-	}
-}
-
-static void grid_print_cells(FILE *out, const struct grid *g, char (*c)[CELL])
-{
-	for (size_t k = 0; k < g->n_cols; k++)
-		fprintf(out, k < 2 ? "%-*s  " : "%*s  ", (int)g->width[k], c[k]);
-}
-
-static void grid_rule(FILE *out, const struct grid *g)
-{
-	for (size_t k = 0; k < g->n_cols; k++) {
-		for (size_t i = 0; i < g->width[k]; i++)
-			fputc('-', out);
-		fputs("  ", out);
-	}
-	fputs("----\n", out);
-}
-
-static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
-{
-	static const enum ns_verdict verdict_ids[] = { NS_VERDICT_REGRESSED, NS_VERDICT_IMPROVED, NS_VERDICT_NEW,
-						       NS_VERDICT_REMOVED, NS_VERDICT_UNCHANGED };
-	struct grid g = { 0 };
-	char groups[NS_DIFF_N_METRICS][128], label[80], text[1024];
-	size_t *shown = malloc((d->n_rows + 1) * sizeof(*shown)), n_shown = 0;
-	int rc = -1;
-
-	g.cells = malloc((d->n_rows + 2) * sizeof(*g.cells));
-	if (!shown || !g.cells)
-		goto out;
-	grid_col(&g, NULL, "verdict");
-	grid_col(&g, NULL, "on");
-	grid_col(&g, "calls", "base");
-	grid_col(&g, NULL, "new");
-	for (int k = 0; k < n_metrics_shown(d); k++) {
-		snprintf(groups[k], sizeof(groups[k]), "%s (us%s)", metric_label(d, k, label, sizeof(label)),
-			 d->mode == NS_DIFF_MODE_STEPS ? " per step: median, MAD" : ", total");
-		grid_col(&g, groups[k], "base");
-		if (d->mode == NS_DIFF_MODE_STEPS)
-			grid_col(&g, NULL, "MAD");
-		grid_col(&g, NULL, "new");
-		if (d->mode == NS_DIFF_MODE_STEPS)
-			grid_col(&g, NULL, "MAD");
-		grid_col(&g, NULL, "change");
-		grid_col(&g, NULL, "%");
-		if (d->mode == NS_DIFF_MODE_STEPS)
-			grid_col(&g, NULL, "p");
-	}
-	for (size_t i = 0; i < d->n_rows && (o->row_limit < 0 || (long)n_shown < o->row_limit); i++) {
-		size_t row = d->order[i];
-		const struct ns_diff_row *r = &d->rows[row];
-		if (!row_shown(d, row, o))
-			continue;
-		shown[n_shown++] = row;
-		grid_line(&g, d, r->verdict, r->on_device ? d->device : "CPU", r->base_calls, r->new_calls, r->m);
-	}
-	int64_t calls[2] = { 0, 0 };
-	for (size_t i = 0; i < d->n_rows; i++) {
-		calls[0] += d->rows[i].base_calls;
-		calls[1] += d->rows[i].new_calls;
-	}
-	grid_line(&g, d, combined_verdict(d->total), "", calls[0], calls[1], d->total);
-
-	describe_side(d, 0, text, sizeof(text));
-	fputs("base: ", out);
-	ns_fputs_visible(d->side[0].label, out);
-	fprintf(out, " (%s)\n", text);
-	describe_side(d, 1, text, sizeof(text));
-	fputs("new:  ", out);
-	ns_fputs_visible(d->side[1].label, out);
-	fprintf(out, " (%s)\n", text);
-	describe_group_by(d, text, sizeof(text));
-	fprintf(out, "rows: matched by %s; unmatched rows are new or removed (never guessed)\n", text);
-	describe_rule(d, text, sizeof(text));
-	fprintf(out, "rule: %s\n", text);
-	if (*d->warning) {
-		fputs("warning: ", out);
-		ns_fputs_visible(d->warning, out);
-		fputc('\n', out);
-	}
-	fputc('\n', out);
-	/* the group labels, each over the first column of its group */
-	size_t col = 0, cursor = 0;
-	for (size_t k = 0; k < g.n_cols; k++) {
-		if (g.group[k] && cursor <= col) {
-			fprintf(out, "%*s%s", (int)(col - cursor), "", g.group[k]);
-			cursor = col + strlen(g.group[k]);
-		}
-		col += g.width[k] + 2;
-	}
-	fputc('\n', out);
-	grid_print_cells(out, &g, g.head);
-	fputs("name\n", out);
-	grid_rule(out, &g);
-	for (size_t i = 0; i < n_shown; i++) {
-		char *title = row_title(d, &d->rows[shown[i]]);
-		if (!title)
-			goto out;
-		grid_print_cells(out, &g, g.cells[i]);
-		ns_fputs_visible(title, out);
-		fputc('\n', out);
-		free(title);
-	}
-	grid_rule(out, &g);
-	grid_print_cells(out, &g, g.cells[g.n_lines - 1]);
-	fputs("[total]\n", out);
-	fputs("\nverdicts:", out);
-	for (size_t v = 0; v < sizeof(verdict_ids) / sizeof(verdict_ids[0]); v++)
-		fprintf(out, "%s %zu %s", v ? "," : "", d->n_verdict[verdict_ids[v]], ns_verdict_name(verdict_ids[v]));
-	if (n_shown < d->n_rows)
-		fprintf(out, " (%zu of %zu rows shown)", n_shown, d->n_rows);
-	fputc('\n', out);
-	rc = 0;
-out:
-	free(shown);
-	free(g.cells);
-	return rc;
-}
-
-/* ---- Markdown (a pull-request comment) ---- */
-
-static void md_metric(FILE *out, const struct ns_diff *d, const struct ns_diff_metric *m)
-{
-	char b[48], n[48], pct[48], p[48], cell[200];
-	fmt_us_d(b, sizeof(b), shown_base(m));
-	fmt_us_d(n, sizeof(n), shown_new(m));
-	fmt_pct(pct, sizeof(pct), m->change_pct);
-	snprintf(cell, sizeof(cell), "%s → %s", b, n);
-	ns_md_cell(out, cell);
-	bool strong = m->verdict == NS_VERDICT_REGRESSED || m->verdict == NS_VERDICT_IMPROVED;
-	if (d->mode == NS_DIFF_MODE_STEPS && !isnan(m->p)) {
-		fmt_p(p, sizeof(p), m);
-		snprintf(cell, sizeof(cell), "%s%s%s (p %s)", strong ? "**" : "", pct, strong ? "**" : "", p);
-	} else {
-		snprintf(cell, sizeof(cell), "%s%s%s", strong ? "**" : "", pct, strong ? "**" : "");
-	}
-	/* written raw: the bold markers must not be escaped */
-	fprintf(out, "| %s ", cell);
-}
-
-static int md_section(FILE *out, const struct ns_diff *d, enum ns_verdict v, const char *heading,
-		      const struct ns_diff_write_opts *o)
-{
-	char label[80];
-	size_t n = d->n_verdict[v], shown = 0;
-	if (n == 0)
-		return 0;
-	fprintf(out, "\n#### %s (%zu)\n\n| Name | Calls ", heading, n);
-	for (int k = 0; k < n_metrics_shown(d); k++) {
-		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
-		fputs("| Δ ", out);
-	}
-	fputs("|\n|:-----|------:", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fputs("|------:|------:", out);
-	fputs("|\n", out);
-	for (size_t i = 0; i < d->n_rows && (o->top_n < 0 || (long)shown < o->top_n); i++) {
-		const struct ns_diff_row *r = &d->rows[d->order[i]];
-		char calls[64];
-		if (r->verdict != v)
-			continue;
-		char *title = row_title(d, r);
-		if (!title)
-			return -1;
-		shown++;
-		ns_md_cell(out, title);
-		free(title);
-		snprintf(calls, sizeof(calls), "%" PRId64 " → %" PRId64, r->base_calls, r->new_calls);
-		ns_md_cell(out, calls);
-		for (int k = 0; k < n_metrics_shown(d); k++)
-			md_metric(out, d, &r->m[k]);
-		fputs("|\n", out);
-	}
-	if (shown < n)
-		fprintf(out, "\n_%zu more not shown._\n", n - shown);
-	return 0;
-}
-
-/* "- KEY: TEXT (NOTE)": a list item whose text comes from the inputs. */
-static void md_item(FILE *out, const char *key, const char *text, const char *note)
-{
-	fprintf(out, "- %s: ", key);
-	ns_md_text(out, text);
-	if (note) {
-		fputs(" (", out);
-		ns_md_text(out, note);
-		fputc(')', out);
-	}
-	fputc('\n', out);
-}
-
-static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
-{
-	char text[1024], label[80];
-	fprintf(out, "### neuron-stats diff: %zu regressed, %zu improved, %zu new, %zu removed\n\n",
-		d->n_verdict[NS_VERDICT_REGRESSED], d->n_verdict[NS_VERDICT_IMPROVED], d->n_verdict[NS_VERDICT_NEW],
-		d->n_verdict[NS_VERDICT_REMOVED]);
-	describe_side(d, 0, text, sizeof(text));
-	md_item(out, "base", d->side[0].label, text);
-	describe_side(d, 1, text, sizeof(text));
-	md_item(out, "new", d->side[1].label, text);
-	describe_rule(d, text, sizeof(text));
-	md_item(out, "rule", text, NULL);
-	if (*d->warning)
-		md_item(out, "**warning**", d->warning, NULL);
-	fprintf(out, "- times: µs, %s\n", d->mode == NS_DIFF_MODE_STEPS ? "per-step medians" : "totals");
-	if (o->gate) {
-		fputs("- gate: --fail-on ", out);
-		ns_md_text(out, o->gate);
-		fputs(o->gate_tripped ? ": **failed**\n" : ": passed\n", out);
-	}
-	fputs("\n| Total ", out);
-	for (int k = 0; k < n_metrics_shown(d); k++) {
-		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
-		fputs("| Δ ", out);
-	}
-	fputs("|\n|:------", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fputs("|------:|------:", out);
-	fputs("|\n| all rows ", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		md_metric(out, d, &d->total[k]);
-	fputs("|\n", out);
-	if (md_section(out, d, NS_VERDICT_REGRESSED, "Regressions", o) ||
-	    md_section(out, d, NS_VERDICT_IMPROVED, "Improvements", o) || md_section(out, d, NS_VERDICT_NEW, "New", o) ||
-	    md_section(out, d, NS_VERDICT_REMOVED, "Removed", o))
-		return -1;
-	return 0;
-}
-
-/* ---- JSON (docs/diff.md "JSON contract") ---- */
-
-static void json_us(FILE *out, double ns)
-{
-	char buf[48];
-	fmt_us_d(buf, sizeof(buf), ns);
-	fputs(buf, out);
-}
-
-/* A percentage (3 decimals) or a p-value (6 significant digits); `missing`
- * for NaN and the infinite change from 0. */
-static void put_number(FILE *out, double v, bool is_p, const char *missing)
-{
-	if (isnan(v) || isinf(v))
-		fputs(missing, out);
-	else if (is_p)
-		fprintf(out, "%.6g", v);
-	else
-		fprintf(out, "%.3f", v);
-}
-
-static void json_metric(FILE *out, const struct ns_diff_metric *m)
-{
-	fputs("{\"base_us\": ", out);
-	json_us(out, (double)m->base_ns);
-	fputs(", \"new_us\": ", out);
-	json_us(out, (double)m->new_ns);
-	fputs(", \"change_us\": ", out);
-	json_us(out, (double)(m->new_ns - m->base_ns));
-	fputs(", \"change_pct\": ", out);
-	put_number(out, change_pct((double)m->base_ns, (double)m->new_ns), false, "null");
-	fputs(", \"steps\": ", out);
-	if (m->by_steps) {
-		fputs("{\"base_median_us\": ", out);
-		json_us(out, m->base_step.median);
-		fputs(", \"base_mad_us\": ", out);
-		json_us(out, m->base_step.mad);
-		fputs(", \"new_median_us\": ", out);
-		json_us(out, m->new_step.median);
-		fputs(", \"new_mad_us\": ", out);
-		json_us(out, m->new_step.mad);
-		fputs(", \"change_us\": ", out);
-		json_us(out, m->new_step.median - m->base_step.median);
-		fputs(", \"change_pct\": ", out);
-		put_number(out, m->change_pct, false, "null");
-		fputs(", \"p\": ", out);
-		put_number(out, m->p, true, "null");
-		fprintf(out, ", \"p_exact\": %s}", m->p_exact ? "true" : "false");
-	} else {
-		fputs("null", out);
-	}
-	fprintf(out, ", \"judged_on\": %s, \"verdict\": \"%s\"}",
-		m->verdict == NS_VERDICT_NONE ? "null" : m->by_steps ? "\"steps\"" : "\"total\"",
-		ns_verdict_name(m->verdict));
-}
-
-static void json_side(FILE *out, const struct ns_diff *d, int s)
-{
-	const struct ns_diff_side *side = &d->side[s];
-	fputs("{\"input\": ", out);
-	ns_json_string(out, side->label);
-	fprintf(out, ", \"traces\": %zu, \"steps\": %zu, \"step_numbers\": [", side->n_traces, side->n_steps);
-	for (size_t k = 0; k < side->n_steps; k++)
-		fprintf(out, "%s%" PRId64, k ? ", " : "", side->step_numbers[k]);
-	fputs("], \"device\": ", out);
-	ns_json_string(out, side->device);
-	fputc('}', out);
-}
-
-static void write_json(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
-{
-	char text[1024];
-	long printed = 0;
-	bool first = true;
-	fputs("{\"schema\": \"neuron-stats-diff/1\",\n \"base\": ", out);
-	json_side(out, d, 0);
-	fputs(",\n \"new\": ", out);
-	json_side(out, d, 1);
-	fputs(",\n \"device\": ", out);
-	ns_json_string(out, d->device);
-	fprintf(out, ",\n \"group_by\": {\"overload\": %s, \"shape\": %s, \"stack\": %d, \"neff\": %s}",
-		d->opts.group_by & NS_GROUP_OVERLOAD ? "true" : "false", d->opts.group_by & NS_GROUP_SHAPE ? "true" : "false",
-		d->opts.stack_n, d->opts.group_by & NS_GROUP_NEFF ? "true" : "false");
-	fprintf(out, ",\n \"rule\": {\"mode\": \"%s\", \"threshold_pct\": %g, \"alpha\": %g, "
-		     "\"test\": \"mann-whitney-u-two-sided\", \"exact_max_steps\": %d, \"note\": ",
-		d->mode == NS_DIFF_MODE_STEPS ? "steps" : "threshold", d->opts.threshold_pct, d->opts.alpha,
-		NS_MWU_EXACT_MAX);
-	ns_json_string(out, d->mode_note);
-	describe_rule(d, text, sizeof(text));
-	fputs(", \"text\": ", out);
-	ns_json_string(out, text);
-	fputs("},\n \"warning\": ", out);
-	ns_json_string(out, d->warning);
-	fputs(",\n \"verdicts\": {", out);
-	for (int v = 0; v < NS_VERDICT_NONE; v++)
-		fprintf(out, "%s\"%s\": %zu", v ? ", " : "", ns_verdict_name((enum ns_verdict)v), d->n_verdict[v]);
-	fputs("},\n \"gate\": ", out);
-	if (o->gate) {
-		fputs("{\"fail_on\": ", out);
-		ns_json_string(out, o->gate);
-		fprintf(out, ", \"failed\": %s}", o->gate_tripped ? "true" : "false");
-	} else {
-		fputs("null", out);
-	}
-	fputs(",\n \"totals\": {\"self_cpu\": ", out);
-	json_metric(out, &d->total[NS_DIFF_SELF_CPU]);
-	fputs(",\n            \"self_device\": ", out);
-	json_metric(out, &d->total[NS_DIFF_SELF_DEVICE]);
-	fputs("},\n \"rows\": [", out);
-	for (size_t i = 0; i < d->n_rows && (o->row_limit < 0 || printed < o->row_limit); i++) {
-		const struct ns_diff_row *r = &d->rows[d->order[i]];
-		if (!row_shown(d, d->order[i], o))
-			continue;
-		printed++;
-		fputs(first ? "\n  {\"name\": " : ",\n  {\"name\": ", out);
-		first = false;
-		ns_json_string(out, ns_strtab_get(&d->strings, r->name));
-		fputs(", \"overload\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->overload));
-		fputs(", \"input_shapes\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->shapes));
-		fputs(", \"stack\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->stack));
-		fputs(", \"neff\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->neff));
-		fprintf(out, ", \"on\": \"%s\", \"user_annotation\": %s, \"verdict\": \"%s\", "
-			     "\"calls\": {\"base\": %" PRId64 ", \"new\": %" PRId64 "},\n   ",
-			r->on_device ? "device" : "cpu", r->is_user_annotation ? "true" : "false",
-			ns_verdict_name(r->verdict), r->base_calls, r->new_calls);
-		for (int k = 0; k < NS_DIFF_N_METRICS; k++) {
-			fprintf(out, "%s\"%s\": ", k ? ",\n   " : "", metric_keys[k]);
-			json_metric(out, &r->m[k]);
-		}
-		fputc('}', out);
-	}
-	fputs(first ? "]}\n" : "\n]}\n", out);
-}
-
-/* ---- CSV ---- */
-
-static void csv_metric(FILE *out, const struct ns_diff_metric *m)
-{
-	char buf[64];
-	ns_format_us(buf, sizeof(buf), m->base_ns);
-	fprintf(out, ",%s", buf);
-	ns_format_us(buf, sizeof(buf), m->new_ns);
-	fprintf(out, ",%s", buf);
-	ns_format_us(buf, sizeof(buf), m->new_ns - m->base_ns);
-	fprintf(out, ",%s,", buf);
-	put_number(out, change_pct((double)m->base_ns, (double)m->new_ns), false, "");
-	fprintf(out, ",%s", m->verdict == NS_VERDICT_NONE ? "" : m->by_steps ? "steps" : "total");
-	if (m->by_steps) {
-		const double v[] = { m->base_step.median, m->base_step.mad, m->new_step.median, m->new_step.mad };
-		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-			fputc(',', out);
-			json_us(out, v[i]);
-		}
-		fputc(',', out);
-		put_number(out, m->change_pct, false, "");
-		fputc(',', out);
-		put_number(out, m->p, true, "");
-	} else {
-		fputs(",,,,,,", out);
-	}
-	fprintf(out, ",%s", ns_verdict_name(m->verdict));
-}
-
-static void write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
-{
-	static const char *const per_metric[] = { "base_us",	   "new_us",	     "change_us",
-						  "change_pct",	   "judged_on",	     "base_step_median_us",
-						  "base_step_mad_us", "new_step_median_us", "new_step_mad_us",
-						  "step_change_pct", "p",		     "verdict" };
-	long printed = 0;
-	fputs("name,overload,input_shapes,stack,neff,on,user_annotation,verdict,base_calls,new_calls", out);
-	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-		for (size_t c = 0; c < sizeof(per_metric) / sizeof(per_metric[0]); c++)
-			fprintf(out, ",%s_%s", metric_keys[k], per_metric[c]);
-	fputs("\r\n", out);
-	for (size_t i = 0; i <= d->n_rows; i++) {
-		bool total = i == d->n_rows; /* the summary line comes last, with on = "total" */
-		const struct ns_diff_row *r = total ? NULL : &d->rows[d->order[i]];
-		int64_t calls[2] = { 0, 0 };
-		if (!total && (!row_shown(d, d->order[i], o) || (o->row_limit >= 0 && printed >= o->row_limit)))
-			continue;
-		printed++;
-		if (total) {
-			for (size_t k = 0; k < d->n_rows; k++) {
-				calls[0] += d->rows[k].base_calls;
-				calls[1] += d->rows[k].new_calls;
-			}
-			fprintf(out, ",,,,,total,,,%" PRId64 ",%" PRId64, calls[0], calls[1]);
-		} else {
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->name));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->overload));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->shapes));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->stack));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->neff));
-			fprintf(out, ",%s,%s,%s,%" PRId64 ",%" PRId64, r->on_device ? "device" : "cpu",
-				r->is_user_annotation ? "true" : "false", ns_verdict_name(r->verdict), r->base_calls,
-				r->new_calls);
-		}
-		for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-			csv_metric(out, total ? &d->total[k] : &r->m[k]);
-		fputs("\r\n", out);
-	}
-}
-
-int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const struct ns_diff_write_opts *o,
-		  struct ns_error *err)
-{
-	switch (fmt) {
-	case NS_FMT_TABLE:
-		if (write_text(out, d, o))
-			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-		break;
-	case NS_FMT_MARKDOWN:
-		if (write_markdown(out, d, o))
-			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-		break;
-	case NS_FMT_JSON:
-		write_json(out, d, o);
-		break;
-	case NS_FMT_CSV:
-		write_csv(out, d, o);
-		break;
-	}
-	return 0;
 }
