@@ -61,93 +61,125 @@ static int64_t step_at(const struct step_span *spans, size_t n, int64_t t)
 	return NO_STEP;
 }
 
-int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_error *err)
-{
-	size_t n_fe = agg->n_fevents, n_spans = 0, n_numbers = 0, n_cells;
-	int64_t *number_of_fe = malloc((n_fe + 1) * sizeof(*number_of_fe)); /* step N, or NOT_A_STEP */
-	int64_t *step_of_fe = malloc((n_fe + 1) * sizeof(*step_of_fe));     /* column, or NO_STEP */
-	struct step_span *spans = malloc((n_fe + 1) * sizeof(*spans));
+/* Working state of one ns_steps_compute call, per fevent. */
+struct step_work {
+	const struct ns_agg *agg;
+	int64_t *number_of_fe; /* step N, or NOT_A_STEP */
+	int64_t *step_of_fe;   /* column, or NO_STEP */
+	struct step_span *spans;
+	size_t n_spans;
 	struct ns_i64map column_of_number;
+};
+
+/* The CPU annotations' numbers, distinct and ascending, give the columns;
+ * then the CPU annotations' spans. */
+static int find_columns(struct step_work *w, struct ns_steps *out)
+{
+	const struct ns_agg *agg = w->agg;
+	size_t n_numbers = 0;
 	int64_t unparsed = 0;
-	int rc = NS_ERR_NOMEM;
-
-	memset(out, 0, sizeof(*out));
-	ns_i64map_init(&column_of_number);
-	out->n_rows = agg->n_avgs;
-	out->number = malloc((n_fe + 1) * sizeof(*out->number));
-	if (!number_of_fe || !step_of_fe || !spans || !out->number)
-		goto out;
-
-	/* the CPU annotations' numbers, distinct and ascending, give the columns */
-	for (size_t f = 0; f < n_fe; f++) {
+	for (size_t f = 0; f < agg->n_fevents; f++) {
 		int64_t n;
-		number_of_fe[f] = NOT_A_STEP;
+		w->number_of_fe[f] = NOT_A_STEP;
 		if (!step_annotation(agg, &agg->fevents[f], &n))
 			continue;
 		if (n < 0)
 			n = --unparsed; /* a column of its own */
-		number_of_fe[f] = n;
+		w->number_of_fe[f] = n;
 		if (agg->fevents[f].device_type == NS_DEV_CPU)
 			out->number[n_numbers++] = n;
 	}
 	out->n_steps = ns_step_numbers_unique(out->number, n_numbers);
 	for (size_t s = 0; s < out->n_steps; s++)
-		if (ns_i64map_set(&column_of_number, out->number[s], (int64_t)s))
-			goto out;
-	for (size_t f = 0; f < n_fe; f++) {
+		if (ns_i64map_set(&w->column_of_number, out->number[s], (int64_t)s))
+			return -1;
+	for (size_t f = 0; f < agg->n_fevents; f++) {
 		const struct ns_fevent *fe = &agg->fevents[f];
-		if (number_of_fe[f] == NOT_A_STEP || fe->device_type != NS_DEV_CPU)
+		if (w->number_of_fe[f] == NOT_A_STEP || fe->device_type != NS_DEV_CPU)
 			continue;
-		struct step_span *sp = &spans[n_spans];
+		struct step_span *sp = &w->spans[w->n_spans];
 		sp->start_ns = ns_fevent_start(agg, fe);
 		sp->end_ns = ns_fevent_end(agg, fe);
-		sp->column = ns_i64map_get(&column_of_number, number_of_fe[f], NO_STEP);
-		sp->max_end_ns = n_spans && spans[n_spans - 1].max_end_ns > sp->end_ns ? spans[n_spans - 1].max_end_ns
-										       : sp->end_ns;
-		n_spans++;
+		sp->column = ns_i64map_get(&w->column_of_number, w->number_of_fe[f], NO_STEP);
+		sp->max_end_ns = w->n_spans && w->spans[w->n_spans - 1].max_end_ns > sp->end_ns
+					 ? w->spans[w->n_spans - 1].max_end_ns
+					 : sp->end_ns;
+		w->n_spans++;
 	}
+	return 0;
+}
 
-	/* CPU events first, in index order: a parent always precedes its children */
-	for (size_t f = 0; f < n_fe; f++) {
+/* Each fevent's step by the rules of steps.h: CPU events first, in index
+ * order (a parent always precedes its children), then device work. */
+static void assign_steps(struct step_work *w)
+{
+	const struct ns_agg *agg = w->agg;
+	for (size_t f = 0; f < agg->n_fevents; f++) {
 		const struct ns_fevent *fe = &agg->fevents[f];
-		int64_t *step = &step_of_fe[f];
+		int64_t *step = &w->step_of_fe[f];
 		*step = NO_STEP;
-		if (number_of_fe[f] != NOT_A_STEP) /* device ProfilerStep#N annotations too */
-			*step = ns_i64map_get(&column_of_number, number_of_fe[f], NO_STEP);
+		if (w->number_of_fe[f] != NOT_A_STEP) /* device ProfilerStep#N annotations too */
+			*step = ns_i64map_get(&w->column_of_number, w->number_of_fe[f], NO_STEP);
 		else if (fe->device_type != NS_DEV_CPU)
 			continue;
 		else if (ns_fevent_parent(fe) >= 0)
-			*step = step_of_fe[ns_fevent_parent(fe)];
+			*step = w->step_of_fe[ns_fevent_parent(fe)];
 		if (*step == NO_STEP)
-			*step = step_at(spans, n_spans, ns_fevent_start(agg, fe));
+			*step = step_at(w->spans, w->n_spans, ns_fevent_start(agg, fe));
 	}
-	for (size_t f = 0; f < n_fe; f++) {
+	for (size_t f = 0; f < agg->n_fevents; f++) {
 		const struct ns_fevent *fe = &agg->fevents[f];
-		if (fe->device_type == NS_DEV_CPU || number_of_fe[f] != NOT_A_STEP)
+		if (fe->device_type == NS_DEV_CPU || w->number_of_fe[f] != NOT_A_STEP)
 			continue;
-		step_of_fe[f] = ns_fevent_launcher(fe) >= 0 ? step_of_fe[ns_fevent_launcher(fe)] : NO_STEP;
-		if (step_of_fe[f] == NO_STEP)
-			step_of_fe[f] = step_at(spans, n_spans, ns_fevent_start(agg, fe));
+		w->step_of_fe[f] = ns_fevent_launcher(fe) >= 0 ? w->step_of_fe[ns_fevent_launcher(fe)] : NO_STEP;
+		if (w->step_of_fe[f] == NO_STEP)
+			w->step_of_fe[f] = step_at(w->spans, w->n_spans, ns_fevent_start(agg, fe));
 	}
+}
 
-	n_cells = out->n_rows * out->n_steps;
+/* The row x step cells: calls, Self CPU and Self device. */
+static int sum_cells(const struct step_work *w, struct ns_steps *out)
+{
+	const struct ns_agg *agg = w->agg;
+	size_t n_cells = out->n_rows * out->n_steps;
 	if (out->n_steps && n_cells / out->n_steps != out->n_rows)
-		goto out;
+		return -1;
 	out->calls = calloc(n_cells + 1, sizeof(*out->calls));
 	out->self_cpu_ns = calloc(n_cells + 1, sizeof(*out->self_cpu_ns));
 	out->self_device_ns = calloc(n_cells + 1, sizeof(*out->self_device_ns));
 	if (!out->calls || !out->self_cpu_ns || !out->self_device_ns)
-		goto out;
-	for (size_t f = 0; f < n_fe; f++) {
+		return -1;
+	for (size_t f = 0; f < agg->n_fevents; f++) {
 		const struct ns_fevent *fe = &agg->fevents[f];
-		if (fe->avg < 0 || step_of_fe[f] == NO_STEP)
+		if (fe->avg < 0 || w->step_of_fe[f] == NO_STEP)
 			continue;
-		size_t cell = (size_t)fe->avg * out->n_steps + (size_t)step_of_fe[f];
+		size_t cell = (size_t)fe->avg * out->n_steps + (size_t)w->step_of_fe[f];
 		struct ns_fself self = ns_fevent_self(agg, f);
 		out->calls[cell]++;
 		out->self_cpu_ns[cell] += self.self_cpu_ns;
 		out->self_device_ns[cell] += self.self_device_ns;
 	}
+	return 0;
+}
+
+int ns_steps_compute(const struct ns_agg *agg, struct ns_steps *out, struct ns_error *err)
+{
+	size_t n_fe = agg->n_fevents;
+	struct step_work w = { .agg = agg };
+	int rc = NS_ERR_NOMEM;
+
+	memset(out, 0, sizeof(*out));
+	ns_i64map_init(&w.column_of_number);
+	out->n_rows = agg->n_avgs;
+	out->number = malloc((n_fe + 1) * sizeof(*out->number));
+	w.number_of_fe = malloc((n_fe + 1) * sizeof(*w.number_of_fe));
+	w.step_of_fe = malloc((n_fe + 1) * sizeof(*w.step_of_fe));
+	w.spans = malloc((n_fe + 1) * sizeof(*w.spans));
+	if (!w.number_of_fe || !w.step_of_fe || !w.spans || !out->number || find_columns(&w, out))
+		goto out;
+	assign_steps(&w);
+	if (sum_cells(&w, out))
+		goto out;
 	rc = NS_OK;
 out:
 	if (rc) {
@@ -155,10 +187,10 @@ out:
 			     agg->trace && agg->trace->path ? agg->trace->path : "trace", agg->n_avgs);
 		ns_steps_release(out);
 	}
-	ns_i64map_release(&column_of_number);
-	free(number_of_fe);
-	free(step_of_fe);
-	free(spans);
+	ns_i64map_release(&w.column_of_number);
+	free(w.number_of_fe);
+	free(w.step_of_fe);
+	free(w.spans);
 	return rc;
 }
 
