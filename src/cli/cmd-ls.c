@@ -144,6 +144,8 @@ static void file_detail(const struct ns_cap_file *f, char *out, size_t n)
 	default:
 		if (f->converted)
 			snprintf(out, n, "converted (cache)");
+		else if (f->split)
+			snprintf(out, n, "covers the process folders below it: this one's events (process_id)");
 		break;
 	}
 }
