@@ -200,8 +200,8 @@ static void write_warn_note(FILE *out, const struct view *v, bool markdown)
 	const struct ns_trace *t = v->agg->trace;
 	if (!v->warned)
 		return;
-	fprintf(out, "%s" WARN_MARK " device time from a Neuron export with %zu neuron-explorer warning%s", markdown ? "\n" : "",
-		t->n_xwarn, t->n_xwarn == 1 ? "" : "s");
+	fprintf(out, "%s" WARN_MARK " device time from a Neuron export with %zu neuron-explorer warning%s",
+		markdown ? "\n" : "", t->n_xwarn, t->n_xwarn == 1 ? "" : "s");
 	size_t shown = 0;
 	for (size_t i = 0; i < t->n_xwarn; i++) {
 		ns_str c = t->xwarn[i].category;
