@@ -958,7 +958,9 @@ static int64_t export_home(const struct ns_capture *c, size_t from, const struct
 	int64_t best = -1, procs = 0, proc = -1;
 	for (size_t u = 0; u < c->n_units; u++) {
 		const struct ns_cap_unit *d = &c->units[u];
-		if (u == from || only_exports(d) || !under(d->dir, c->units[from].dir))
+		/* an export naming its instance and pid finds that process anywhere
+		 * in the capture; one without, only below its folder */
+		if (u == from || only_exports(d) || (!f->instance[0] && !under(d->dir, c->units[from].dir)))
 			continue;
 		if (d->instance[0] || d->pid >= 0) {
 			procs++;
@@ -1198,6 +1200,73 @@ static int process_dirs(const char *dir)
 
 #define EXPORT_ANCESTORS 3
 
+/* An exports-only folder beside the process folders (a --output-file of
+ * another folder): its exports that name their instance and pid join the
+ * list; nothing when the folder holds any other capture file (a capture
+ * unit of its own). -1 on OOM. */
+static int add_sibling_exports(const char *dir, struct file_list *l)
+{
+	DIR *d = opendir(dir);
+	struct file_list found = { 0 };
+	bool other = false;
+	int rc = 0;
+	for (struct dirent *de; d && !other && !rc && (de = readdir(d)) != NULL;) {
+		struct ns_cap_file f;
+		struct stat st;
+		char *child;
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
+			rc = -1;
+			break;
+		}
+		if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && ns_capture_classify(child, &f)) {
+			other = !is_export(f.kind);
+			if (!other && f.instance[0])
+				rc = add_if_capture(&found, child, &st, false);
+		}
+		free(child);
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < found.n; i++) {
+		if (!rc && !other && push_file(l, &found.v[i]) == 0)
+			continue;
+		rc = rc ? rc : other ? 0 : -1;
+		free(found.v[i].path);
+	}
+	free(found.v);
+	return rc;
+}
+
+/* The subfolders of dir that may hold exports of -d with another
+ * --output-file: not dot folders, process or session folders, nor skip
+ * (the way down to the process folder). -1 on OOM. */
+static int add_beside_exports(const char *dir, const char *skip, struct file_list *l)
+{
+	DIR *d = opendir(dir);
+	int rc = 0;
+	for (struct dirent *de; d && !rc && (de = readdir(d)) != NULL;) {
+		struct ns_cap_unit probe;
+		struct stat st;
+		char *child;
+		size_t digits = strspn(de->d_name, "0123456789");
+		if (de->d_name[0] == '.' || parse_process_dir(de->d_name, &probe) ||
+		    (digits >= 9 && !de->d_name[digits]))
+			continue;
+		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
+			rc = -1;
+			break;
+		}
+		if (strcmp(child, skip) != 0 && stat(child, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = add_sibling_exports(child, l);
+		free(child);
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
 /* A shallow scan of a process folder also takes the exports that
  * neuron-explorer view -d wrote into the folders above it (up to
  * EXPORT_ANCESTORS levels): those naming an instance and pid, and a system
@@ -1205,15 +1274,18 @@ static int process_dirs(const char *dir)
  * hands them over. */
 static int add_ancestor_exports(const char *dir, struct file_list *l)
 {
-	char *cur = strdup(dir);
+	char *cur = strdup(dir), *below = NULL;
 	int rc = 0;
 	for (int level = 0; cur && level < EXPORT_ANCESTORS && !rc; level++) {
 		char *parent = ns_capture_folder(cur);
-		free(cur);
+		free(below);
+		below = cur;
 		cur = parent;
 		if (!cur || strcmp(cur, ".") == 0)
 			break;
 		int procs = process_dirs(cur);
+		if (procs >= 1 && (rc = add_beside_exports(cur, below, l)))
+			break;
 		DIR *d = opendir(cur);
 		for (struct dirent *de; d && (de = readdir(d)) != NULL && !rc;) {
 			struct ns_cap_file f;
@@ -1240,6 +1312,7 @@ static int add_ancestor_exports(const char *dir, struct file_list *l)
 		if (d)
 			closedir(d);
 	}
+	free(below);
 	free(cur);
 	return rc;
 }

@@ -174,6 +174,47 @@ Test(ntff, system_export_above_processes_is_split)
 	ns_capture_free(c);
 }
 
+static size_t count_kind(const struct ns_cap_unit *u, enum ns_cap_kind k)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < u->n_files; i++)
+		n += u->files[i].kind == k;
+	return n;
+}
+
+/* Exports named <instance>_pid_<pid>_... in an exports-only folder beside
+ * the process folders (view -d with --output-file json/...) join their
+ * process; a folder with other capture files is a unit of its own. */
+Test(ntff, named_exports_beside_the_process_folders)
+{
+	struct ns_capture *c = NULL;
+	struct ns_error err = { 0 };
+	char one[512], root[512];
+	put("cap/i-1_pid_10/1776672348756756905/trace.json", "{\"traceEvents\": []}");
+	put("cap/i-1_pid_10/1776672348756756905/profile_nc_0_session_1.ntff", "t");
+	put("cap/i-1_pid_11/1776672348756756906/trace.json", "{\"traceEvents\": []}");
+	put("cap/json/i-1_pid_10_nc_0_session_1.json", "{\"instruction\": []}");
+	put("cap/json/i-1_pid_11_nc_0_session_1.json", "{\"instruction\": []}");
+	put("cap/other/trace.json", "{\"traceEvents\": []}");
+	put("cap/other/i-1_pid_10_nc_1_session_1.json", "{\"instruction\": []}");
+	struct ns_capture_opts co = { NULL, true };
+	snprintf(one, sizeof(one), "%s/cap/i-1_pid_10/1776672348756756905", tmpdir);
+	cr_assert_eq(ns_capture_scan(one, &co, &c, &err), 0, "%s", err.msg);
+	const struct ns_cap_unit *u = ns_capture_find(c, one);
+	cr_assert_not_null(u);
+	cr_assert_eq(count_kind(u, NS_CAP_DEVICE_JSON), 1);
+	for (size_t i = 0; i < u->n_files; i++)
+		if (u->files[i].kind == NS_CAP_DEVICE_JSON)
+			cr_assert_str_eq(u->files[i].name, "i-1_pid_10_nc_0_session_1.json");
+	ns_capture_free(c);
+	snprintf(root, sizeof(root), "%s/cap", tmpdir);
+	cr_assert_eq(ns_capture_scan(root, NULL, &c, &err), 0, "%s", err.msg);
+	cr_assert_eq(c->n_units, 3); /* the two processes and other/; json/ is handed over */
+	for (size_t i = 0; i < c->n_units; i++)
+		cr_assert_eq(count_kind(&c->units[i], NS_CAP_DEVICE_JSON), 1, "%s", c->units[i].dir);
+	ns_capture_free(c);
+}
+
 Test(ntff, pairing_and_gaps)
 {
 	struct ns_capture *c = NULL;
