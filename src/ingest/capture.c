@@ -1200,29 +1200,38 @@ static int process_dirs(const char *dir)
 
 #define EXPORT_ANCESTORS 3
 
+#define BESIDE_ENTRIES 4096 /* a folder with more is not an export folder */
+
 /* An exports-only folder beside the process folders (a --output-file of
  * another folder): its exports that name their instance and pid join the
- * list; nothing when the folder holds any other capture file (a capture
- * unit of its own). -1 on OOM. */
+ * list; nothing when the folder holds a trace.json or a raw capture file (a
+ * capture unit of its own). Only *_pid_*.json files are opened. -1 on OOM. */
 static int add_sibling_exports(const char *dir, struct file_list *l)
 {
 	DIR *d = opendir(dir);
 	struct file_list found = { 0 };
 	bool other = false;
-	int rc = 0;
+	int rc = 0, seen = 0;
 	for (struct dirent *de; d && !other && !rc && (de = readdir(d)) != NULL;) {
 		struct ns_cap_file f;
 		struct stat st;
 		char *child;
+		bool json = ends_with(de->d_name, ".json");
 		if (de->d_name[0] == '.')
 			continue;
+		if (++seen > BESIDE_ENTRIES || strcmp(de->d_name, "trace.json") == 0) {
+			other = true;
+			break;
+		}
+		if (json && !strstr(de->d_name, "_pid_"))
+			continue; /* no sniffing of every JSON beside */
 		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
 			rc = -1;
 			break;
 		}
 		if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && ns_capture_classify(child, &f)) {
-			other = !is_export(f.kind);
-			if (!other && f.instance[0])
+			other = !is_export(f.kind) && (!json || f.kind == NS_CAP_TRACE);
+			if (!other && json && is_export(f.kind) && f.instance[0])
 				rc = add_if_capture(&found, child, &st, false);
 		}
 		free(child);
