@@ -194,14 +194,18 @@ static bool row_warned(const struct view *v, const struct ns_avg *r)
 }
 
 /* "‡ device time from a Neuron export with N neuron-explorer warning(s)
- * (categories): FILE" */
+ * (categories): FILE[, FILE...]" */
 static void write_warn_note(FILE *out, const struct view *v, bool markdown)
 {
 	const struct ns_trace *t = v->agg->trace;
 	if (!v->warned)
 		return;
-	fprintf(out, "%s" WARN_MARK " device time from a Neuron export with %zu neuron-explorer warning%s",
-		markdown ? "\n" : "", t->n_xwarn, t->n_xwarn == 1 ? "" : "s");
+	bool several = false;
+	for (size_t i = 1; i < t->n_xwarn && !several; i++)
+		several = t->xwarn[i].file != t->xwarn[0].file;
+	fprintf(out, "%s" WARN_MARK " device time from %s with %zu neuron-explorer warning%s",
+		markdown ? "\n" : "", several ? "Neuron exports" : "a Neuron export", t->n_xwarn,
+		t->n_xwarn == 1 ? "" : "s");
 	size_t shown = 0;
 	for (size_t i = 0; i < t->n_xwarn; i++) {
 		ns_str c = t->xwarn[i].category;
@@ -217,10 +221,19 @@ static void write_warn_note(FILE *out, const struct view *v, bool markdown)
 			ns_fputs_visible(ns_strtab_get(v->strings, c), out);
 	}
 	fputs(shown ? "): " : ": ", out);
-	if (markdown)
-		ns_md_text(out, ns_strtab_get(v->strings, t->xwarn[0].file));
-	else
-		ns_fputs_visible(ns_strtab_get(v->strings, t->xwarn[0].file), out);
+	for (size_t i = 0; i < t->n_xwarn; i++) { /* each export once (several when merged) */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = t->xwarn[j].file == t->xwarn[i].file;
+		if (seen)
+			continue;
+		if (i)
+			fputs(", ", out);
+		if (markdown)
+			ns_md_text(out, ns_strtab_get(v->strings, t->xwarn[i].file));
+		else
+			ns_fputs_visible(ns_strtab_get(v->strings, t->xwarn[i].file), out);
+	}
 	fputc('\n', out);
 }
 
