@@ -661,6 +661,69 @@ def gen_2rank(out):
                 ranks)
 
 
+EXPLORER_2RANK_README = """# capture-explorer-dir-2rank (synthetic; written by tools/gen_captures.py)
+
+The two ranks of `capture-2rank` (aten::linear on NeuronCore 0, aten::rms_norm
+on NeuronCore 1, 6 steps each) captured in session mode under one
+`profile_output/`, trace.json without device events, and converted once for
+the whole folder: `neuron-explorer view -d profile_output --output-format json`
+wrote ONE `system_profile.json` at the top of `profile_output/`, holding the
+events of both processes, and one device profile per process and core beside
+it. Both processes number their cores from 0 (`nc_idx` is process-local), and
+their flow ids are alike: only the `process_id` (and `instance_id`) of each
+event tells whose it is. neuron-stats must give each rank the events of its
+own pid, and so the device time of its own run (truth.json).
+
+| part | doc file, section (aws-neuron/aws-neuron-sdk @81ce03ae) |
+|---|---|
+| `profile_output/` with `<instance>_pid_<pid>/<timestamp>/`, `profile_nc_<N>_session_1.ntff`, `neff_<hash>_vnc_<N>.neff`, `ntrace.pb`, `trace_info.pb`, `trace.json` per process | `tools/neuron-explorer/how-to-profile-workload.rst`, expected output tree |
+| one `view -d` of the capture folder writes `system_profile.json` and the device profiles at its top | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" |
+| every event carries `instance_id`, `process_id`; `nc_idx` is the logical core, process-local | `tools/neuron-explorer/profile-schema-reference.rst`, SystemProfileEvents; `tools/neuron-explorer/view-perfetto.rst`, grouping ("lnc_idx (local NeuronCore index on that process) and worker_gid") |
+| `device_profile_list` entries `{nc_id, device_profile_name, instance_id, process_id, session_id}` | `tools/neuron-explorer/profile-schema-reference.rst`, DeviceProfileList |
+| device export named `<instance>_pid_<pid>_nc_<N>_session_<S>.json` | neuron-formats.md §2.1 (E); the issue 17 report |
+| system-profile lanes per process, `<instance>/PID:<pid>/...` | `tools/neuron-explorer/overview-system-profiles.rst`, grouping options table |
+"""
+
+
+def gen_explorer_2rank(out):
+    cap = "capture-explorer-dir-2rank"
+    root = os.path.join(out, cap, "profile_output")
+    docs, ranks = [], []
+    for rank, (seed, pid) in enumerate(((21, 52000), (22, 52001))):
+        g, cores = two_core_run(seed, pid)
+        L = launches(g, cores)
+        drop_device_events(g)
+        unit = os.path.join(root, "%s_pid_%d" % (INSTANCE, pid), str(gf.BASE_TIME_NS + g.t0))
+        write(os.path.join(unit, "trace.json"),
+              g.render(extra_top=[("distributedInfo", {"backend": "xla", "rank": rank, "world_size": 2})]))
+        graphs = sorted({(x.graph, x.nc) for x in L})
+        for graph, nc in graphs:
+            neff_name = "neff_%s_vnc_%d.neff" % (neff_hash(graph), nc)
+            write(os.path.join(unit, neff_name), neff_file(graph, neff_hash(graph), nc))
+            write(os.path.join(unit, SESSION_NTFF % nc), ntff_placeholder("session, nc %d" % nc))
+            write(os.path.join(root, "%s_pid_%d_nc_%d_session_1.json" % (INSTANCE, pid, nc)),
+                  device_export(graph, nc, SESSION_NTFF % nc, neff_name,
+                                [x for x in L if x.graph == graph and x.nc == nc]))
+        write(os.path.join(unit, "ntrace.pb"), pb_placeholder("ntrace.pb"))
+        write(os.path.join(unit, "trace_info.pb"), pb_placeholder("trace_info.pb"))
+        docs.append(json.loads(system_export(L, pid, "time", gf.random.Random(seed))))
+        ranks.append(truth_rank(os.path.relpath(os.path.join(unit, "trace.json"), os.path.join(out, cap)), rank, L,
+                                "system profile (the process's own events of the shared export)", False))
+    meta = dict(docs[0]["system_profile_metadata"][0])
+    meta["first_ts_ns"] = str(min(int(d["system_profile_metadata"][0]["first_ts_ns"]) for d in docs))
+    meta["last_ts_ns"] = str(max(int(d["system_profile_metadata"][0]["last_ts_ns"]) for d in docs))
+    ev = sorted(docs[0]["trace_event"] + docs[1]["trace_event"], key=lambda e: int(e["timestamp"]))
+    doc = {"system_profile_metadata": [meta],
+           "device_profile_list": docs[0]["device_profile_list"] + docs[1]["device_profile_list"],
+           "trace_event": ev}
+    write(os.path.join(root, "system_profile.json"), json.dumps(doc, separators=(",", ":")) + "\n")
+    write(os.path.join(out, cap, "README.md"), EXPLORER_2RANK_README)
+    write_truth(os.path.join(out, cap), cap,
+                "Two ranks (capture-2rank's runs) in session mode under one profile_output/, with one "
+                "system_profile.json for both at its top (neuron-explorer view -d of the whole folder): each rank "
+                "gets the events of its own process_id.", ranks)
+
+
 def gen_layouts(out):
     """Naming variants and gaps (no truth: `ls` only)."""
     root = os.path.join(out, "capture-layouts")
@@ -815,12 +878,13 @@ def gen_exports(out):
 
 
 def write_all(out):
-    for fn in (gen_rmsnorm, gen_sysprofile, gen_lnc2, gen_explorer_dir, gen_2rank, gen_layouts, gen_exports):
+    for fn in (gen_rmsnorm, gen_sysprofile, gen_lnc2, gen_explorer_dir, gen_2rank, gen_explorer_2rank, gen_layouts,
+               gen_exports):
         fn(out)
 
 
 OUTPUTS = ["capture-rmsnorm-naive", "capture-rmsnorm-fused", "capture-rmsnorm-compiled", "capture-sysprofile", "capture-lnc2",
-           "capture-explorer-dir",
+           "capture-explorer-dir", "capture-explorer-dir-2rank",
            "capture-2rank", "capture-layouts", "neuron-exports"]
 
 

@@ -144,6 +144,8 @@ static void file_detail(const struct ns_cap_file *f, char *out, size_t n)
 	default:
 		if (f->converted)
 			snprintf(out, n, "converted (cache)");
+		else if (f->split)
+			snprintf(out, n, "covers the process folders below it: this one's events (process_id)");
 		break;
 	}
 }
@@ -292,6 +294,46 @@ static void print_kv(const char *what, const struct ns_kv *kv, size_t n)
 		printf("    %-40s %s\n", vis(kv[i].key), vis(kv[i].text));
 }
 
+/* The processes whose kept events an export holds, when several (an export
+ * of a whole capture folder: each process folder takes its own). */
+static void print_processes(const struct ns_sysprof *sp)
+{
+	enum { MAX_PROCS = 16 };
+	struct proc {
+		ns_str instance;
+		int64_t pid;
+		size_t n;
+	} procs[MAX_PROCS];
+	size_t n = 0, more = 0;
+	for (size_t i = 0; i < sp->n_ev; i++) {
+		const struct ns_sys_event *ev = &sp->ev[i];
+		size_t k = 0;
+		while (k < n && (procs[k].pid != ev->pid || procs[k].instance != ev->instance))
+			k++;
+		if (k == n && n == MAX_PROCS) {
+			more++;
+			continue;
+		}
+		if (k == n)
+			procs[n++] = (struct proc){ ev->instance, ev->pid, 0 };
+		procs[k].n++;
+	}
+	if (n < 2)
+		return;
+	printf("  processes (kept events): ");
+	for (size_t k = 0; k < n; k++) {
+		const char *inst = ns_strtab_get(&sp->strings, procs[k].instance);
+		printf("%s%s%s", k ? ", " : "", vis(inst), *inst ? " " : "");
+		if (procs[k].pid == NS_NONE)
+			printf("no process_id: %zu", procs[k].n);
+		else
+			printf("pid %" PRId64 ": %zu", procs[k].pid, procs[k].n);
+	}
+	if (more)
+		printf(", %zu of further processes", more);
+	printf("; in a capture each process folder below takes its own\n");
+}
+
 static int show_system(const char *path, struct ns_error *err)
 {
 	struct ns_sysprof *sp = NULL;
@@ -305,6 +347,7 @@ static int show_system(const char *path, struct ns_error *err)
 	       "); %zu kept for correlation\n",
 	       sp->n_events, sp->n_source[NS_SYS_FRAMEWORK], sp->n_source[NS_SYS_RUNTIME], sp->n_source[NS_SYS_HARDWARE],
 	       sp->n_ev);
+	print_processes(sp);
 	print_keys("unknown keys (kept out)", sp->unknown_keys, sp->n_unknown_keys);
 	print_explorer_warnings(&sp->explorer_warnings);
 	print_notes(&sp->notes, sp->truncated_at);

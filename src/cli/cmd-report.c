@@ -173,6 +173,8 @@ int cmd_report(int argc, char **argv)
 	/* Several traces make one document: a JSON array of report objects, one
 	 * CSV table with path and rank columns; --engines adds keys to each
 	 * JSON object (docs/cli.md, "report"). */
+	for (size_t i = 0; i < run.n; i++) /* one CSV header: the column when any trace has Explorer warnings */
+		ro.warned_column |= run.traces[i].n_xwarn > 0;
 	ro.json_open = fmt == NS_FMT_JSON;
 	ro.trace_columns = fmt == NS_FMT_CSV && run.n > 1;
 	for (size_t i = 0; i < run.n; i++) {

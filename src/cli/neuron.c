@@ -371,6 +371,37 @@ static int feed(struct ns_trace *t, size_t first, ns_event_sink sink, void *sink
 	return 0;
 }
 
+/* A system export of the whole capture folder (neuron-explorer view -d)
+ * covers every process: this unit takes its own pid's events. */
+static void split_process(struct ns_sysprof *sp, const struct ns_cap_unit *u)
+{
+	size_t before = sp->n_ev;
+	ns_sysprof_keep_process(sp, u->instance, u->pid);
+	if (!ns_cli_quiet)
+		fprintf(stderr,
+			"neuron-stats: %s covers several processes: %zu of its %zu events are those of %s%spid %lld "
+			"(%llu of other processes, %llu without a process_id)\n",
+			sp->path, sp->n_ev, before, u->instance, u->instance[0] ? " " : "", (long long)u->pid,
+			(unsigned long long)sp->n_other_process, (unsigned long long)sp->n_no_process);
+}
+
+/* The export's Explorer warnings go with the trace (the report marks the
+ * rows with device time; ingest stores them). */
+static int keep_xwarnings(struct ns_trace *t, const struct ns_sysprof *sp, int64_t pid, struct ns_error *err)
+{
+	ns_str file = sp->xwarn.n ? ns_strtab_intern(&t->strings, sp->path, strlen(sp->path)) : 0;
+	for (size_t i = 0; i < sp->xwarn.n; i++) {
+		const struct ns_xwarn *x = &sp->xwarn.v[i];
+		struct ns_xwarn_ref w = { file, 0, 0, (int64_t)x->offset, pid };
+		if (x->category[0])
+			w.category = ns_strtab_intern(&t->strings, x->category, strlen(x->category));
+		w.message = ns_strtab_intern(&t->strings, x->message, strlen(x->message));
+		if (file == UINT32_MAX || w.category == UINT32_MAX || w.message == UINT32_MAX || ns_trace_push_xwarn(t, &w))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struct ns_load_opts *lo, ns_event_sink sink,
 			 void *sink_ctx, struct ns_error *err)
 {
@@ -415,6 +446,10 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 		goto out;
 	ns_cli_neuron_warn_notes(path, &sp->notes, sp->truncated_at);
 	ns_cli_neuron_warn_explorer(path, &sp->explorer_warnings);
+	if (u->files[u->system_json].split)
+		split_process(sp, u);
+	if ((rc = keep_xwarnings(t, sp, u->files[u->system_json].split ? u->pid : NS_NONE, err)))
+		goto out;
 	sp->lnc_size = unit_lnc_size(u);
 	if ((rc = ns_sysprof_attach(sp, t, &st, err)) || (rc = feed(t, first, sink, sink_ctx, err)))
 		goto out;
@@ -551,6 +586,8 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 	}
 	if (u->system_json >= 0 && (rc = ns_sysprof_read(u->files[u->system_json].path, &sp, err)))
 		goto out;
+	if (sp && u->files[u->system_json].split) /* its clock samples: this process's cores */
+		ns_sysprof_keep_process(sp, u->instance, u->pid);
 	if ((rc = ns_engine_timeline_build(refs, n, sp, t, &out->tl, err)))
 		goto out;
 	for (size_t i = 0; i < n; i++)

@@ -88,6 +88,7 @@ void ns_trace_release(struct ns_trace *t)
 	free(t->threads);
 	free(t->meta);
 	free(t->counters);
+	free(t->xwarn);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -102,6 +103,14 @@ static int grow(void **ptr, size_t *cap, size_t elem, size_t min_cap)
 		return -1;
 	*ptr = p;
 	*cap = new_cap;
+	return 0;
+}
+
+int ns_trace_push_xwarn(struct ns_trace *t, const struct ns_xwarn_ref *w)
+{
+	if (t->n_xwarn == t->cap_xwarn && grow((void **)&t->xwarn, &t->cap_xwarn, sizeof(*t->xwarn), 8))
+		return -1;
+	t->xwarn[t->n_xwarn++] = *w;
 	return 0;
 }
 
@@ -261,6 +270,15 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, st
 			if (!shift_time(t->flows[i].ts_ns, shift, &end.ts_ns))
 				goto too_far;
 			if (renumber(&ids, &next_id, &end.correlation) || ns_trace_push(out, &end))
+				goto fail;
+		}
+		for (size_t i = 0; i < t->n_xwarn; i++) {
+			struct ns_xwarn_ref w = t->xwarn[i];
+			w.file = reintern(out, t, w.file);
+			w.category = reintern(out, t, w.category);
+			w.message = reintern(out, t, w.message);
+			if (w.file == UINT32_MAX || w.category == UINT32_MAX || w.message == UINT32_MAX ||
+			    ns_trace_push_xwarn(out, &w))
 				goto fail;
 		}
 		for (int c = 0; c < NS_CAT__COUNT; c++)

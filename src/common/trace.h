@@ -139,6 +139,17 @@ struct ns_thread {
 	ns_str name;          /* from the thread_name metadata event, or 0 */
 };
 
+/* One of neuron-explorer's own warnings (dropped events, ring overwrites)
+ * in the Neuron export this trace's device events came from (docs/neuron.md
+ * "Explorer's warnings"). */
+struct ns_xwarn_ref {
+	ns_str file;              /* the export's path */
+	ns_str category;          /* 0 when it has none */
+	ns_str message;
+	int64_t offset;           /* byte offset of the entry in the export */
+	int64_t pid;              /* the process whose events were taken from the export (split), or NS_NONE */
+};
+
 struct ns_trace {
 	char *path;               /* the file it came from (owned) */
 	char *abspath;            /* its absolute path as a database recorded it, else NULL (owned) */
@@ -173,6 +184,10 @@ struct ns_trace {
 	 * pairs, in file order. Values larger than NS_META_VALUE_MAX are dropped. */
 	ns_str *meta;             /* 2 * n_meta ids */
 	size_t n_meta, cap_meta;
+	/* Neuron: Explorer's warnings of the export the device events came
+	 * from; rows with device time are marked when there are any */
+	struct ns_xwarn_ref *xwarn;
+	size_t n_xwarn, cap_xwarn;
 };
 
 #define NS_META_VALUE_MAX (1u << 20)
@@ -184,6 +199,8 @@ int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str
 /* Appends a kept event; a flow end (NS_KIND_FLOW_S/F, the id in
  * `correlation`) goes to t->flows. -1 on OOM. */
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev);
+/* Appends an Explorer warning (its strings already interned in t). -1 on OOM. */
+int ns_trace_push_xwarn(struct ns_trace *t, const struct ns_xwarn_ref *w);
 /* Gives back the unused capacity of the event and flow arrays (after ingest). */
 void ns_trace_trim(struct ns_trace *t);
 const char *ns_cat_name(enum ns_cat cat);

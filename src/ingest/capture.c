@@ -855,8 +855,11 @@ static int finish_unit(struct ns_cap_unit *u)
 		const struct ns_cap_file *f = &u->files[k];
 		if (f->kind == NS_CAP_TRACE && u->trace < 0)
 			u->trace = (int64_t)k;
-		/* an export in the capture wins over a converted one */
-		if (f->kind == NS_CAP_SYSTEM_JSON && (u->system_json < 0 || (u->files[u->system_json].converted && !f->converted)))
+		/* an export in the capture wins over a converted one, the process's
+		 * own over one it shares with other processes */
+		const struct ns_cap_file *cur = u->system_json < 0 ? NULL : &u->files[u->system_json];
+		if (f->kind == NS_CAP_SYSTEM_JSON &&
+		    (!cur || (cur->converted && !f->converted) || (cur->split && !f->split && !f->converted)))
 			u->system_json = (int64_t)k;
 	}
 	if (u->trace >= 0)
@@ -955,7 +958,9 @@ static int64_t export_home(const struct ns_capture *c, size_t from, const struct
 	int64_t best = -1, procs = 0, proc = -1;
 	for (size_t u = 0; u < c->n_units; u++) {
 		const struct ns_cap_unit *d = &c->units[u];
-		if (u == from || only_exports(d) || !under(d->dir, c->units[from].dir))
+		/* an export naming its instance and pid finds that process anywhere
+		 * in the capture; one without, only below its folder */
+		if (u == from || only_exports(d) || (!f->instance[0] && !under(d->dir, c->units[from].dir)))
 			continue;
 		if (d->instance[0] || d->pid >= 0) {
 			procs++;
@@ -987,6 +992,45 @@ static int move_file(struct ns_cap_unit *from, size_t k, struct ns_cap_unit *to)
 	return 0;
 }
 
+/* A system export without an instance and pid in its name, in an
+ * exports-only folder above several process folders (neuron-explorer view
+ * -d of the whole capture): a copy joins every process folder below, marked
+ * split (each takes its own pid's events). False when there are not several. */
+static int share_system_export(struct ns_capture *c, size_t from, size_t k, bool *shared)
+{
+	const struct ns_cap_file *f = &c->units[from].files[k];
+	size_t procs = 0;
+	*shared = false;
+	if (f->kind != NS_CAP_SYSTEM_JSON || f->instance[0])
+		return 0;
+	for (size_t u = 0; u < c->n_units; u++) {
+		const struct ns_cap_unit *d = &c->units[u];
+		procs += u != from && !only_exports(d) && under(d->dir, c->units[from].dir) && (d->instance[0] || d->pid >= 0);
+	}
+	if (procs < 2)
+		return 0;
+	for (size_t u = 0; u < c->n_units; u++) {
+		struct ns_cap_unit *d = &c->units[u];
+		if (u == from || only_exports(d) || !under(d->dir, c->units[from].dir) || !(d->instance[0] || d->pid >= 0))
+			continue;
+		struct ns_cap_file copy = c->units[from].files[k];
+		struct file_list ul = { d->files, d->n_files, d->n_files };
+		copy.split = true;
+		if (!(copy.path = strdup(copy.path)) || push_file(&ul, &copy)) {
+			free(copy.path);
+			return -1;
+		}
+		d->files = ul.v;
+		d->n_files = ul.n;
+	}
+	struct ns_cap_unit *src = &c->units[from];
+	free(src->files[k].path);
+	memmove(&src->files[k], &src->files[k + 1], (src->n_files - k - 1) * sizeof(*src->files));
+	src->n_files--;
+	*shared = true;
+	return 0;
+}
+
 /* Exports written beside the process folders join their process; the
  * neuron-profile guide's CLI layout (file.neff beside output/profile_rank_N.ntff)
  * gets the NEFF of the parent folder when that has exactly one. */
@@ -997,6 +1041,11 @@ static int relocate(struct ns_capture *c)
 		if (!only_exports(src))
 			continue;
 		for (size_t k = 0; k < src->n_files;) {
+			bool shared;
+			if (share_system_export(c, s, k, &shared))
+				return -1;
+			if (shared)
+				continue;
 			int64_t home = export_home(c, s, &src->files[k]);
 			if (home < 0) {
 				k++;
@@ -1151,21 +1200,101 @@ static int process_dirs(const char *dir)
 
 #define EXPORT_ANCESTORS 3
 
+#define BESIDE_ENTRIES 4096 /* a folder with more is not an export folder */
+
+/* An exports-only folder beside the process folders (a --output-file of
+ * another folder): its exports that name their instance and pid join the
+ * list; nothing when the folder holds a trace.json or a raw capture file (a
+ * capture unit of its own). Only *_pid_*.json files are opened. -1 on OOM. */
+static int add_sibling_exports(const char *dir, struct file_list *l)
+{
+	DIR *d = opendir(dir);
+	struct file_list found = { 0 };
+	bool other = false;
+	int rc = 0, seen = 0;
+	for (struct dirent *de; d && !other && !rc && (de = readdir(d)) != NULL;) {
+		struct ns_cap_file f;
+		struct stat st;
+		char *child;
+		bool json = ends_with(de->d_name, ".json");
+		if (de->d_name[0] == '.')
+			continue;
+		if (++seen > BESIDE_ENTRIES || strcmp(de->d_name, "trace.json") == 0) {
+			other = true;
+			break;
+		}
+		if (json && !strstr(de->d_name, "_pid_"))
+			continue; /* no sniffing of every JSON beside */
+		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
+			rc = -1;
+			break;
+		}
+		if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && ns_capture_classify(child, &f)) {
+			other = !is_export(f.kind) && (!json || f.kind == NS_CAP_TRACE);
+			if (!other && json && is_export(f.kind) && f.instance[0])
+				rc = add_if_capture(&found, child, &st, false);
+		}
+		free(child);
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < found.n; i++) {
+		if (!rc && !other && push_file(l, &found.v[i]) == 0)
+			continue;
+		rc = rc ? rc : other ? 0 : -1;
+		free(found.v[i].path);
+	}
+	free(found.v);
+	return rc;
+}
+
+/* The subfolders of dir that may hold exports of -d with another
+ * --output-file: not dot folders, process or session folders, nor skip
+ * (the way down to the process folder). -1 on OOM. */
+static int add_beside_exports(const char *dir, const char *skip, struct file_list *l)
+{
+	DIR *d = opendir(dir);
+	int rc = 0;
+	for (struct dirent *de; d && !rc && (de = readdir(d)) != NULL;) {
+		struct ns_cap_unit probe;
+		struct stat st;
+		char *child;
+		size_t digits = strspn(de->d_name, "0123456789");
+		if (de->d_name[0] == '.' || parse_process_dir(de->d_name, &probe) ||
+		    (digits >= 9 && !de->d_name[digits]))
+			continue;
+		if (asprintf(&child, "%s/%s", dir, de->d_name) < 0) {
+			rc = -1;
+			break;
+		}
+		if (strcmp(child, skip) != 0 && stat(child, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = add_sibling_exports(child, l);
+		free(child);
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
 /* A shallow scan of a process folder also takes the exports that
  * neuron-explorer view -d wrote into the folders above it (up to
  * EXPORT_ANCESTORS levels): those naming an instance and pid, and a system
- * export above a single process folder. relocate() hands them over. */
+ * export above process folders (marked split above several). relocate()
+ * hands them over. */
 static int add_ancestor_exports(const char *dir, struct file_list *l)
 {
-	char *cur = strdup(dir);
+	char *cur = strdup(dir), *below = NULL;
 	int rc = 0;
 	for (int level = 0; cur && level < EXPORT_ANCESTORS && !rc; level++) {
 		char *parent = ns_capture_folder(cur);
-		free(cur);
+		free(below);
+		below = cur;
 		cur = parent;
 		if (!cur || strcmp(cur, ".") == 0)
 			break;
-		bool one_process = process_dirs(cur) == 1;
+		int procs = process_dirs(cur);
+		if (procs >= 1 && (rc = add_beside_exports(cur, below, l)))
+			break;
 		DIR *d = opendir(cur);
 		for (struct dirent *de; d && (de = readdir(d)) != NULL && !rc;) {
 			struct ns_cap_file f;
@@ -1180,14 +1309,19 @@ static int add_ancestor_exports(const char *dir, struct file_list *l)
 				rc = -1;
 				break;
 			}
+			/* a system export above several process folders covers them all */
+			size_t before = l->n;
 			if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && ns_capture_classify(child, &f) &&
-			    is_export(f.kind) && (f.instance[0] || (f.kind == NS_CAP_SYSTEM_JSON && one_process)))
+			    is_export(f.kind) && (f.instance[0] || (f.kind == NS_CAP_SYSTEM_JSON && procs >= 1)))
 				rc = add_if_capture(l, child, &st, false);
+			if (!rc && l->n > before && !f.instance[0] && f.kind == NS_CAP_SYSTEM_JSON && procs > 1)
+				l->v[l->n - 1].split = true;
 			free(child);
 		}
 		if (d)
 			closedir(d);
 	}
+	free(below);
 	free(cur);
 	return rc;
 }

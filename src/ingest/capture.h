@@ -55,6 +55,8 @@ struct ns_cap_file {
 	uint8_t naming;      /* NTFF: enum ns_ntff_naming; PB: enum ns_pb_role */
 	bool shared;         /* NEFF from a neffs/ folder (vLLM): a candidate for every unit beside it */
 	bool converted;      /* export found in the conversion cache, not in the capture */
+	bool split;          /* system export of a folder above several process folders: it covers them
+				all, and each process takes the events of its own pid (docs/neuron.md) */
 };
 
 struct ns_cap_pair {

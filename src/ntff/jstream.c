@@ -339,17 +339,61 @@ static int warn_field(void *ctx, const char *key, size_t len, const struct jv *v
 	return 0;
 }
 
+static void warn_parse(const struct jv *v, struct warn_ctx *c)
+{
+	size_t bad;
+	c->message[0] = c->category[0] = '\0';
+	if (v->type == 'o')
+		jobj_walk(v, warn_field, c, &bad);
+	if (!c->message[0] && v->type != 'o')
+		jv_text(v, c->message, sizeof(c->message));
+	if (!c->message[0])
+		snprintf(c->message, sizeof(c->message), "%.*s", (int)(v->n < 300 ? v->n : 300), v->p);
+}
+
 int explorer_warning_add(struct ns_notes *w, const char *path, const struct jv *v, uint64_t offset)
 {
-	struct warn_ctx c = { "", "" };
-	size_t bad;
-	if (v->type == 'o')
-		jobj_walk(v, warn_field, &c, &bad);
-	if (!c.message[0] && v->type != 'o')
-		jv_text(v, c.message, sizeof(c.message));
-	if (!c.message[0])
-		snprintf(c.message, sizeof(c.message), "%.*s", (int)(v->n < 300 ? v->n : 300), v->p);
+	struct warn_ctx c;
+	warn_parse(v, &c);
 	return note_add(w, path, offset, "%s%s%s", c.category, c.category[0] ? ": " : "", c.message);
+}
+
+int explorer_warning_keep(struct ns_xwarnings *w, const struct jv *v, uint64_t offset)
+{
+	struct warn_ctx c;
+	w->total++;
+	if (w->n >= NS_XWARN_KEPT)
+		return 0;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 8;
+		struct ns_xwarn *grown = realloc(w->v, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		w->v = grown;
+		w->cap = cap;
+	}
+	warn_parse(v, &c);
+	struct ns_xwarn *x = &w->v[w->n];
+	x->offset = offset;
+	x->category = strdup(c.category);
+	x->message = strdup(c.message);
+	if (!x->category || !x->message) {
+		free(x->category);
+		free(x->message);
+		return -1;
+	}
+	w->n++;
+	return 0;
+}
+
+void xwarnings_release(struct ns_xwarnings *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		free(w->v[i].category);
+		free(w->v[i].message);
+	}
+	free(w->v);
+	memset(w, 0, sizeof(*w));
 }
 
 void notes_release(struct ns_notes *notes)

@@ -68,6 +68,9 @@ void notes_release(struct ns_notes *notes);
 /* Keeps one element of an export's "warnings" array: a string, or an
  * object's "message" (with its "category"), else its JSON text. -1 on OOM. */
 int explorer_warning_add(struct ns_notes *w, const char *path, const struct jv *v, uint64_t offset);
+/* The same entry as (category, message), into a list. -1 on OOM. */
+int explorer_warning_keep(struct ns_xwarnings *w, const struct jv *v, uint64_t offset);
+void xwarnings_release(struct ns_xwarnings *w);
 
 /* Appends a copy of key to a list unless present. -1 on OOM. */
 int keylist_add(char ***list, size_t *n, const char *key);

@@ -139,6 +139,20 @@ const char *ns_summary_engine_key(enum ns_engine e);
 
 /* ---- system-profile JSON ---- */
 
+/* neuron-explorer's own "warnings" of an export, one per entry (docs/neuron.md
+ * "Explorer's warnings"); the first NS_XWARN_KEPT are kept, all counted. */
+#define NS_XWARN_KEPT 10000
+struct ns_xwarn {
+	char *category;              /* "" when none */
+	char *message;
+	uint64_t offset;             /* byte offset of the entry in the file */
+};
+struct ns_xwarnings {
+	struct ns_xwarn *v;
+	size_t n, cap;
+	uint64_t total;
+};
+
 enum ns_sys_source { NS_SYS_FRAMEWORK = 0, NS_SYS_RUNTIME, NS_SYS_HARDWARE };
 enum ns_sys_phase { NS_SYS_COMPLETE = 0, NS_SYS_START, NS_SYS_STOP, NS_SYS_INSTANT };
 
@@ -151,6 +165,7 @@ struct ns_sys_event {
 	int64_t pcore;               /* pcore_idx: physical core within the logical one (LNC2: 0/1) */
 	uint32_t flows_off, n_flows; /* into ns_sysprof.flows */
 	ns_str name, neff, label;    /* label: model_name */
+	ns_str instance;             /* instance_id, 0 if absent */
 	uint8_t source;              /* enum ns_sys_source */
 	uint8_t phase;               /* enum ns_sys_phase */
 	uint64_t offset;             /* byte offset of the event in the file */
@@ -178,11 +193,20 @@ struct ns_sysprof {
 	size_t n_unknown_keys;
 	struct ns_notes notes;
 	struct ns_notes explorer_warnings; /* the export's own "warnings" (dropped events, ring overwrites) */
+	struct ns_xwarnings xwarn;   /* the same, as (category, message), for the database */
 	int64_t truncated_at;
+	/* ns_sysprof_keep_process: the events of other processes dropped */
+	uint64_t n_other_process;    /* kept events of another process */
+	uint64_t n_no_process;       /* kept events without a process_id */
 };
 
 int ns_sysprof_read(const char *path, struct ns_sysprof **out, struct ns_error *err);
 void ns_sysprof_free(struct ns_sysprof *sp);
+/* Keeps only the events of one process: process_id == pid, and instance_id
+ * == instance when both are known (an export of a whole capture folder
+ * covers every process: docs/neuron.md "Capture directories"). Events
+ * without a process_id are dropped too; both counts are recorded. */
+void ns_sysprof_keep_process(struct ns_sysprof *sp, const char *instance, int64_t pid);
 
 /* ---- correlation: system profile -> device events of a trace ---- */
 

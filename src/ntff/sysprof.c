@@ -141,7 +141,7 @@ static int nested(struct reader *r, const struct jv *v, int depth)
 enum field {
 	F_NAME, F_TS, F_TS_NS, F_DUR, F_END, F_UNIT, F_TYPE, F_GROUP, F_SOURCE, F_PHASE, F_ID, F_PARENT, F_EXEC,
 	F_TRACKING, F_SEQ, F_NC, F_NC_ALT, F_PCORE, F_PID, F_TID, F_FLOW, F_NC_TS, F_CPU_TS, F_CORR, F_EXT, F_NEFF, F_LABEL,
-	F_NESTED_TEXT,
+	F_NESTED_TEXT, F_INSTANCE,
 };
 
 #define KEY(k, f) { k, sizeof(k) - 1, f }
@@ -156,7 +156,8 @@ static const struct {
 	KEY("group", F_GROUP), KEY("trace_event_source", F_SOURCE), KEY("phase", F_PHASE), KEY("id", F_ID),
 	KEY("parent_id", F_PARENT), KEY("exec_id", F_EXEC), KEY("tracking_id", F_TRACKING),
 	KEY("nrta_seq_id", F_SEQ), KEY("nc_idx", F_NC), KEY("lnc_idx", F_NC), KEY("nc_id", F_NC),
-	KEY("device_core_idx", F_NC_ALT), KEY("pcore_idx", F_PCORE), KEY("process_id", F_PID), KEY("thread_id", F_TID),
+	KEY("device_core_idx", F_NC_ALT), KEY("pcore_idx", F_PCORE), KEY("process_id", F_PID),
+	KEY("instance_id", F_INSTANCE), KEY("thread_id", F_TID),
 	KEY("flow_id", F_FLOW), KEY("flow_ids", F_FLOW), KEY("nc_timestamp_ns", F_NC_TS),
 	KEY("cpu_timestamp_ns", F_CPU_TS), KEY("correlation", F_CORR), KEY("External id", F_EXT),
 	KEY("external_id", F_EXT), KEY("neff_hash", F_NEFF), KEY("neff", F_NEFF), KEY("neff_name", F_NEFF),
@@ -212,6 +213,10 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 	case F_PCORE: set_int(v, &ev->pcore); break;
 	case F_PID: set_int(v, &ev->pid); break;
 	case F_TID: set_int(v, &ev->tid); break;
+	case F_INSTANCE:
+		if (v->type == 's')
+			ev->instance = intern_value(r, v);
+		break;
 	case F_FLOW:
 		if (v->type == 'a' ? jarr_walk(v, flow_elem, r, &bad) == -2 : flow_elem(r, v) != 0)
 			return -2;
@@ -383,7 +388,8 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 		sp->n_device_profiles++;
 		return 0;
 	case R_WARNINGS:
-		return explorer_warning_add(&sp->explorer_warnings, sp->path, v, offset)
+		return explorer_warning_add(&sp->explorer_warnings, sp->path, v, offset) ||
+				       explorer_warning_keep(&sp->xwarn, v, offset)
 			       ? ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", sp->path)
 			       : 0;
 	case R_EVENTS:
@@ -439,5 +445,22 @@ void ns_sysprof_free(struct ns_sysprof *sp)
 	keylist_free(sp->unknown_keys, sp->n_unknown_keys);
 	notes_release(&sp->notes);
 	notes_release(&sp->explorer_warnings);
+	xwarnings_release(&sp->xwarn);
 	free(sp);
+}
+
+void ns_sysprof_keep_process(struct ns_sysprof *sp, const char *instance, int64_t pid)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < sp->n_ev; i++) {
+		const struct ns_sys_event *ev = &sp->ev[i];
+		const char *inst = ev->instance ? ns_strtab_get(&sp->strings, ev->instance) : "";
+		if (ev->pid == NS_NONE)
+			sp->n_no_process++;
+		else if (ev->pid != pid || (instance && *instance && *inst && strcmp(inst, instance) != 0))
+			sp->n_other_process++;
+		else
+			sp->ev[out++] = *ev;
+	}
+	sp->n_ev = out;
 }

@@ -42,6 +42,8 @@ struct ns_report_opts {
 	bool json_open;                  /* JSON: leave the object open (no "}"): the caller adds keys, closes it */
 	bool trace_columns;              /* CSV: leading "path" and "rank" columns */
 	bool no_csv_header;              /* CSV: rows only (a later trace of the same document) */
+	bool warned_column;              /* CSV/JSON: a device_time_warned field even for a trace without
+					    Explorer warnings (another trace of the document has some) */
 };
 
 void ns_report_opts_init(struct ns_report_opts *o);

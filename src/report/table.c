@@ -180,7 +180,62 @@ struct view {
 	const char *device;
 	double total_self_cpu, total_self_device;
 	int64_t total_self_cpu_ns, total_self_device_ns;
+	bool warned;     /* the device time comes from an export with Explorer warnings */
 };
+
+/* Rows whose device time comes from a Neuron export that carried
+ * neuron-explorer's own warnings (docs/neuron.md "Explorer's warnings") are
+ * marked so, and a footnote names the export. */
+#define WARN_MARK "\xe2\x80\xa1" /* U+2021 DOUBLE DAGGER */
+
+static bool row_warned(const struct view *v, const struct ns_avg *r)
+{
+	return v->warned && (r->device_ns != 0 || r->self_device_ns != 0);
+}
+
+/* "‡ device time from a Neuron export with N neuron-explorer warning(s)
+ * (categories): FILE[, FILE...]" */
+static void write_warn_note(FILE *out, const struct view *v, bool markdown)
+{
+	const struct ns_trace *t = v->agg->trace;
+	if (!v->warned)
+		return;
+	bool several = false;
+	for (size_t i = 1; i < t->n_xwarn && !several; i++)
+		several = t->xwarn[i].file != t->xwarn[0].file;
+	fprintf(out, "%s" WARN_MARK " device time from %s with %zu neuron-explorer warning%s",
+		markdown ? "\n" : "", several ? "Neuron exports" : "a Neuron export", t->n_xwarn,
+		t->n_xwarn == 1 ? "" : "s");
+	size_t shown = 0;
+	for (size_t i = 0; i < t->n_xwarn; i++) {
+		ns_str c = t->xwarn[i].category;
+		bool seen = !c;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = t->xwarn[j].category == c;
+		if (seen)
+			continue;
+		fputs(shown++ ? ", " : " (", out);
+		if (markdown)
+			ns_md_text(out, ns_strtab_get(v->strings, c));
+		else
+			ns_fputs_visible(ns_strtab_get(v->strings, c), out);
+	}
+	fputs(shown ? "): " : ": ", out);
+	for (size_t i = 0; i < t->n_xwarn; i++) { /* each export once (several when merged) */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = t->xwarn[j].file == t->xwarn[i].file;
+		if (seen)
+			continue;
+		if (i)
+			fputs(", ", out);
+		if (markdown)
+			ns_md_text(out, ns_strtab_get(v->strings, t->xwarn[i].file));
+		else
+			ns_fputs_visible(ns_strtab_get(v->strings, t->xwarn[i].file), out);
+	}
+	fputc('\n', out);
+}
 
 static const struct ns_sort_key *g_sort_key; /* qsort has no context argument in C11 */
 static const struct ns_agg *g_sort_agg;
@@ -222,6 +277,7 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 		return -1;
 	v->device = o->device_label ? o->device_label : ns_backend_label(agg->backend);
 	v->profile_memory = agg->profile_memory;
+	v->warned = agg->trace->n_xwarn > 0;
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ns_avg *r = &agg->avgs[i];
 		v->order[i] = i;
@@ -571,7 +627,7 @@ static int write_text(FILE *out, struct view *v)
 				goto out;
 			}
 		}
-		fprintf(out, "%s\n", l.buf);
+		fprintf(out, "%s%s\n", l.buf, row_warned(v, r) ? WARN_MARK : "");
 		if (v->has_stack) {
 			/* further frames, then a blank separator row (spec A6.7) */
 			for (size_t f = 1; f <= nf; f++) {
@@ -600,6 +656,7 @@ static int write_text(FILE *out, struct view *v)
 		fmt_time(total, sizeof(total), v->total_self_device, o->time_unit);
 		fprintf(out, "Self %s time total: %s\n", D, total);
 	}
+	write_warn_note(out, v, false);
 	free(sep.buf);
 	rc = 0;
 out:
@@ -712,6 +769,8 @@ static bool write_machine_rows(FILE *out, struct view *v, bool json)
 			fputs(json ? ", \"neff\": " : ",", out);
 			string(out, ns_strtab_get(v->strings, r->neff));
 		}
+		if (v->o->warned_column || v->warned)
+			fprintf(out, "%s%s", json ? ", \"device_time_warned\": " : ",", row_warned(v, r) ? "true" : "false");
 		fputs(json ? "}" : "\r\n", out);
 	}
 	return any;
@@ -736,6 +795,19 @@ static void write_json(FILE *out, struct view *v)
 	fprintf(out, ", \"self_cpu_time_total_us\": %s", a);
 	if (has_device(v))
 		fprintf(out, ", \"self_device_time_total_us\": %s", b);
+	for (size_t i = 0; i < v->agg->trace->n_xwarn; i++) { /* neuron-explorer's own warnings */
+		const struct ns_xwarn_ref *w = &v->agg->trace->xwarn[i];
+		fputs(i ? ", {\"file\": " : ", \"explorer_warnings\": [{\"file\": ", out);
+		ns_json_string(out, ns_strtab_get(v->strings, w->file));
+		fputs(", \"category\": ", out);
+		if (w->category)
+			ns_json_string(out, ns_strtab_get(v->strings, w->category));
+		else
+			fputs("null", out);
+		fputs(", \"message\": ", out);
+		ns_json_string(out, ns_strtab_get(v->strings, w->message));
+		fputs(i + 1 == v->agg->trace->n_xwarn ? "}]" : "}", out);
+	}
 	fputs(", \"rows\": [", out);
 	fputs(write_machine_rows(out, v, true) ? "\n]" : "]", out);
 	if (!v->o->json_open)
@@ -750,7 +822,8 @@ static void write_csv(FILE *out, struct view *v)
 		for (size_t c = 0; c < N_MACHINE_COLUMNS; c++)
 			if (column_written(v, c))
 				fprintf(out, "%s%s", c ? "," : "", machine_columns[c].name);
-		fputs(v->o->show_neff ? ",neff\r\n" : "\r\n", out);
+		fputs(v->o->show_neff ? ",neff" : "", out);
+		fputs(v->o->warned_column || v->warned ? ",device_time_warned\r\n" : "\r\n", out);
 	}
 	write_machine_rows(out, v, false);
 }
@@ -788,7 +861,15 @@ static void write_markdown(FILE *out, struct view *v)
 		if (!row_printed(v, k, &printed))
 			continue;
 		const struct ns_avg *r = &v->agg->avgs[v->order[k]];
-		ns_md_cell(out, ns_strtab_get(v->strings, r->key));
+		if (row_warned(v, r)) { /* the mark after the name */
+			char *marked = NULL;
+			if (asprintf(&marked, "%s " WARN_MARK, ns_strtab_get(v->strings, r->key)) < 0)
+				marked = NULL;
+			ns_md_cell(out, marked ? marked : ns_strtab_get(v->strings, r->key));
+			free(marked);
+		} else {
+			ns_md_cell(out, ns_strtab_get(v->strings, r->key));
+		}
 		if (v->has_overloads)
 			ns_md_cell(out, ns_strtab_get(v->strings, r->overload));
 		snprintf(t, sizeof(t), "%" PRId64, r->count);
@@ -815,7 +896,7 @@ static void write_markdown(FILE *out, struct view *v)
 		ns_md_text(out, v->device);
 		fprintf(out, " time total: %s", t);
 	}
-	fputc('\n', out);
+	fputc('\n', out);	write_warn_note(out, v, true);
 }
 
 int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,

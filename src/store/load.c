@@ -186,7 +186,8 @@ static int check_schema(const char *db_path, struct ns_error *err)
 
 /* The tables ns_store_load reads: each must be a table (a view named so,
  * recursive say, would be run instead: a database is input, not code). */
-static const char *const loaded_tables[] = { "traces", "strings", "trace_strings", "threads", "metadata", "events" };
+static const char *const loaded_tables[] = { "traces", "strings", "trace_strings", "threads", "metadata", "events",
+					     "explorer_warnings" };
 
 static int check_tables(const char *db_path, sqlite3 *db, struct ns_error *err)
 {
@@ -213,7 +214,7 @@ out:
 	return rc;
 }
 
-enum load_stmt { LOAD_TRACES, LOAD_STRINGS, LOAD_THREADS, LOAD_META, LOAD_EVENTS, LOAD__COUNT };
+enum load_stmt { LOAD_TRACES, LOAD_STRINGS, LOAD_THREADS, LOAD_META, LOAD_XWARN, LOAD_EVENTS, LOAD__COUNT };
 
 static const char *const load_sql[LOAD__COUNT] = {
 	[LOAD_TRACES] = "SELECT id, path, rank, world_size, base_time_ns, ts_has_fraction, profile_memory,"
@@ -224,6 +225,8 @@ static const char *const load_sql[LOAD__COUNT] = {
 	[LOAD_THREADS] = "SELECT id, pid, tid, pid_text, tid_text, name FROM threads"
 			 " WHERE trace_id = ? ORDER BY id",
 	[LOAD_META] = "SELECT key, value_json FROM metadata WHERE trace_id = ? ORDER BY ord",
+	[LOAD_XWARN] = "SELECT file, pid, category, message, byte_offset FROM explorer_warnings WHERE trace_id = ?"
+		       " ORDER BY ord",
 	/* a trace's events are the ids from its first_event_id to the next trace's */
 	[LOAD_EVENTS] = "SELECT id - ?2, activity, kind, flags, name_id, thread_id, ts_ns, dur_ns, external_id,"
 			" correlation, bytes, mem_device_type, input_dims_id, stack_id, neff FROM events"
@@ -341,6 +344,20 @@ static int load_meta(struct loader *l, struct ns_trace *t, struct ns_error *err)
 		    intern_column(st, 1, t, &t->meta[2 * t->n_meta + 1]) < 0)
 			return load_oom(l, err);
 		t->n_meta++;
+	}
+	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);
+}
+
+static int load_xwarn(struct loader *l, struct ns_trace *t, struct ns_error *err)
+{
+	sqlite3_stmt *st = l->stmt[LOAD_XWARN];
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ns_xwarn_ref w = { 0, 0, 0, sqlite3_column_int64(st, 4), column_opt(st, 1) };
+		if (intern_column(st, 0, t, &w.file) < 0 || intern_column(st, 3, t, &w.message) < 0 ||
+		    (sqlite3_column_type(st, 2) != SQLITE_NULL && intern_column(st, 2, t, &w.category) < 0) ||
+		    ns_trace_push_xwarn(t, &w))
+			return load_oom(l, err);
 	}
 	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);
 }
@@ -492,7 +509,8 @@ static int load_trace(struct loader *l, struct ns_trace *t, struct ns_error *err
 	}
 	sqlite3_bind_int64(l->stmt[LOAD_EVENTS], 2, l->first_event_id);
 	sqlite3_bind_int64(l->stmt[LOAD_EVENTS], 3, sqlite3_column_int64(tr, 12));
-	if ((rc = load_strings(l, t, err)) || (rc = load_threads(l, t, err)) || (rc = load_meta(l, t, err)))
+	if ((rc = load_strings(l, t, err)) || (rc = load_threads(l, t, err)) || (rc = load_meta(l, t, err)) ||
+	    (rc = load_xwarn(l, t, err)))
 		return rc;
 	return load_events(l, t, err);
 }

@@ -54,6 +54,7 @@ enum stmt_id {
 	STMT_THREAD,
 	STMT_PROCESS,
 	STMT_META,
+	STMT_XWARN,
 	STMT_FLOW,
 	STMT_STATS,
 	STMT_MEMORY,
@@ -74,6 +75,7 @@ static const struct ns_rowq_stmt stmt_def[STMT__COUNT] = {
 	[STMT_THREAD] = { .table = "threads", .what = "cannot store a thread" },
 	[STMT_PROCESS] = { .table = "processes", .what = "cannot store a process" },
 	[STMT_META] = { .table = "metadata", .what = "cannot store trace metadata" },
+	[STMT_XWARN] = { .table = "explorer_warnings", .what = "cannot store an Explorer warning" },
 	[STMT_FLOW] = { .table = "flows", .what = "cannot store a flow" },
 	[STMT_STATS] = { .table = "event_stats", .what = "cannot store event statistics" },
 	[STMT_MEMORY] = { .table = "event_memory", .what = "cannot store event statistics" },
@@ -841,6 +843,27 @@ static int write_metadata(struct ns_store *s, const struct ns_trace *t, struct n
 	return 0;
 }
 
+/* neuron-explorer's own warnings of the export the device events came from. */
+static int write_xwarnings(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
+{
+	struct ns_rowq *q = s->rows;
+	for (size_t i = 0; i < t->n_xwarn; i++) {
+		const struct ns_xwarn_ref *w = &t->xwarn[i];
+		ns_rowq_row(q, STMT_XWARN);
+		ns_rowq_int(q, s->trace_id);
+		ns_rowq_int(q, (int64_t)i);
+		put_model_text(q, t, w->file);
+		ns_rowq_opt(q, w->pid);
+		put_model_text_opt(q, t, w->category);
+		put_model_text(q, t, w->message);
+		ns_rowq_int(q, w->offset);
+		int rc = ns_rowq_end_row(q, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* Orders flow endpoints by (cat, id), then file order. */
 static int cmp_flow_end(const void *pa, const void *pb)
 {
@@ -1146,7 +1169,7 @@ int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_
 	if (s->events_ended)
 		return 0;
 	if ((rc = write_threads(s, t, err)) || (rc = write_processes(s, t, err)) ||
-	    (rc = write_metadata(s, t, err)) || (rc = write_flows(s, t, err)))
+	    (rc = write_metadata(s, t, err)) || (rc = write_xwarnings(s, t, err)) || (rc = write_flows(s, t, err)))
 		return rc;
 	ns_rowq_row(s->rows, STMT_CORRELATION_INDEX);
 	if ((rc = ns_rowq_end_row(s->rows, err)) || (rc = ns_rowq_flush(s->rows, err)))

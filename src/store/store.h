@@ -13,8 +13,8 @@
 #include "common/trace.h"
 #include "ingest/ingest.h"
 
-#define NS_SCHEMA_VERSION 4 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
-                               4: event_stats slimmed, event_memory */
+#define NS_SCHEMA_VERSION 5 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
+                               4: event_stats slimmed, event_memory; 5: explorer_warnings */
 
 struct ns_store;
 

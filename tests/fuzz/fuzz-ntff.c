@@ -65,6 +65,14 @@ static void sysprof(const char *path)
 	}
 	struct ns_trace t;
 	struct ns_attach_stats st = { 0 };
+	FUZZ_CHECK(sp->xwarn.n <= sp->xwarn.total && sp->xwarn.total == sp->explorer_warnings.total,
+		   "Explorer warnings kept and counted apart");
+	if (sp->n_ev && (sp->ev[0].pid & 1)) { /* an export of several processes: the first one's events */
+		size_t before = sp->n_ev;
+		ns_sysprof_keep_process(sp, ns_strtab_get(&sp->strings, sp->ev[0].instance), sp->ev[0].pid);
+		FUZZ_CHECK(sp->n_ev >= 1 && sp->n_ev + sp->n_other_process + sp->n_no_process == before,
+			   "keeping one process lost events");
+	}
 	ns_trace_init(&t);
 	if (ns_sysprof_attach(sp, &t, &st, &err) == 0) {
 		struct ns_agg agg;

@@ -136,6 +136,85 @@ Test(ntff, classify_names)
 	cr_assert_not(ns_capture_classify(put("notes.txt", "x"), &f));
 }
 
+/* One system export above two process folders: each gets it, split; a
+ * process's own export wins over it. */
+static bool unit_split(const struct ns_cap_unit *u)
+{
+	return u->system_json >= 0 && u->files[u->system_json].split;
+}
+
+Test(ntff, system_export_above_processes_is_split)
+{
+	struct ns_capture *c = NULL;
+	struct ns_error err = { 0 };
+	char root[512], one[512];
+	put("out/i-1_pid_10/1776672348756756905/trace.json", "{\"traceEvents\": []}");
+	put("out/i-1_pid_11/1776672348756756906/trace.json", "{\"traceEvents\": []}");
+	put("out/system_profile.json", "{\"system_profile_metadata\": [], \"trace_event\": []}");
+	snprintf(root, sizeof(root), "%s/out", tmpdir);
+	cr_assert_eq(ns_capture_scan(root, NULL, &c, &err), 0, "%s", err.msg);
+	cr_assert_eq(c->n_units, 2);
+	cr_assert(unit_split(&c->units[0]) && unit_split(&c->units[1]));
+	ns_capture_free(c);
+	/* a report's shallow scan of one process folder finds it too */
+	struct ns_capture_opts co = { NULL, true };
+	snprintf(one, sizeof(one), "%s/out/i-1_pid_11/1776672348756756906", tmpdir);
+	cr_assert_eq(ns_capture_scan(one, &co, &c, &err), 0, "%s", err.msg);
+	const struct ns_cap_unit *u = ns_capture_find(c, one);
+	cr_assert_not_null(u);
+	cr_assert_eq(u->pid, 11);
+	cr_assert(unit_split(u));
+	ns_capture_free(c);
+	/* its own export wins */
+	put("out/i-1_pid_11/1776672348756756906/system_profile.json", "{\"trace_event\": []}");
+	cr_assert_eq(ns_capture_scan(one, &co, &c, &err), 0, "%s", err.msg);
+	u = ns_capture_find(c, one);
+	cr_assert_not_null(u);
+	cr_assert(u->system_json >= 0 && !unit_split(u));
+	ns_capture_free(c);
+}
+
+static size_t count_kind(const struct ns_cap_unit *u, enum ns_cap_kind k)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < u->n_files; i++)
+		n += u->files[i].kind == k;
+	return n;
+}
+
+/* Exports named <instance>_pid_<pid>_... in an exports-only folder beside
+ * the process folders (view -d with --output-file json/...) join their
+ * process; a folder with other capture files is a unit of its own. */
+Test(ntff, named_exports_beside_the_process_folders)
+{
+	struct ns_capture *c = NULL;
+	struct ns_error err = { 0 };
+	char one[512], root[512];
+	put("cap/i-1_pid_10/1776672348756756905/trace.json", "{\"traceEvents\": []}");
+	put("cap/i-1_pid_10/1776672348756756905/profile_nc_0_session_1.ntff", "t");
+	put("cap/i-1_pid_11/1776672348756756906/trace.json", "{\"traceEvents\": []}");
+	put("cap/json/i-1_pid_10_nc_0_session_1.json", "{\"instruction\": []}");
+	put("cap/json/i-1_pid_11_nc_0_session_1.json", "{\"instruction\": []}");
+	put("cap/other/trace.json", "{\"traceEvents\": []}");
+	put("cap/other/i-1_pid_10_nc_1_session_1.json", "{\"instruction\": []}");
+	struct ns_capture_opts co = { NULL, true };
+	snprintf(one, sizeof(one), "%s/cap/i-1_pid_10/1776672348756756905", tmpdir);
+	cr_assert_eq(ns_capture_scan(one, &co, &c, &err), 0, "%s", err.msg);
+	const struct ns_cap_unit *u = ns_capture_find(c, one);
+	cr_assert_not_null(u);
+	cr_assert_eq(count_kind(u, NS_CAP_DEVICE_JSON), 1);
+	for (size_t i = 0; i < u->n_files; i++)
+		if (u->files[i].kind == NS_CAP_DEVICE_JSON)
+			cr_assert_str_eq(u->files[i].name, "i-1_pid_10_nc_0_session_1.json");
+	ns_capture_free(c);
+	snprintf(root, sizeof(root), "%s/cap", tmpdir);
+	cr_assert_eq(ns_capture_scan(root, NULL, &c, &err), 0, "%s", err.msg);
+	cr_assert_eq(c->n_units, 3); /* the two processes and other/; json/ is handed over */
+	for (size_t i = 0; i < c->n_units; i++)
+		cr_assert_eq(count_kind(&c->units[i], NS_CAP_DEVICE_JSON), 1, "%s", c->units[i].dir);
+	ns_capture_free(c);
+}
+
 Test(ntff, pairing_and_gaps)
 {
 	struct ns_capture *c = NULL;
@@ -281,6 +360,37 @@ Test(ntff, system_profile_units_and_kept_events)
 	cr_assert_eq(sp->ev[1].source, NS_SYS_FRAMEWORK);
 	cr_assert_eq(sp->ev[1].external_id, 9);
 	cr_assert_eq(sp->n_unknown_keys, 1);
+	ns_sysprof_free(sp);
+}
+
+/* An export of several processes keeps one process's events; its Explorer
+ * warnings are kept as (category, message) too. */
+Test(ntff, system_profile_keeps_one_process)
+{
+	struct ns_sysprof *sp = NULL;
+	struct ns_error err = { 0 };
+	const char *p = put("sys.json",
+			    "{\"trace_event\": ["
+			    "{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000000000, \"duration\": 2,"
+			    " \"instance_id\": \"i-1\", \"process_id\": \"52000\", \"nc_idx\": 0},"
+			    "{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000000001, \"duration\": 2,"
+			    " \"instance_id\": \"i-1\", \"process_id\": 52001, \"nc_idx\": 0},"
+			    "{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000000002, \"duration\": 2,"
+			    " \"instance_id\": \"i-2\", \"process_id\": 52000, \"nc_idx\": 0},"
+			    "{\"name\": \"nc_exec_running\", \"timestamp\": 1767225600000000003, \"duration\": 2, \"nc_idx\": 0}],"
+			    " \"warnings\": [{\"message\": \"12 events dropped\", \"category\": \"Dropped Events\"}, \"plain\"]}");
+	cr_assert_eq(ns_sysprof_read(p, &sp, &err), 0, "%s", err.msg);
+	cr_assert_eq(sp->n_ev, 4);
+	cr_assert_eq(sp->xwarn.n, 2);
+	cr_assert_str_eq(sp->xwarn.v[0].category, "Dropped Events");
+	cr_assert_str_eq(sp->xwarn.v[0].message, "12 events dropped");
+	cr_assert_str_eq(sp->xwarn.v[1].category, "");
+	cr_assert_str_eq(sp->xwarn.v[1].message, "plain");
+	ns_sysprof_keep_process(sp, "i-1", 52000);
+	cr_assert_eq(sp->n_ev, 1);
+	cr_assert_eq(sp->ev[0].ts, 1767225600000000000);
+	cr_assert_eq(sp->n_other_process, 2);
+	cr_assert_eq(sp->n_no_process, 1);
 	ns_sysprof_free(sp);
 }
 
