@@ -41,6 +41,24 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 			  struct ns_error *err);
 void ns_cli_neuron_engines_release(struct ns_neuron_engines *e);
 
+/* --device-detail: the device profiles of t's capture, each with its
+ * NEFF, core and summary figures, in report order. */
+struct ns_detail_neff;
+struct ns_neuron_detail {
+	struct ns_detail_neff *v;
+	struct ns_devprof **dps;
+	size_t n;
+	char **sources;          /* one line per profile */
+	size_t n_sources;
+};
+
+int ns_cli_neuron_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_detail *out,
+			 struct ns_error *err);
+void ns_cli_neuron_detail_release(struct ns_neuron_detail *d);
+/* Prints the --device-detail tables of one trace after its report. */
+int ns_cli_neuron_report_detail(const struct ns_neuron_detail *d, enum ns_detail key, const struct ns_report_opts *ro,
+				enum ns_format fmt, struct ns_error *err);
+
 /* The report's Neuron options: --by-neff (group and show the NEFF key),
  * --engines with --merge (refused), --device-time-unit (checked). */
 int ns_cli_neuron_report_opts(bool by_neff, bool engines_merged, const char *device_time_unit, struct ns_agg_opts *ao,
