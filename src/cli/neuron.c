@@ -270,7 +270,7 @@ static int refuse_raw(const char *input, enum ns_cap_kind kind, struct ns_error 
 	return NS_ERR_UNSUPPORTED;
 }
 
-int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
+int ns_cli_neuron_probe(const char *input, bool *involved, bool *devprofs, struct ns_error *err)
 {
 	struct ns_capture *c = NULL;
 	struct ns_capture_opts co = { 0 };
@@ -279,7 +279,7 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 	bool trace = false, neuron = false;
 	char *dir = NULL;
 	int rc = 0;
-	*involved = false;
+	*involved = *devprofs = false;
 	if (stat(input, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 		return 0; /* loading reports it; a stream is read once, by the trace reader */
 	if (!S_ISDIR(st.st_mode)) {
@@ -311,6 +311,7 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 			enum ns_cap_kind kind = un->files[k].kind;
 			neuron |= kind != NS_CAP_TRACE;
 			*involved |= kind == NS_CAP_SYSTEM_JSON || kind == NS_CAP_PB;
+			*devprofs |= kind == NS_CAP_DEVICE_JSON;
 		}
 	}
 	if (neuron && !trace && !dir) {
@@ -527,8 +528,10 @@ static void devprofs_release(struct devprofs *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* store: for the database (ingest): nothing is converted, nothing warned
+ * about (the report does both), and no profile is no error. */
 static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo, const char *what, bool summaries,
-			 struct devprofs *d, struct ns_error *err)
+			 bool store, struct devprofs *d, struct ns_error *err)
 {
 	char *dir = NULL, *root = NULL;
 	enum ns_time_unit unit = ns_time_unit_parse(lo ? lo->device_time_unit : NULL);
@@ -546,10 +549,12 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 		goto out;
 	for (size_t p = 0; d->u && p < d->u->n_pairs; p++)
 		need |= d->u->pairs[p].device_json < 0;
-	if (need && ((rc = ns_cli_neuron_convert(d->u, NS_CONV_DEVICE, &ran, err)) ||
+	if (need && !store && ((rc = ns_cli_neuron_convert(d->u, NS_CONV_DEVICE, &ran, err)) ||
 		     (rc = scan_unit(dir, root, true, &d->c, &d->u, err))))
 		goto out;
 	const struct ns_cap_unit *u = d->u;
+	if (!u && store)
+		goto out; /* not a capture folder: nothing to store */
 	if (!u || !(d->dps = calloc(u->n_files + 1, sizeof(*d->dps))) ||
 	    !(d->refs = calloc(u->n_files + 1, sizeof(*d->refs))) || !(d->sums = calloc(u->n_files + 1, sizeof(*d->sums)))) {
 		rc = u ? ns_error_set(err, NS_ERR_NOMEM, "out of memory")
@@ -565,8 +570,10 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 		if ((rc = ns_devprof_read(f->path, unit, &d->dps[n], err)))
 			goto out;
 		d->n++;
-		ns_cli_neuron_warn_notes(f->path, &d->dps[n]->notes, d->dps[n]->truncated_at);
-		ns_cli_neuron_warn_explorer(f->path, &d->dps[n]->explorer_warnings);
+		if (!store) {
+			ns_cli_neuron_warn_notes(f->path, &d->dps[n]->notes, d->dps[n]->truncated_at);
+			ns_cli_neuron_warn_explorer(f->path, &d->dps[n]->explorer_warnings);
+		}
 		d->refs[n] = (struct ns_devprof_ref){ d->dps[n], f->nc, *f->hash ? f->hash : d->dps[n]->neff_hash };
 		for (size_t p = 0; p < u->n_pairs; p++)
 			if (u->pairs[p].device_json == (int64_t)k) {
@@ -576,11 +583,13 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 				if (summaries && sj >= 0 && !d->sums[n]) {
 					if ((rc = ns_summary_read(u->files[sj].path, &d->sums[n], err)))
 						goto out;
-					ns_cli_neuron_warn_notes(u->files[sj].path, &d->sums[n]->notes, d->sums[n]->truncated_at);
+					if (!store)
+						ns_cli_neuron_warn_notes(u->files[sj].path, &d->sums[n]->notes,
+									 d->sums[n]->truncated_at);
 				}
 			}
 	}
-	if (d->n == 0) {
+	if (d->n == 0 && !store) {
 		rc = ns_error_set(err, NS_ERR_INPUT, "%s: no device profile in %s", what, u->dir);
 		ns_error_hint(err, "capture one with NEURON_RT_INSPECT_DEVICE_PROFILE=1 (or ProfileMode.DEVICE); "
 				   "`neuron-stats ls %s` lists what is there", u->dir);
@@ -601,7 +610,7 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 	struct ns_sysprof *sp = NULL;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if ((rc = devprofs_load(t, lo, "--engines", false, &d, err)))
+	if ((rc = devprofs_load(t, lo, "--engines", false, false, &d, err)))
 		return rc;
 	if (d.u->system_json >= 0 && (rc = ns_sysprof_read(d.u->files[d.u->system_json].path, &sp, err)))
 		goto out;
@@ -620,14 +629,19 @@ out:
 	return rc;
 }
 
-int ns_cli_neuron_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_detail *out,
-			 struct ns_error *err)
+/* The profiles of t's capture with their summary figures, in report order. */
+static int detail_load(const struct ns_trace *t, const struct ns_load_opts *lo, bool store,
+		       struct ns_neuron_detail *out, struct ns_error *err)
 {
 	struct devprofs d;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if ((rc = devprofs_load(t, lo, "--device-detail", true, &d, err)))
+	if ((rc = devprofs_load(t, lo, "--device-detail", true, store, &d, err)))
 		return rc;
+	if (d.n == 0) {
+		devprofs_release(&d);
+		return 0;
+	}
 	if (!(out->v = calloc(d.n, sizeof(*out->v)))) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
@@ -659,6 +673,23 @@ out:
 	devprofs_release(&d); /* the summaries; the profiles, unless moved to out */
 	if (rc)
 		ns_cli_neuron_detail_release(out);
+	return rc;
+}
+
+int ns_cli_neuron_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_detail *out,
+			 struct ns_error *err)
+{
+	return detail_load(t, lo, false, out, err);
+}
+
+int ns_cli_neuron_store_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_store *s,
+			       struct ns_error *err)
+{
+	struct ns_neuron_detail d;
+	int rc = detail_load(t, lo, true, &d, err);
+	if (!rc && d.n)
+		rc = ns_store_device_detail(s, d.v, d.n, err);
+	ns_cli_neuron_detail_release(&d);
 	return rc;
 }
 

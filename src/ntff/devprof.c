@@ -488,14 +488,14 @@ void ns_devprof_free(struct ns_devprof *dp)
 /* The summary keys of the NEFF summary figures (Summary table fields,
  * profile-schema-reference.rst "Summary"); throttling has none there. */
 const struct ns_metric_info ns_metrics[NS_MET__COUNT] = {
-	[NS_MET_TOTAL_TIME] = { "total_time_us", "Device time", 't' },
-	[NS_MET_MFU] = { "mfu_percent", "MFU", 'p' },
-	[NS_MET_MBU] = { "mbu_percent", "MBU", 'p' },
-	[NS_MET_HBM_READ] = { "hbm_read_bytes", "HBM read B", 'b' },
-	[NS_MET_HBM_WRITE] = { "hbm_write_bytes", "HBM write B", 'b' },
-	[NS_MET_SPILL_SAVE] = { "spill_save_bytes", "Spill save B", 'b' },
-	[NS_MET_SPILL_RELOAD] = { "spill_reload_bytes", "Spill reload B", 'b' },
-	[NS_MET_THROTTLE] = { "throttle_us", "Throttled", 't' },
+	[NS_MET_TOTAL_TIME] = { "total_time_us", "total_time_ns", "Device time", 't' },
+	[NS_MET_MFU] = { "mfu_percent", "mfu_percent", "MFU", 'p' },
+	[NS_MET_MBU] = { "mbu_percent", "mbu_percent", "MBU", 'p' },
+	[NS_MET_HBM_READ] = { "hbm_read_bytes", "hbm_read_bytes", "HBM read B", 'b' },
+	[NS_MET_HBM_WRITE] = { "hbm_write_bytes", "hbm_write_bytes", "HBM write B", 'b' },
+	[NS_MET_SPILL_SAVE] = { "spill_save_bytes", "spill_save_bytes", "Spill save B", 'b' },
+	[NS_MET_SPILL_RELOAD] = { "spill_reload_bytes", "spill_reload_bytes", "Spill reload B", 'b' },
+	[NS_MET_THROTTLE] = { "throttle_us", "throttle_ns", "Throttled", 't' },
 };
 
 static const char *const metric_keys[NS_MET__COUNT] = {

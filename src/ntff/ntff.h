@@ -99,7 +99,8 @@ enum ns_metric { NS_MET_TOTAL_TIME = 0, NS_MET_MFU, NS_MET_MBU, NS_MET_HBM_READ,
 		 NS_MET_SPILL_SAVE, NS_MET_SPILL_RELOAD, NS_MET_THROTTLE, NS_MET__COUNT };
 
 struct ns_metric_info {
-	const char *name;            /* column: "total_time_us", "mfu_percent", ... */
+	const char *name;            /* report column: "total_time_us", "mfu_percent", ... */
+	const char *column;          /* neff_summary column (docs/schema.md): "total_time_ns", ... */
 	const char *head;            /* table heading */
 	char kind;                   /* 't' ns (shown as us), 'p' percent, 'b' bytes */
 };
@@ -108,6 +109,16 @@ extern const struct ns_metric_info ns_metrics[NS_MET__COUNT];
 struct ns_neff_metrics {
 	double v[NS_MET__COUNT];     /* 't': ns; 'p': 0-100; 'b': bytes */
 	bool has[NS_MET__COUNT];
+};
+
+struct ns_devprof;
+/* One device profile of a trace's capture for --device-detail and the
+ * store: the NEFF it ran and the core. */
+struct ns_detail_neff {
+	const struct ns_devprof *dp;
+	const char *neff;            /* "" if unknown */
+	int64_t nc;                  /* -1 if unknown */
+	struct ns_neff_metrics m;
 };
 
 enum ns_engine_src { NS_ESRC_NONE = 0, NS_ESRC_ACTIVE_TIME, NS_ESRC_INSTRUCTION, NS_ESRC_DMA };

@@ -9,14 +9,6 @@
 #include "ntff/ntff.h"
 #include "report/report.h"
 
-/* One device profile: the NEFF it ran and the core. */
-struct ns_detail_neff {
-	const struct ns_devprof *dp;
-	const char *neff;            /* "" if unknown */
-	int64_t nc;                  /* -1 if unknown */
-	struct ns_neff_metrics m;
-};
-
 /* Puts the profiles in report order: most instruction time first, then
  * by NEFF hash and core. */
 void ns_detail_sort(struct ns_detail_neff *v, size_t n);
