@@ -1181,7 +1181,7 @@ int ns_store_device_detail(struct ns_store *s, const struct ns_detail_neff *v, s
 				ns_rowq_null(q);
 			} else if (ns_metrics[m].kind == 'p') {
 				/* text into a REAL column: SQLite stores the number (rowq has no REAL) */
-				int len = snprintf(num, sizeof(num), "%.17g", v[i].m.v[m]);
+				int len = snprintf(num, sizeof(num), "%.15g", v[i].m.v[m]); /* the digits a double holds */
 				ns_rowq_text(q, num, (size_t)len);
 			} else {
 				ns_rowq_int(q, (int64_t)llround(v[i].m.v[m]));
