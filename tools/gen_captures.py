@@ -68,6 +68,14 @@ ENGINE_LABEL = {"PE": ("tensor", "TensorMatrix", "MATMUL"), "ACT": ("scalar", "A
                 "DVE": ("vector", "Vector", "TENSOR_TENSOR"), "POOL": ("gpsimd", "GpSimd", "IOTA"),
                 "SP": ("sync", "Sync", "NOP")}
 SUMMARY_ENGINE = {"PE": "tensor", "ACT": "scalar", "DVE": "vector", "POOL": "gpsimd", "SP": "sync"}
+# the HLO op (instruction "hlo_name", e.g. "dot.1") and framework layer ("layer":
+# the framework-level debug name) of each busy part of an engine, by its index
+# (profile-schema-reference.rst "Instruction"); None: the field is absent, as on
+# sync instructions that no HLO op produced
+INSTR_ORIGIN = {"PE": [("dot.1", "aten.mul")], "ACT": [("rsqrt.3", "aten.rsqrt")],
+                "DVE": [("multiply.2", "aten.pow"), ("reduce.4", "aten.mean")],
+                "POOL": [("add.5", "aten.add")], "SP": [(None, None)]}
+SYNTH_HBM_BW = 4.1e11  # bytes/s of one HBM stack, for mbu_estimated_percent (synthetic)
 
 
 def dumps(v):
@@ -239,9 +247,14 @@ def device_export(graph, nc, ntff_name, neff_name, runs):
                                 "queue_type": "instruction", "dma_queue": "qSyncIO0", "subgraph": "sg00"})
                     continue
                 act.append({"engine": ENGINE_LABEL[e][0], "start_ts": s - first, "end_ts": t - first})
-                instr.append({"timestamp": s - first, "duration": t - s, "label": ENGINE_LABEL[e][1],
-                              "opcode": ENGINE_LABEL[e][2], "hlo_name": "%%%s = synthetic()" % e.lower(),
-                              "operands": "synthetic"})
+                i = {"timestamp": s - first, "duration": t - s, "label": ENGINE_LABEL[e][1],
+                     "opcode": ENGINE_LABEL[e][2], "operands": "synthetic"}
+                hlo, layer = INSTR_ORIGIN[e][min(b[e].index((s, t)), len(INSTR_ORIGIN[e]) - 1)]
+                if hlo:
+                    i["hlo_name"] = hlo
+                if layer:
+                    i["layer"] = layer
+                instr.append(i)
         layers.append({"name": graph, "start": r.dev_start - first, "end": r.dev_start + r.dur - first,
                        "duration": r.dur})
     span_s = (last - first) / 1e9
@@ -250,6 +263,16 @@ def device_export(graph, nc, ntff_name, neff_name, runs):
     for e in ENGINES[:-1]:
         summary["%s_engine_active_time" % SUMMARY_ENGINE[e]] = totals[e] / 1e9
     summary["dma_active_time"] = totals["DMA"] / 1e9
+    # Summary table fields (profile-schema-reference.rst "Summary"), percents as
+    # the 0-1 fractions the public consumers observed: HBM bytes from the DMA
+    # transfers, MBU against SYNTH_HBM_BW, MFU a quarter of the PE busy share.
+    hbm_read, hbm_write = 65536 * len(dma), 32768 * len(runs)
+    summary["hbm_read_bytes"] = hbm_read
+    summary["hbm_write_bytes"] = hbm_write
+    summary["spill_save_bytes"] = 4096 * len(runs) if len(runs) > 1 else 0
+    summary["spill_reload_bytes"] = 8192 * len(runs) if len(runs) > 1 else 0
+    summary["mfu_estimated_percent"] = round(totals["PE"] / (last - first) / 4, 6)
+    summary["mbu_estimated_percent"] = round((hbm_read + hbm_write) / span_s / SYNTH_HBM_BW, 6)
     doc = [
         ("summary", [summary]),
         ("metadata", [{"first_hw_timestamp": first, "last_hw_timestamp": last, "ticks_per_nanosec": 1,

@@ -12,7 +12,7 @@
 static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;
 static long opt_row_limit = 100, opt_name_width = 55;
 static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet;
-static const char *opt_device_time_unit; /* Neuron (docs/neuron.md) */
+static const char *opt_device_time_unit, *opt_device_detail; /* Neuron (docs/neuron.md) */
 static bool opt_by_neff, opt_engines;
 
 static const struct ns_opt report_opts[] = {
@@ -34,6 +34,9 @@ static const struct ns_opt report_opts[] = {
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_FLAG(0, "by-neff", "Neuron: a NEFF-hash column; rows split per op and NEFF", &opt_by_neff),
 	NS_FLAG(0, "engines", "Neuron: per-op engine active time from the device profile", &opt_engines),
+	NS_STRING(0, "device-detail", "KEY",
+		  "Neuron: device time per hlo (HLO op), layer or opcode in each NEFF, and the NEFF summary",
+		  &opt_device_detail),
 	NS_STRING(0, "device-time-unit", "UNIT", "Neuron device-profile time unit: ns, us, ms, s (default: detect)",
 		  &opt_device_time_unit),
 	NS_OPT_LAST,
@@ -110,6 +113,8 @@ int cmd_report(int argc, char **argv)
 	enum ns_format fmt = NS_FMT_TABLE;
 	struct ns_run run = { 0 };
 	struct ns_neuron_engines *engines = NULL; /* --engines: one per trace */
+	struct ns_neuron_detail *detail = NULL;   /* --device-detail: one per trace */
+	enum ns_detail detail_key = NS_DETAIL__COUNT;
 	char device[64] = "";
 
 	rc = ns_opt_parse(&cmd_report_spec, argc, argv, &pos, &npos);
@@ -140,6 +145,14 @@ int cmd_report(int argc, char **argv)
 		goto fail;
 	if (ns_cli_neuron_report_opts(opt_by_neff, opt_engines && opt_merge, opt_device_time_unit, &ao, &ro, &err))
 		goto fail;
+	if (opt_device_detail && (detail_key = ns_detail_parse(opt_device_detail)) == NS_DETAIL__COUNT) {
+		ns_error_set(&err, NS_ERR_USAGE, "--device-detail: expected hlo, layer or opcode, not '%s'", opt_device_detail);
+		goto fail;
+	}
+	if (opt_device_detail && opt_merge) {
+		ns_error_set(&err, NS_ERR_USAGE, "--device-detail works per trace: it cannot be used with --merge");
+		goto fail;
+	}
 
 	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .device_time_unit = opt_device_time_unit };
@@ -170,6 +183,15 @@ int cmd_report(int argc, char **argv)
 			if (ns_cli_neuron_engines(&run.traces[i], &lo, &engines[i], &err))
 				goto fail;
 	}
+	if (opt_device_detail) {
+		if (!(detail = calloc(run.n + 1, sizeof(*detail)))) {
+			ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+		for (size_t i = 0; i < run.n; i++)
+			if (ns_cli_neuron_detail(&run.traces[i], &lo, &detail[i], &err))
+				goto fail;
+	}
 	/* Several traces make one document: a JSON array of report objects, one
 	 * CSV table with path and rank columns; --engines adds keys to each
 	 * JSON object (docs/cli.md, "report"). */
@@ -198,6 +220,8 @@ int cmd_report(int argc, char **argv)
 		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
 		if (!rc && engines)
 			rc = ns_cli_neuron_report_engines(&agg, &engines[i], &ro, fmt, &err);
+		if (!rc && detail)
+			rc = ns_cli_neuron_report_detail(&detail[i], detail_key, &ro, fmt, &err);
 		if (fmt == NS_FMT_JSON)
 			fputc('}', stdout);
 		ns_agg_release(&agg);
@@ -214,6 +238,9 @@ out:
 	for (size_t i = 0; engines && i < run.n; i++)
 		ns_cli_neuron_engines_release(&engines[i]);
 	free(engines);
+	for (size_t i = 0; detail && i < run.n; i++)
+		ns_cli_neuron_detail_release(&detail[i]);
+	free(detail);
 	ns_run_release(&run);
 	return rc;
 }

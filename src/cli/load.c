@@ -194,7 +194,7 @@ static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error 
 
 /* Parses every path into run->traces, streaming each into sk's store if set. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
-		     bool neuron, struct sink *sk, struct ns_run *run, struct ns_error *err)
+		     bool neuron, bool devprofs, struct sink *sk, struct ns_run *run, struct ns_error *err)
 {
 	uint64_t max_out = env_cap("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
 	uint32_t max_ratio = (uint32_t)env_cap("NEURON_STATS_MAX_RATIO", UINT32_MAX);
@@ -230,6 +230,10 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		print_notes(t);
 		/* Neuron device work from the system profile (docs/neuron.md) */
 		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
+			return rc;
+		/* the device detail of its capture (docs/schema.md device_detail) */
+		if (sk->store && o->db_out && devprofs &&
+		    (rc = store_result(sk, ns_cli_neuron_store_detail(t, o, sk->store, store_err(sk, err)))))
 			return rc;
 		if (sk->store && (rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, err)))))
 			return rc;
@@ -269,7 +273,8 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		return ns_store_load(input, &run->traces, &run->n, err);
 	}
 	bool neuron = false; /* Neuron exports take part: they are not in the cache key */
-	if ((rc = ns_cli_neuron_probe(input, &neuron, err)))
+	bool devprofs = false;
+	if ((rc = ns_cli_neuron_probe(input, &neuron, &devprofs, err)))
 		goto out;
 	rc = ns_find_traces(input, &paths, &n, err);
 	if (rc)
@@ -306,7 +311,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		if (sk.store)
 			ns_store_reserve(sk.store, total_size(ids, n));
 	}
-	rc = parse_all(paths, ids, n, o, neuron, &sk, run, err);
+	rc = parse_all(paths, ids, n, o, neuron, devprofs, &sk, run, err);
 	if (rc == 0 && sk.store) {
 		struct ns_store *store = sk.store;
 		sk.store = NULL; /* (commit frees it, whatever happens) */

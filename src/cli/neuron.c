@@ -19,6 +19,7 @@
 #include "aggregate/neuron.h"
 #include "cli/cli.h"
 #include "neff/neff.h"
+#include "report/detail.h"
 #include "report/engines.h"
 #include "store/store.h"
 
@@ -269,7 +270,7 @@ static int refuse_raw(const char *input, enum ns_cap_kind kind, struct ns_error 
 	return NS_ERR_UNSUPPORTED;
 }
 
-int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
+int ns_cli_neuron_probe(const char *input, bool *involved, bool *devprofs, struct ns_error *err)
 {
 	struct ns_capture *c = NULL;
 	struct ns_capture_opts co = { 0 };
@@ -278,7 +279,7 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 	bool trace = false, neuron = false;
 	char *dir = NULL;
 	int rc = 0;
-	*involved = false;
+	*involved = *devprofs = false;
 	if (stat(input, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 		return 0; /* loading reports it; a stream is read once, by the trace reader */
 	if (!S_ISDIR(st.st_mode)) {
@@ -310,6 +311,7 @@ int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err)
 			enum ns_cap_kind kind = un->files[k].kind;
 			neuron |= kind != NS_CAP_TRACE;
 			*involved |= kind == NS_CAP_SYSTEM_JSON || kind == NS_CAP_PB;
+			*devprofs |= kind == NS_CAP_DEVICE_JSON;
 		}
 	}
 	if (neuron && !trace && !dir) {
@@ -481,20 +483,20 @@ out:
 	return rc;
 }
 
-static int add_source(struct ns_neuron_engines *e, const char *fmt, ...) NS_PRINTF(2, 3);
-static int add_source(struct ns_neuron_engines *e, const char *fmt, ...)
+static int add_source(char ***lines, size_t *n, const char *fmt, ...) NS_PRINTF(3, 4);
+static int add_source(char ***lines, size_t *n, const char *fmt, ...)
 {
-	char **v = realloc(e->sources, (e->n_sources + 1) * sizeof(*v));
+	char **v = realloc(*lines, (*n + 1) * sizeof(*v));
 	va_list ap;
 	if (!v)
 		return -1;
-	e->sources = v;
+	*lines = v;
 	va_start(ap, fmt);
-	int rc = vasprintf(&v[e->n_sources], fmt, ap);
+	int rc = vasprintf(&v[*n], fmt, ap);
 	va_end(ap);
 	if (rc < 0)
 		return -1;
-	e->n_sources++;
+	(*n)++;
 	return 0;
 }
 
@@ -509,39 +511,68 @@ static const char *const src_names[] = {
 	[NS_ESRC_INSTRUCTION] = "instruction", [NS_ESRC_DMA] = "dma",
 };
 
-/* One "Source:" line for a placed profile. */
-static int describe(struct ns_neuron_engines *e, const struct ns_devprof_ref *r, enum ns_align a)
+/* One "Source:" line for a profile: how it was placed and which array each
+ * engine came from (--engines), or how many instructions it holds. */
+static int describe(char ***lines, size_t *n, const struct ns_devprof_ref *r, const char *placed, bool engines)
 {
-	char engines[256] = "";
+	char engines_text[256] = "";
 	size_t len = 0;
 	const char *slash = strrchr(r->dp->path, '/'), *base = slash ? slash + 1 : r->dp->path;
 	size_t plen = strlen(r->dp->path);
 	if (slash && plen > 8 && strcmp(r->dp->path + plen - 8, ".parquet") == 0) /* name the profile folder too */
 		for (base = slash; base > r->dp->path && base[-1] != '/'; base--)
 			;
+	if (!engines)
+		return add_source(lines, n, "%s (NeuronCore %lld, NEFF %s): %llu instructions; times in %s (%s)", base,
+				  (long long)(r->nc < 0 ? 0 : r->nc), *r->neff_hash ? r->neff_hash : "?",
+				  (unsigned long long)r->dp->n_instructions, ns_time_unit_name(r->dp->unit), r->dp->unit_why);
 	for (int k = 0; k < NS_ENG__COUNT; k++)
 		if (r->dp->busy_src[k])
-			len += (size_t)snprintf(engines + len, sizeof(engines) - len, "%s%s from %s", len ? ", " : "",
+			len += (size_t)snprintf(engines_text + len, sizeof(engines_text) - len, "%s%s from %s", len ? ", " : "",
 						ns_engine_name((enum ns_engine)k), src_names[r->dp->busy_src[k]]);
-	return add_source(e, "%s (NeuronCore %lld, NEFF %s): %s; %s; times in %s (%s)", base,
-			  (long long)(r->nc < 0 ? 0 : r->nc), *r->neff_hash ? r->neff_hash : "?", align_names[a],
-			  len ? engines : "no busy intervals", ns_time_unit_name(r->dp->unit), r->dp->unit_why);
+	return add_source(lines, n, "%s (NeuronCore %lld, NEFF %s): %s; %s; times in %s (%s)", base,
+			  (long long)(r->nc < 0 ? 0 : r->nc), *r->neff_hash ? r->neff_hash : "?", placed,
+			  len ? engines_text : "no busy intervals", ns_time_unit_name(r->dp->unit), r->dp->unit_why);
 }
 
-int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_engines *out,
-			  struct ns_error *err)
+/* The device profiles of t's unit, converted first when only NTFFs are
+ * there: dps[i] with its core and NEFF in refs[i] (its pair's, else what
+ * its name or profile_info says), and sums[i] the pair's summary-json when
+ * there is one. what names the option in messages. */
+struct devprofs {
+	struct ns_capture *c;
+	const struct ns_cap_unit *u;
+	struct ns_devprof **dps;
+	struct ns_summary **sums;
+	struct ns_devprof_ref *refs;
+	size_t n;
+};
+
+static void devprofs_release(struct devprofs *d)
 {
-	struct ns_capture *c = NULL;
-	const struct ns_cap_unit *u = NULL;
-	struct ns_sysprof *sp = NULL;
-	struct ns_devprof **dps = NULL;
-	struct ns_devprof_ref *refs = NULL;
-	size_t n = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->dps)
+			ns_devprof_free(d->dps[i]);
+		if (d->sums)
+			ns_summary_free(d->sums[i]);
+	}
+	free(d->dps);
+	free(d->sums);
+	free(d->refs);
+	ns_capture_free(d->c);
+	memset(d, 0, sizeof(*d));
+}
+
+/* store: for the database (ingest): nothing is converted, nothing warned
+ * about (the report does both), and no profile is no error. */
+static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo, const char *what, bool summaries,
+			 bool store, struct devprofs *d, struct ns_error *err)
+{
 	char *dir = NULL, *root = NULL;
 	enum ns_time_unit unit = ns_time_unit_parse(lo ? lo->device_time_unit : NULL);
 	bool ran, need = false;
 	int rc = 0;
-	memset(out, 0, sizeof(*out));
+	memset(d, 0, sizeof(*d));
 	/* a trace loaded from a database is found where it was ingested, not
 	 * relative to today's working directory */
 	if (!(dir = ns_capture_folder(t->abspath ? t->abspath : t->path))) {
@@ -549,16 +580,20 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 		goto out;
 	}
 	root = ns_cli_neuron_export_root(lo ? lo->db_out : NULL);
-	if ((rc = scan_unit(dir, root, true, &c, &u, err)))
+	if ((rc = scan_unit(dir, root, true, &d->c, &d->u, err)))
 		goto out;
-	for (size_t p = 0; u && p < u->n_pairs; p++)
-		need |= u->pairs[p].device_json < 0;
-	if (need && ((rc = ns_cli_neuron_convert(u, NS_CONV_DEVICE, &ran, err)) ||
-		     (rc = scan_unit(dir, root, true, &c, &u, err))))
+	for (size_t p = 0; d->u && p < d->u->n_pairs; p++)
+		need |= d->u->pairs[p].device_json < 0;
+	if (need && !store && ((rc = ns_cli_neuron_convert(d->u, NS_CONV_DEVICE, &ran, err)) ||
+		     (rc = scan_unit(dir, root, true, &d->c, &d->u, err))))
 		goto out;
-	if (!u || !(dps = calloc(u->n_files + 1, sizeof(*dps))) || !(refs = calloc(u->n_files + 1, sizeof(*refs)))) {
+	const struct ns_cap_unit *u = d->u;
+	if (!u && store)
+		goto out; /* not a capture folder: nothing to store */
+	if (!u || !(d->dps = calloc(u->n_files + 1, sizeof(*d->dps))) ||
+	    !(d->refs = calloc(u->n_files + 1, sizeof(*d->refs))) || !(d->sums = calloc(u->n_files + 1, sizeof(*d->sums)))) {
 		rc = u ? ns_error_set(err, NS_ERR_NOMEM, "out of memory")
-		       : ns_error_set(err, NS_ERR_INPUT, "--engines: %s is not in a Neuron capture folder", t->path);
+		       : ns_error_set(err, NS_ERR_INPUT, "%s: %s is not in a Neuron capture folder", what, t->path);
 		goto out;
 	}
 	/* every device export: its pair's core and NEFF, else what its name says */
@@ -566,47 +601,153 @@ int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *l
 		const struct ns_cap_file *f = &u->files[k];
 		if (f->kind != NS_CAP_DEVICE_JSON)
 			continue;
-		if ((rc = ns_devprof_read(f->path, unit, &dps[n], err)))
+		size_t n = d->n;
+		if ((rc = ns_devprof_read(f->path, unit, &d->dps[n], err)))
 			goto out;
-		ns_cli_neuron_warn_notes(f->path, &dps[n]->notes, dps[n]->truncated_at);
-		ns_cli_neuron_warn_explorer(f->path, &dps[n]->explorer_warnings);
-		refs[n] = (struct ns_devprof_ref){ dps[n], f->nc, *f->hash ? f->hash : dps[n]->neff_hash };
+		d->n++;
+		if (!store) {
+			ns_cli_neuron_warn_notes(f->path, &d->dps[n]->notes, d->dps[n]->truncated_at);
+			ns_cli_neuron_warn_explorer(f->path, &d->dps[n]->explorer_warnings);
+		}
+		d->refs[n] = (struct ns_devprof_ref){ d->dps[n], f->nc, *f->hash ? f->hash : d->dps[n]->neff_hash };
 		for (size_t p = 0; p < u->n_pairs; p++)
 			if (u->pairs[p].device_json == (int64_t)k) {
-				refs[n].nc = u->files[u->pairs[p].ntff].nc;
-				refs[n].neff_hash = u->files[u->pairs[p].neff].hash;
+				d->refs[n].nc = u->files[u->pairs[p].ntff].nc;
+				d->refs[n].neff_hash = u->files[u->pairs[p].neff].hash;
+				int64_t sj = u->pairs[p].summary_json;
+				if (summaries && sj >= 0 && !d->sums[n]) {
+					if ((rc = ns_summary_read(u->files[sj].path, &d->sums[n], err)))
+						goto out;
+					if (!store)
+						ns_cli_neuron_warn_notes(u->files[sj].path, &d->sums[n]->notes,
+									 d->sums[n]->truncated_at);
+				}
 			}
-		n++;
 	}
-	if (n == 0) {
-		rc = ns_error_set(err, NS_ERR_INPUT, "--engines: no device profile in %s", u->dir);
+	if (d->n == 0 && !store) {
+		rc = ns_error_set(err, NS_ERR_INPUT, "%s: no device profile in %s", what, u->dir);
 		ns_error_hint(err, "capture one with NEURON_RT_INSPECT_DEVICE_PROFILE=1 (or ProfileMode.DEVICE); "
 				   "`neuron-stats ls %s` lists what is there", u->dir);
 		goto out;
 	}
-	if (u->system_json >= 0 && (rc = ns_sysprof_read(u->files[u->system_json].path, &sp, err)))
+out:
+	free(dir);
+	free(root);
+	if (rc)
+		devprofs_release(d);
+	return rc;
+}
+
+int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_engines *out,
+			  struct ns_error *err)
+{
+	struct devprofs d;
+	struct ns_sysprof *sp = NULL;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if ((rc = devprofs_load(t, lo, "--engines", false, false, &d, err)))
+		return rc;
+	if (d.u->system_json >= 0 && (rc = ns_sysprof_read(d.u->files[d.u->system_json].path, &sp, err)))
 		goto out;
-	if (sp && u->files[u->system_json].split) /* its clock samples: this process's cores */
-		ns_sysprof_keep_process(sp, u->instance, u->pid);
-	if ((rc = ns_engine_timeline_build(refs, n, sp, t, &out->tl, err)))
+	if (sp && d.u->files[d.u->system_json].split) /* its clock samples: this process's cores */
+		ns_sysprof_keep_process(sp, d.u->instance, d.u->pid);
+	if ((rc = ns_engine_timeline_build(d.refs, d.n, sp, t, &out->tl, err)))
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		if (describe(out, &refs[i], out->tl.align[i])) {
+	for (size_t i = 0; i < d.n; i++)
+		if (describe(&out->sources, &out->n_sources, &d.refs[i], align_names[out->tl.align[i]], true)) {
 			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 			goto out;
 		}
 out:
-	for (size_t i = 0; i < n; i++)
-		ns_devprof_free(dps[i]);
-	free(dps);
-	free(refs);
+	devprofs_release(&d);
 	ns_sysprof_free(sp);
-	ns_capture_free(c);
-	free(dir);
-	free(root);
 	if (rc)
 		ns_cli_neuron_engines_release(out);
 	return rc;
+}
+
+/* The profiles of t's capture with their summary figures, in report order. */
+static int detail_load(const struct ns_trace *t, const struct ns_load_opts *lo, bool store,
+		       struct ns_neuron_detail *out, struct ns_error *err)
+{
+	struct devprofs d;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if ((rc = devprofs_load(t, lo, "--device-detail", true, store, &d, err)))
+		return rc;
+	if (d.n == 0) {
+		devprofs_release(&d);
+		return 0;
+	}
+	if (!(out->v = calloc(d.n, sizeof(*out->v)))) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	/* the profiles are kept: the rows point into them */
+	out->dps = d.dps;
+	out->n = d.n;
+	d.dps = NULL;
+	for (size_t i = 0; i < d.n; i++) {
+		struct ns_detail_neff *v = &out->v[i];
+		const struct ns_summary_node *sn = d.sums[i] && d.sums[i]->n_nodes ? &d.sums[i]->nodes[0] : NULL;
+		v->dp = out->dps[i];
+		v->nc = d.refs[i].nc;
+		if (!(v->neff = strdup(d.refs[i].neff_hash))) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		ns_devprof_metrics(v->dp, d.sums[i], sn, &v->m);
+	}
+	ns_detail_sort(out->v, out->n);
+	for (size_t i = 0; i < out->n; i++) {
+		struct ns_devprof_ref r = { out->v[i].dp, out->v[i].nc, out->v[i].neff };
+		if (describe(&out->sources, &out->n_sources, &r, NULL, false)) {
+			rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+out:
+	devprofs_release(&d); /* the summaries; the profiles, unless moved to out */
+	if (rc)
+		ns_cli_neuron_detail_release(out);
+	return rc;
+}
+
+int ns_cli_neuron_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_detail *out,
+			 struct ns_error *err)
+{
+	return detail_load(t, lo, false, out, err);
+}
+
+int ns_cli_neuron_store_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_store *s,
+			       struct ns_error *err)
+{
+	struct ns_neuron_detail d;
+	int rc = detail_load(t, lo, true, &d, err);
+	if (!rc && d.n)
+		rc = ns_store_device_detail(s, d.v, d.n, err);
+	ns_cli_neuron_detail_release(&d);
+	return rc;
+}
+
+void ns_cli_neuron_detail_release(struct ns_neuron_detail *d)
+{
+	for (size_t i = 0; d->v && i < d->n; i++)
+		free((char *)d->v[i].neff);
+	for (size_t i = 0; d->dps && i < d->n; i++)
+		ns_devprof_free(d->dps[i]);
+	for (size_t i = 0; i < d->n_sources; i++)
+		free(d->sources[i]);
+	free(d->sources);
+	free(d->dps);
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}
+
+int ns_cli_neuron_report_detail(const struct ns_neuron_detail *d, enum ns_detail key, const struct ns_report_opts *ro,
+				enum ns_format fmt, struct ns_error *err)
+{
+	return ns_report_detail(stdout, d->v, d->n, key, ro, fmt, d->sources, d->n_sources, err);
 }
 
 void ns_cli_neuron_engines_release(struct ns_neuron_engines *e)

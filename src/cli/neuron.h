@@ -22,7 +22,9 @@ char *ns_cli_neuron_export_root(const char *db_out);
  * (exit 3); a folder with Neuron files but no trace.json is an input error;
  * *involved says whether Neuron files would change the result (the trace
  * cache is not used then: the exports are not part of its key). */
-int ns_cli_neuron_probe(const char *input, bool *involved, struct ns_error *err);
+/* *devprofs says whether it holds device-profile exports (ingest stores
+ * their detail). */
+int ns_cli_neuron_probe(const char *input, bool *involved, bool *devprofs, struct ns_error *err);
 
 /* After trace_path is ingested into t: when t has no device events, the
  * system profile beside it (converted first if needed) adds them, and
@@ -40,6 +42,29 @@ struct ns_neuron_engines {
 int ns_cli_neuron_engines(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_engines *out,
 			  struct ns_error *err);
 void ns_cli_neuron_engines_release(struct ns_neuron_engines *e);
+
+/* --device-detail: the device profiles of t's capture, each with its
+ * NEFF, core and summary figures, in report order. */
+struct ns_detail_neff;
+struct ns_neuron_detail {
+	struct ns_detail_neff *v;
+	struct ns_devprof **dps;
+	size_t n;
+	char **sources;          /* one line per profile */
+	size_t n_sources;
+};
+
+int ns_cli_neuron_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_detail *out,
+			 struct ns_error *err);
+void ns_cli_neuron_detail_release(struct ns_neuron_detail *d);
+/* ingest: the device detail and NEFF summaries of t's capture into the
+ * current trace of s (docs/schema.md); nothing when it has no device export. */
+struct ns_store;
+int ns_cli_neuron_store_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_store *s,
+			       struct ns_error *err);
+/* Prints the --device-detail tables of one trace after its report. */
+int ns_cli_neuron_report_detail(const struct ns_neuron_detail *d, enum ns_detail key, const struct ns_report_opts *ro,
+				enum ns_format fmt, struct ns_error *err);
 
 /* The report's Neuron options: --by-neff (group and show the NEFF key),
  * --engines with --merge (refused), --device-time-unit (checked). */

@@ -20,7 +20,35 @@ static const struct {
 	{ "profile_info", NS_DP_PROFILE_INFO, true }, { "annotation", NS_DP_OTHER, false },
 	{ "summary_groups", NS_DP_OTHER, false },    { "neff_node", NS_DP_OTHER, false },
 	{ "warnings", NS_DP_OTHER, true }, /* kept: see on_elem */
+	{ "throttle_summary", NS_DP_OTHER, true }, /* Parquet ThrottleSummary: see on_elem */
 };
+
+/* --device-detail keys: the instruction field each groups by. */
+static const struct {
+	const char *name, *field;
+} details[NS_DETAIL__COUNT] = {
+	[NS_DETAIL_HLO] = { "hlo", "hlo_name" },
+	[NS_DETAIL_LAYER] = { "layer", "layer" },
+	[NS_DETAIL_OPCODE] = { "opcode", "opcode" },
+};
+
+const char *ns_detail_name(enum ns_detail k)
+{
+	return k < NS_DETAIL__COUNT ? details[k].name : "";
+}
+
+const char *ns_detail_field(enum ns_detail k)
+{
+	return k < NS_DETAIL__COUNT ? details[k].field : "";
+}
+
+enum ns_detail ns_detail_parse(const char *s)
+{
+	for (int k = 0; s && k < NS_DETAIL__COUNT; k++)
+		if (strcmp(s, details[k].name) == 0)
+			return (enum ns_detail)k;
+	return NS_DETAIL__COUNT;
+}
 
 /* An interval in file units, before the unit is known. */
 struct raw {
@@ -35,9 +63,15 @@ struct reader {
 	size_t n_raw, cap_raw;
 	int role;            /* of the array being streamed */
 	bool in_warnings;    /* the array is "warnings" */
+	bool in_throttle;    /* the array is "throttle_summary" */
 	/* fields of the element being read */
-	struct jv f_start, f_dur, f_end, f_engine;
-	bool has_start, has_dur, has_end, has_engine;
+	struct jv f_start, f_dur, f_end, f_engine, f_detail[NS_DETAIL__COUNT];
+	bool has_start, has_dur, has_end, has_engine, has_detail[NS_DETAIL__COUNT];
+	/* instruction durations (file units) and counts per detail_names id, per key */
+	long double *sum[NS_DETAIL__COUNT];
+	uint64_t *cnt[NS_DETAIL__COUNT];
+	size_t cap_acc;
+	long double sum_all;
 };
 
 static int element_field(void *ctx, const char *key, size_t len, const struct jv *v)
@@ -56,6 +90,81 @@ static int element_field(void *ctx, const char *key, size_t len, const struct jv
 								       jkey_is(key, len, "timeline_track")))) {
 		r->f_engine = *v;
 		r->has_engine = true;
+	} else if (r->role == NS_DP_INSTRUCTION) {
+		for (int k = 0; k < NS_DETAIL__COUNT; k++)
+			if (jkey_is(key, len, details[k].field)) {
+				r->f_detail[k] = *v;
+				r->has_detail[k] = true;
+			}
+	}
+	return 0;
+}
+
+/* Adds one instruction of dur (file units) to the group of each key. */
+static int add_detail(struct reader *r, long double dur)
+{
+	struct ns_devprof *dp = r->dp;
+	char text[512];
+	r->sum_all += dur;
+	dp->n_instructions++;
+	for (int k = 0; k < NS_DETAIL__COUNT; k++) {
+		size_t n = 0;
+		/* a string, or a scalar written as one; anything else is no name */
+		if (r->has_detail[k] && (r->f_detail[k].type == 's' || r->f_detail[k].type == 'n'))
+			n = jv_text(&r->f_detail[k], text, sizeof(text));
+		ns_str id = ns_strtab_intern(&dp->detail_names, n ? text : "", n);
+		if (id == UINT32_MAX)
+			return -1;
+		if (id >= r->cap_acc) {
+			size_t cap = r->cap_acc ? r->cap_acc * 2 : 64;
+			while (cap <= id)
+				cap *= 2;
+			for (int j = 0; j < NS_DETAIL__COUNT; j++) {
+				long double *s = realloc(r->sum[j], cap * sizeof(*s));
+				if (s)
+					r->sum[j] = s;
+				uint64_t *c = s ? realloc(r->cnt[j], cap * sizeof(*c)) : NULL;
+				if (!c)
+					return -1;
+				r->cnt[j] = c;
+				memset(s + r->cap_acc, 0, (cap - r->cap_acc) * sizeof(*s));
+				memset(c + r->cap_acc, 0, (cap - r->cap_acc) * sizeof(*c));
+			}
+			r->cap_acc = cap;
+		}
+		r->sum[k][id] += dur;
+		r->cnt[k][id]++;
+	}
+	return 0;
+}
+
+static const struct ns_strtab *sort_names;
+
+static int cmp_detail(const void *a, const void *b)
+{
+	const struct ns_detail_row *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return strcmp(ns_strtab_get(sort_names, x->name), ns_strtab_get(sort_names, y->name));
+}
+
+/* The groups of each key in ns, most time first (then by name). */
+static int build_detail(struct reader *r)
+{
+	struct ns_devprof *dp = r->dp;
+	dp->instruction_ns = dp->n_instructions ? to_ns(r->sum_all, dp->unit) : 0;
+	for (int k = 0; k < NS_DETAIL__COUNT; k++) {
+		size_t n = 0;
+		if (!(dp->detail[k] = malloc((dp->detail_names.count + 1) * sizeof(*dp->detail[k]))))
+			return -1;
+		for (size_t id = 0; id < r->cap_acc && id < dp->detail_names.count; id++)
+			if (r->cnt[k][id]) {
+				int64_t ns = to_ns(r->sum[k][id], dp->unit);
+				dp->detail[k][n++] = (struct ns_detail_row){ (ns_str)id, r->cnt[k][id], ns == NS_NONE ? 0 : ns };
+			}
+		sort_names = &dp->detail_names;
+		qsort(dp->detail[k], n, sizeof(*dp->detail[k]), cmp_detail);
+		dp->n_detail[k] = n;
 	}
 	return 0;
 }
@@ -91,6 +200,7 @@ static int read_interval(struct reader *r, const struct jv *v, uint64_t offset, 
 	long double dur;
 	size_t bad;
 	r->has_start = r->has_dur = r->has_end = r->has_engine = false;
+	memset(r->has_detail, 0, sizeof(r->has_detail));
 	if (jobj_walk(v, element_field, r, &bad))
 		return note_add(&dp->notes, dp->path, offset + bad, "%s: element is not a valid object; skipped", sec) ? -1 : 0;
 	if (!r->has_start || !jv_num(&r->f_start, &x.start))
@@ -113,6 +223,8 @@ static int read_interval(struct reader *r, const struct jv *v, uint64_t offset, 
 		return -1;
 	if (x.end < x.start)
 		return 0;
+	if (r->role == NS_DP_INSTRUCTION && add_detail(r, x.end - x.start))
+		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", dp->path);
 	if (push_raw(r, &x))
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", dp->path);
 	return 0;
@@ -138,10 +250,35 @@ static int info_field(void *ctx, const char *key, size_t len, const struct jv *v
 	return 0;
 }
 
+/* One ThrottleSummary row: its throttle_active_time_ns when it covers every
+ * throttle type ("all", or no type); the longest such row is kept. */
+static int read_throttle(struct ns_devprof *dp, const struct jv *v, uint64_t offset)
+{
+	struct ns_kv *kv = NULL;
+	size_t n = 0;
+	int rc = kv_from_object(v, &kv, &n);
+	if (rc == -2)
+		return -1;
+	if (rc)
+		return note_add(&dp->notes, dp->path, offset, "throttle_summary: not a valid object");
+	const struct ns_kv *type = kv_find(kv, n, "throttle_type"), *t = kv_find(kv, n, "throttle_active_time_ns");
+	if (t && t->is_num && (!type || strcmp(type->text, "all") == 0)) {
+		int64_t ns;
+		struct jv tok = { t->text, strlen(t->text), 'n', false };
+		if (!jv_int(&tok, &ns))
+			ns = (int64_t)t->num;
+		if (dp->throttle_ns == NS_NONE || ns > dp->throttle_ns)
+			dp->throttle_ns = ns;
+	}
+	kv_free(kv, n);
+	return 0;
+}
+
 static int on_key(void *ctx, const char *key)
 {
 	struct reader *r = ctx;
 	r->in_warnings = strcmp(key, "warnings") == 0;
+	r->in_throttle = strcmp(key, "throttle_summary") == 0;
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if (strcmp(sections[i].key, key) == 0) {
 			r->role = sections[i].role;
@@ -166,6 +303,8 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 	if (v->type != 'o')
 		return note_add(&dp->notes, dp->path, offset, "%s: element is not an object; skipped",
 				section_name(r->role)) ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
+	if (r->in_throttle)
+		return read_throttle(dp, v, offset) ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
 	switch (r->role) {
 	case NS_DP_INSTRUCTION:
 	case NS_DP_DMA:
@@ -303,6 +442,8 @@ int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof 
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	ns_strtab_init(&dp->detail_names);
+	dp->throttle_ns = NS_NONE;
 	if ((rc = jstream_file(path, &cb, &r, &dp->truncated_at, err)))
 		goto out;
 	detect_unit(&r, unit);
@@ -310,7 +451,7 @@ int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof 
 	const struct ns_kv *model = kv_find(dp->metadata, dp->n_metadata, "model_name");
 	if (!dp->neff_hash[0] && model && strstr(model->text, ".neff"))
 		ns_neff_hash_normalize(model->text, strlen(model->text), dp->neff_hash, sizeof(dp->neff_hash));
-	if (build_busy(&r)) {
+	if (build_busy(&r) || build_detail(&r)) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 		goto out;
 	}
@@ -318,6 +459,10 @@ int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof 
 	dp = NULL;
 out:
 	free(r.raw);
+	for (int k = 0; k < NS_DETAIL__COUNT; k++) {
+		free(r.sum[k]);
+		free(r.cnt[k]);
+	}
 	ns_devprof_free(dp);
 	return rc;
 }
@@ -334,5 +479,93 @@ void ns_devprof_free(struct ns_devprof *dp)
 		free(dp->busy[e]);
 	keylist_free(dp->unknown_keys, dp->n_unknown_keys);
 	notes_release(&dp->notes);
+	for (int k = 0; k < NS_DETAIL__COUNT; k++)
+		free(dp->detail[k]);
+	ns_strtab_release(&dp->detail_names);
 	free(dp);
+}
+
+/* The summary keys of the NEFF summary figures (Summary table fields,
+ * profile-schema-reference.rst "Summary"); throttling has none there. */
+const struct ns_metric_info ns_metrics[NS_MET__COUNT] = {
+	[NS_MET_TOTAL_TIME] = { "total_time_us", "total_time_ns", "Device time", 't' },
+	[NS_MET_MFU] = { "mfu_percent", "mfu_percent", "MFU", 'p' },
+	[NS_MET_MBU] = { "mbu_percent", "mbu_percent", "MBU", 'p' },
+	[NS_MET_HBM_READ] = { "hbm_read_bytes", "hbm_read_bytes", "HBM read B", 'b' },
+	[NS_MET_HBM_WRITE] = { "hbm_write_bytes", "hbm_write_bytes", "HBM write B", 'b' },
+	[NS_MET_SPILL_SAVE] = { "spill_save_bytes", "spill_save_bytes", "Spill save B", 'b' },
+	[NS_MET_SPILL_RELOAD] = { "spill_reload_bytes", "spill_reload_bytes", "Spill reload B", 'b' },
+	[NS_MET_THROTTLE] = { "throttle_us", "throttle_ns", "Throttled", 't' },
+};
+
+static const char *const metric_keys[NS_MET__COUNT] = {
+	[NS_MET_TOTAL_TIME] = "total_time",         [NS_MET_MFU] = "mfu_estimated_percent",
+	[NS_MET_MBU] = "mbu_estimated_percent",     [NS_MET_HBM_READ] = "hbm_read_bytes",
+	[NS_MET_HBM_WRITE] = "hbm_write_bytes",     [NS_MET_SPILL_SAVE] = "spill_save_bytes",
+	[NS_MET_SPILL_RELOAD] = "spill_reload_bytes", [NS_MET_THROTTLE] = NULL,
+};
+
+static bool suffix_is(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* "throttle_active_nc<N>_time_ns": summary-json's per-core throttle time. */
+static bool is_throttle_key(const char *k)
+{
+	static const char head[] = "throttle_active_nc", tail[] = "_time_ns";
+	size_t n = strlen(k), i = sizeof(head) - 1;
+	if (strncmp(k, head, i) != 0 || !suffix_is(k, tail) || n < i + sizeof(tail))
+		return false;
+	for (; i < n - (sizeof(tail) - 1); i++)
+		if (k[i] < '0' || k[i] > '9')
+			return false;
+	return true;
+}
+
+/* A value of kind 't' (seconds, or ns for *_ns keys), 'p' or 'b'. */
+static bool metric_value(const struct ns_kv *kv, char kind, bool fraction, double *out)
+{
+	if (!kv || !kv->is_num)
+		return false;
+	if (kind == 't')
+		*out = suffix_is(kv->key, "_ns") ? kv->num : (double)llroundl((long double)kv->num * 1e9L);
+	else if (kind == 'p')
+		*out = fraction ? kv->num * 100.0 : kv->num;
+	else
+		*out = kv->num;
+	return true;
+}
+
+void ns_devprof_metrics(const struct ns_devprof *dp, const struct ns_summary *s, const struct ns_summary_node *sn,
+			struct ns_neff_metrics *out)
+{
+	bool any = false, fraction = true;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < dp->n_summary; i++)
+		if (dp->summary[i].is_num && suffix_is(dp->summary[i].key, "_percent")) {
+			any = true;
+			fraction &= fabs(dp->summary[i].num) <= 1.0;
+		}
+	fraction &= any;
+	for (int m = 0; m < NS_MET__COUNT; m++) {
+		if (!metric_keys[m])
+			continue;
+		out->has[m] = metric_value(kv_find(dp->summary, dp->n_summary, metric_keys[m]), ns_metrics[m].kind,
+					   fraction, &out->v[m]);
+		if (!out->has[m] && sn)
+			out->has[m] = metric_value(kv_find(sn->kv, sn->n_kv, metric_keys[m]), ns_metrics[m].kind,
+						   s && s->percent_is_fraction, &out->v[m]);
+	}
+	if (dp->throttle_ns != NS_NONE) {
+		out->v[NS_MET_THROTTLE] = (double)dp->throttle_ns;
+		out->has[NS_MET_THROTTLE] = true;
+	}
+	for (size_t i = 0; sn && dp->throttle_ns == NS_NONE && i < sn->n_kv; i++)
+		if (sn->kv[i].is_num && is_throttle_key(sn->kv[i].key) &&
+		    (!out->has[NS_MET_THROTTLE] || sn->kv[i].num > out->v[NS_MET_THROTTLE])) {
+			out->v[NS_MET_THROTTLE] = sn->kv[i].num;
+			out->has[NS_MET_THROTTLE] = true;
+		}
 }

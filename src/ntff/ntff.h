@@ -75,6 +75,52 @@ int ns_ntff_identify(const char *path, struct ns_raw_info *out, struct ns_error 
 
 struct ns_span { int64_t start, end; };
 
+/* --device-detail: instruction time grouped by one field of the
+ * instruction rows (docs/neuron.md "Device detail"): the HLO op
+ * (hlo_name), the framework layer (layer), the opcode (opcode). */
+enum ns_detail { NS_DETAIL_HLO = 0, NS_DETAIL_LAYER, NS_DETAIL_OPCODE, NS_DETAIL__COUNT };
+
+const char *ns_detail_name(enum ns_detail k);  /* "hlo", "layer", "opcode" */
+const char *ns_detail_field(enum ns_detail k); /* "hlo_name", "layer", "opcode" */
+/* "hlo", "layer", "opcode" -> the key; NS_DETAIL__COUNT for anything else. */
+enum ns_detail ns_detail_parse(const char *s);
+
+/* One group: the instructions whose field is `name` ("" when they have
+ * none), how many, and their durations added (ns). */
+struct ns_detail_row {
+	ns_str name;                 /* into ns_devprof.detail_names */
+	uint64_t count;
+	int64_t total_ns;
+};
+
+/* The per-NEFF figures of the device profile's Summary that the report
+ * shows (docs/neuron.md "NEFF summary"); absent ones stay unset. */
+enum ns_metric { NS_MET_TOTAL_TIME = 0, NS_MET_MFU, NS_MET_MBU, NS_MET_HBM_READ, NS_MET_HBM_WRITE,
+		 NS_MET_SPILL_SAVE, NS_MET_SPILL_RELOAD, NS_MET_THROTTLE, NS_MET__COUNT };
+
+struct ns_metric_info {
+	const char *name;            /* report column: "total_time_us", "mfu_percent", ... */
+	const char *column;          /* neff_summary column (docs/schema.md): "total_time_ns", ... */
+	const char *head;            /* table heading */
+	char kind;                   /* 't' ns (shown as us), 'p' percent, 'b' bytes */
+};
+extern const struct ns_metric_info ns_metrics[NS_MET__COUNT];
+
+struct ns_neff_metrics {
+	double v[NS_MET__COUNT];     /* 't': ns; 'p': 0-100; 'b': bytes */
+	bool has[NS_MET__COUNT];
+};
+
+struct ns_devprof;
+/* One device profile of a trace's capture for --device-detail and the
+ * store: the NEFF it ran and the core. */
+struct ns_detail_neff {
+	const struct ns_devprof *dp;
+	const char *neff;            /* "" if unknown */
+	int64_t nc;                  /* -1 if unknown */
+	struct ns_neff_metrics m;
+};
+
 enum ns_engine_src { NS_ESRC_NONE = 0, NS_ESRC_ACTIVE_TIME, NS_ESRC_INSTRUCTION, NS_ESRC_DMA };
 
 struct ns_devprof {
@@ -101,6 +147,15 @@ struct ns_devprof {
 	struct ns_notes notes;
 	struct ns_notes explorer_warnings; /* the export's own "warnings" (dropped events, ...) */
 	int64_t truncated_at;        /* -1, or the byte where the file was cut */
+	/* instruction time by hlo_name / layer / opcode, most time first */
+	struct ns_strtab detail_names;
+	struct ns_detail_row *detail[NS_DETAIL__COUNT];
+	size_t n_detail[NS_DETAIL__COUNT];
+	uint64_t n_instructions;     /* instruction rows with a usable duration */
+	int64_t instruction_ns;      /* their durations added */
+	/* throttle_summary (Parquet ThrottleSummary): the longest throttle_active_time_ns
+	 * of a row of throttle_type "all" (or without a type); NS_NONE if none */
+	int64_t throttle_ns;
 };
 
 enum { NS_DP_INSTRUCTION = 0, NS_DP_DMA, NS_DP_ACTIVE_TIME, NS_DP_LAYER, NS_DP_SUMMARY, NS_DP_METADATA,
@@ -109,6 +164,15 @@ enum { NS_DP_INSTRUCTION = 0, NS_DP_DMA, NS_DP_ACTIVE_TIME, NS_DP_LAYER, NS_DP_S
 /* unit: NS_TU_AUTO detects it (docs/neuron.md "Time units"). */
 int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof **out, struct ns_error *err);
 void ns_devprof_free(struct ns_devprof *dp);
+
+struct ns_summary;
+struct ns_summary_node;
+/* The NEFF summary figures of a device profile: its summary[0] (JSON
+ * "summary", Parquet Summary), then what it lacks from the pair's
+ * summary-json node sn (optional). Percents follow the fraction rule of
+ * summary-json, applied to summary[0]'s own *_percent values. */
+void ns_devprof_metrics(const struct ns_devprof *dp, const struct ns_summary *s, const struct ns_summary_node *sn,
+			struct ns_neff_metrics *out);
 
 /* ---- summary-json ---- */
 

@@ -19,6 +19,9 @@
 
 /* The columns read from the big timeline tables (NULL: every column). */
 static const char *const timeline_cols[] = { "start_ts", "end_ts", "duration_ns", "engine", "timeline_track", NULL };
+/* Instruction adds the fields --device-detail groups by (docs/neuron.md "Device detail"). */
+static const char *const instruction_cols[] = { "start_ts", "end_ts", "duration_ns", "engine", "timeline_track",
+						"opcode", "hlo_name", "layer", NULL };
 
 /* Table -> the JSON export's key. A set is read in this order; a table
  * with a fallback is read only when the one before it is absent. */
@@ -32,11 +35,12 @@ static const struct pq_table {
 	{ "Summary", "summary", false, false, NULL },
 	{ "Metadata", "metadata", false, false, NULL },
 	{ "ExecutionInfo", "profile_info", false, false, NULL },
-	{ "Instruction", "instruction", false, false, timeline_cols },
+	{ "Instruction", "instruction", false, false, instruction_cols },
 	{ "DmaPacket", "dma", false, false, timeline_cols },
 	{ "DmaPacketAggregated", "dma", false, true, timeline_cols },
 	{ "ActiveTime", "active_time", false, false, NULL },
 	{ "Warning", "warnings", false, false, NULL },
+	{ "ThrottleSummary", "throttle_summary", false, false, NULL },
 	{ "SystemProfileMetadata", "system_profile_metadata", true, false, NULL },
 	{ "DeviceProfileList", "device_profile_list", true, false, NULL },
 	{ "SystemProfileEvents", "trace_event", true, false, NULL },

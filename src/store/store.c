@@ -31,7 +31,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -60,6 +62,8 @@ enum stmt_id {
 	STMT_MEMORY,
 	STMT_AVG,
 	STMT_TRACE,
+	STMT_DETAIL,
+	STMT_NEFF_SUMMARY,
 	STMT_CORRELATION_INDEX,
 	STMT__COUNT
 };
@@ -81,6 +85,8 @@ static const struct ns_rowq_stmt stmt_def[STMT__COUNT] = {
 	[STMT_MEMORY] = { .table = "event_memory", .what = "cannot store event statistics" },
 	[STMT_AVG] = { .table = "key_averages_rows", .what = "cannot store a key_averages row" },
 	[STMT_TRACE] = { .table = "traces", .what = "cannot store the trace" },
+	[STMT_DETAIL] = { .table = "device_detail", .what = "cannot store device detail" },
+	[STMT_NEFF_SUMMARY] = { .table = "neff_summary", .what = "cannot store a NEFF summary" },
 	[STMT_CORRELATION_INDEX] = { .sql = ns_schema_correlation_index, .what = "cannot build the correlation index" },
 };
 
@@ -1160,6 +1166,53 @@ static int write_trace_row(struct ns_store *s, const struct ns_trace *t, const s
 	ns_rowq_int(q, s->first_event_id);
 	ns_rowq_opt(q, t->truncated_at < 0 ? NS_NONE : t->truncated_at);
 	return ns_rowq_end_row(q, err);
+}
+
+int ns_store_device_detail(struct ns_store *s, const struct ns_detail_neff *v, size_t n, struct ns_error *err)
+{
+	struct ns_rowq *q = s->rows;
+	char num[64];
+	int rc = 0;
+	NS_ASSERT(s->trace_id); /* ns_store_begin_trace came first */
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct ns_devprof *dp = v[i].dp;
+		for (int k = 0; k < NS_DETAIL__COUNT && !rc; k++)
+			for (size_t r = 0; r < dp->n_detail[k] && !rc; r++) {
+				const struct ns_detail_row *row = &dp->detail[k][r];
+				ns_rowq_row(q, STMT_DETAIL);
+				ns_rowq_int(q, s->trace_id);
+				ns_rowq_text(q, v[i].neff, strlen(v[i].neff));
+				ns_rowq_opt(q, v[i].nc < 0 ? NS_NONE : v[i].nc);
+				ns_rowq_text(q, ns_detail_name((enum ns_detail)k), strlen(ns_detail_name((enum ns_detail)k)));
+				ns_rowq_text(q, ns_strtab_get(&dp->detail_names, row->name),
+					     ns_strtab_len(&dp->detail_names, row->name));
+				ns_rowq_int(q, (int64_t)row->count);
+				ns_rowq_int(q, row->total_ns);
+				rc = ns_rowq_end_row(q, err);
+			}
+		if (rc)
+			break;
+		ns_rowq_row(q, STMT_NEFF_SUMMARY);
+		ns_rowq_int(q, s->trace_id);
+		ns_rowq_text(q, v[i].neff, strlen(v[i].neff));
+		ns_rowq_opt(q, v[i].nc < 0 ? NS_NONE : v[i].nc);
+		ns_rowq_text(q, dp->path, strlen(dp->path));
+		ns_rowq_int(q, (int64_t)dp->n_instructions);
+		ns_rowq_int(q, dp->instruction_ns);
+		for (int m = 0; m < NS_MET__COUNT; m++) {
+			if (!v[i].m.has[m]) {
+				ns_rowq_null(q);
+			} else if (ns_metrics[m].kind == 'p') {
+				/* text into a REAL column: SQLite stores the number (rowq has no REAL) */
+				int len = snprintf(num, sizeof(num), "%.15g", v[i].m.v[m]); /* the digits a double holds */
+				ns_rowq_text(q, num, (size_t)len);
+			} else {
+				ns_rowq_int(q, (int64_t)llround(v[i].m.v[m]));
+			}
+		}
+		rc = ns_rowq_end_row(q, err);
+	}
+	return rc;
 }
 
 int ns_store_end_events(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)

@@ -12,9 +12,11 @@
 #include "common/error.h"
 #include "common/trace.h"
 #include "ingest/ingest.h"
+#include "ntff/ntff.h"
 
-#define NS_SCHEMA_VERSION 5 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
-                               4: event_stats slimmed, event_memory; 5: explorer_warnings */
+#define NS_SCHEMA_VERSION 6 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
+                               4: event_stats slimmed, event_memory; 5: explorer_warnings;
+                               6: device_detail, neff_summary */
 
 struct ns_store;
 
@@ -67,6 +69,10 @@ int ns_store_event_stats(struct ns_store *s, const struct ns_trace *t, const str
  * rows. */
 int ns_store_end_trace(struct ns_store *s, const struct ns_trace *t, const struct ns_agg *agg,
 		       struct ns_error *err);
+/* Neuron device detail of the current trace (docs/schema.md
+ * device_detail, neff_summary): per device profile, its instruction time
+ * by hlo_name / layer / opcode and its summary figures. */
+int ns_store_device_detail(struct ns_store *s, const struct ns_detail_neff *v, size_t n, struct ns_error *err);
 /* Builds indexes and views, closes, and renames the temp file into place,
  * with the mode and owner of the file it replaces; anything at db_path
  * but a regular file is never replaced (NS_ERR_IO). Always frees s; on

@@ -23,6 +23,20 @@ static void devprof(const char *path)
 			if (i)
 				FUZZ_CHECK(dp->busy[e][i - 1].end <= dp->busy[e][i].start, "merged intervals overlap");
 		}
+	/* --device-detail: every counted instruction is in one group of each
+	 * key, and the groups come most time first */
+	for (int k = 0; k < NS_DETAIL__COUNT; k++) {
+		uint64_t n = 0;
+		for (size_t r = 0; r < dp->n_detail[k]; r++) {
+			n += dp->detail[k][r].count;
+			FUZZ_CHECK(dp->detail[k][r].name < dp->detail_names.count, "a group name out of the table");
+			if (r)
+				FUZZ_CHECK(dp->detail[k][r - 1].total_ns >= dp->detail[k][r].total_ns, "groups out of order");
+		}
+		FUZZ_CHECK(n == dp->n_instructions, "the groups do not add up to the instructions");
+	}
+	struct ns_neff_metrics m;
+	ns_devprof_metrics(dp, NULL, NULL, &m);
 	struct ns_trace t;
 	struct ns_engine_timeline tl;
 	struct ns_devprof_ref ref = { dp, 0, dp->neff_hash };

@@ -313,6 +313,101 @@ Test(ntff, device_profile_damage)
 	ns_devprof_free(dp);
 }
 
+/* --device-detail: instruction durations added per hlo_name / layer /
+ * opcode, converted once to ns, most time first (ties by name), an
+ * instruction without the field in the "" group; rows add up to the NEFF's
+ * instruction time. */
+Test(ntff, device_detail_grouping)
+{
+	struct ns_devprof *dp = NULL;
+	struct ns_error err = { 0 };
+	/* microseconds (span 4 of total_time 4 us); one element without a timestamp is not counted */
+	const char *p = put("g.json", "{\"summary\": [{\"total_time\": 0.000004}], \"instruction\": ["
+				      "{\"timestamp\": 0, \"duration\": 1.5, \"label\": \"TensorMatrix\", \"opcode\": \"MATMUL\","
+				      " \"hlo_name\": \"dot.1\", \"layer\": \"aten.mm\"},"
+				      "{\"timestamp\": 1, \"end\": 2.25, \"label\": \"Vector\", \"opcode\": \"TENSOR_TENSOR\","
+				      " \"hlo_name\": \"add.2\", \"layer\": \"aten.mm\"},"
+				      "{\"timestamp\": 2, \"duration\": 1.5, \"label\": \"TensorMatrix\", \"opcode\": \"MATMUL\","
+				      " \"hlo_name\": \"dot.1\", \"layer\": 7},"
+				      "{\"timestamp\": 3, \"duration\": 1, \"label\": \"Sync\", \"opcode\": \"NOP\"},"
+				      "{\"duration\": 100, \"opcode\": \"MATMUL\", \"hlo_name\": \"dot.1\"}]}");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0, "%s", err.msg);
+	cr_assert_eq(dp->unit, NS_TU_US);
+	cr_assert_eq(dp->n_instructions, 4);
+	cr_assert_eq(dp->instruction_ns, 5250); /* 1.5 + 1.25 + 1.5 + 1 us */
+	const struct ns_detail_row *h = dp->detail[NS_DETAIL_HLO];
+	cr_assert_eq(dp->n_detail[NS_DETAIL_HLO], 3);
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, h[0].name), "dot.1");
+	cr_assert_eq(h[0].count, 2);
+	cr_assert_eq(h[0].total_ns, 3000);
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, h[1].name), "add.2");
+	cr_assert_eq(h[1].total_ns, 1250);
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, h[2].name), ""); /* the NOP: no hlo_name */
+	cr_assert_eq(h[2].total_ns, 1000);
+	const struct ns_detail_row *l = dp->detail[NS_DETAIL_LAYER];
+	cr_assert_eq(dp->n_detail[NS_DETAIL_LAYER], 3);
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, l[0].name), "aten.mm");
+	cr_assert_eq(l[0].count, 2);
+	cr_assert_eq(l[0].total_ns, 2750);
+	/* 1500 ("7", a number written as the name) and 1000 ("") */
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, l[1].name), "7");
+	cr_assert_eq(l[1].total_ns, 1500);
+	const struct ns_detail_row *o = dp->detail[NS_DETAIL_OPCODE];
+	int64_t sum = 0;
+	for (size_t i = 0; i < dp->n_detail[NS_DETAIL_OPCODE]; i++)
+		sum += o[i].total_ns;
+	cr_assert_eq(sum, dp->instruction_ns);
+	/* ties: by name */
+	cr_assert_eq(dp->n_detail[NS_DETAIL_OPCODE], 3);
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, o[0].name), "MATMUL");
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, o[1].name), "TENSOR_TENSOR");
+	cr_assert_str_eq(ns_strtab_get(&dp->detail_names, o[2].name), "NOP");
+	cr_assert_eq(ns_detail_parse("layer"), NS_DETAIL_LAYER);
+	cr_assert_eq(ns_detail_parse("hlo_name"), NS_DETAIL__COUNT);
+	ns_devprof_free(dp);
+}
+
+/* The NEFF summary: summary[0] first (its *_percent as fractions when all
+ * are <= 1), then the summary-json node; throttling from throttle_summary
+ * ("all" rows), else the longest throttle_active_nc<N>_time_ns. */
+Test(ntff, neff_summary_metrics)
+{
+	struct ns_devprof *dp = NULL;
+	struct ns_summary *s = NULL;
+	struct ns_error err = { 0 };
+	struct ns_neff_metrics m;
+	const char *p = put("m.json", "{\"summary\": [{\"total_time\": 0.0025, \"mfu_estimated_percent\": 0.125,"
+				      " \"hbm_read_bytes\": 4096, \"spill_save_bytes\": 0}]}");
+	const char *q = put("m.summary.json", "{\"n_00112233445566778899\": {\"mbu_estimated_percent\": 0.5,"
+				       " \"hbm_read_bytes\": 1, \"hbm_write_bytes\": 2048, \"throttle_active_nc4_time_ns\": 42,"
+				       " \"throttle_active_nc5_time_ns\": 40, \"throttle_gpio_1_active_time_nc4_percent\": 0.01}}");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_summary_read(q, &s, &err), 0, "%s", err.msg);
+	ns_devprof_metrics(dp, s, &s->nodes[0], &m);
+	cr_assert(m.has[NS_MET_TOTAL_TIME]);
+	cr_assert_float_eq(m.v[NS_MET_TOTAL_TIME], 2500000.0, 1e-9);
+	cr_assert_float_eq(m.v[NS_MET_MFU], 12.5, 1e-9);
+	cr_assert_float_eq(m.v[NS_MET_MBU], 50.0, 1e-9);         /* from summary-json */
+	cr_assert_float_eq(m.v[NS_MET_HBM_READ], 4096.0, 1e-9);  /* summary[0] wins */
+	cr_assert_float_eq(m.v[NS_MET_HBM_WRITE], 2048.0, 1e-9);
+	cr_assert(m.has[NS_MET_SPILL_SAVE]);
+	cr_assert_not(m.has[NS_MET_SPILL_RELOAD]);
+	cr_assert_float_eq(m.v[NS_MET_THROTTLE], 42.0, 1e-9);
+	ns_devprof_metrics(dp, NULL, NULL, &m);
+	cr_assert_not(m.has[NS_MET_THROTTLE]);
+	cr_assert_not(m.has[NS_MET_MBU]);
+	ns_devprof_free(dp);
+	p = put("t.json", "{\"throttle_summary\": [{\"nc_idx\": 0, \"throttle_type\": \"activity_0\","
+			  " \"throttle_active_time_ns\": 900}, {\"nc_idx\": 0, \"throttle_type\": \"all\","
+			  " \"throttle_active_time_ns\": 700}, {\"nc_idx\": 1, \"throttle_type\": \"all\","
+			  " \"throttle_active_time_ns\": 650}]}");
+	cr_assert_eq(ns_devprof_read(p, NS_TU_AUTO, &dp, &err), 0, "%s", err.msg);
+	ns_devprof_metrics(dp, s, &s->nodes[0], &m);
+	cr_assert_float_eq(m.v[NS_MET_THROTTLE], 700.0, 1e-9); /* the table wins over summary-json */
+	ns_devprof_free(dp);
+	ns_summary_free(s);
+}
+
 Test(ntff, summary_fraction_and_percent)
 {
 	struct ns_summary *s = NULL;

@@ -88,14 +88,14 @@ function deviceProfile(src, dir) {
   const pcOnEngine = {};
   writeTable(dir, 'Instruction', [
     ['start_ts', I64], ['end_ts', I64], ['duration_ns', I64], ['engine', STR], ['timeline_track', STR],
-    ['opcode', STR], ['operands', STR], ['id', I64], ['pc', I64], ['bir_id', STR], ['hlo_name', STR],
+    ['opcode', STR], ['operands', STR], ['id', I64], ['pc', I64], ['bir_id', STR], ['hlo_name', STR], ['layer', STR],
   ], d.instruction.map((e, i) => {
     const engine = trackEngine[e.label] ?? e.label;
     pcOnEngine[engine] = (pcOnEngine[engine] ?? -1) + 1;
     return {
       start_ts: e.timestamp, end_ts: e.timestamp + e.duration, duration_ns: e.duration, engine,
       timeline_track: e.label, opcode: e.opcode, operands: e.operands, id: i, pc: pcOnEngine[engine],
-      bir_id: `sg0000:${i}`, hlo_name: e.hlo_name,
+      bir_id: `sg0000:${i}`, hlo_name: e.hlo_name, layer: e.layer,
     };
   }));
   writeTable(dir, 'DmaPacket', [
@@ -130,6 +130,17 @@ function deviceProfile(src, dir) {
   })));
   if (d.warnings.length)
     writeTable(dir, 'Warning', [['message', STR], ['category', STR]], d.warnings);
+  // ThrottleSummary: the pair's summary-json per-core throttle time
+  // (throttle_active_nc<N>_time_ns) as the row of throttle_type "all" of core N.
+  const sumFile = src.replace(/\.json$/, '.summary.json');
+  if (fs.existsSync(sumFile)) {
+    const node = Object.values(readJson(sumFile))[0];
+    const rows = Object.entries(node).filter(([k]) => /^throttle_active_nc\d+_time_ns$/.test(k))
+      .map(([k, v]) => ({ nc_idx: Number(k.match(/\d+/)[0]), throttle_type: 'all', throttle_active_time_ns: v }));
+    if (rows.length)
+      writeTable(dir, 'ThrottleSummary', [['nc_idx', I32], ['throttle_type', STR], ['throttle_active_time_ns', I64],
+        ['throttle_active_time_percent', F64], ['max_achievable_util_with_throttling_percent', F64]], rows);
+  }
 }
 
 // SystemProfileEvents: the documented columns from the event's keys, every
