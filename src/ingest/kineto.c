@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/vec.h"
 #include "ingest/capture.h"
 #include "ingest/scan.h"
 #include "ingest/source.h"
@@ -637,14 +638,8 @@ static int counter_field(struct parser *ps, void *ctx, const struct span *key, c
 	while (i < t->n_counters && t->counters[i].name != name)
 		i++;
 	if (i == t->n_counters) {
-		if (t->n_counters == t->cap_counters) {
-			size_t cap = t->cap_counters ? 2 * t->cap_counters : 16;
-			struct ns_counter *c = realloc(t->counters, cap * sizeof(*c));
-			if (!c)
-				return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
-			t->counters = c;
-			t->cap_counters = cap;
-		}
+		if (NS_GROW(t->counters, t->cap_counters, t->n_counters + 1) < 0)
+			return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
 		t->counters[t->n_counters++] = (struct ns_counter){ .name = name, .exact = true };
 	}
 	struct ns_counter *c = &t->counters[i];

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 #define READ_CHUNK (1u << 20)
 
 int ns_scan_init(struct ns_scan *s, const char *path, struct ns_source *src, struct ns_error *err)
@@ -375,7 +377,7 @@ static size_t value_extent(const char *p, size_t n, size_t start, struct extent 
 			} else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
 				static const char *const literals[] = { "true", "false", "null", "NaN", "Infinity" };
 				const char *l = NULL;
-				for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++)
+				for (size_t k = 0; k < NS_ARRAY_SIZE(literals); k++)
 					if ((unsigned char)literals[k][0] == c)
 						l = literals[k];
 				x->expect = X_LITERAL;
@@ -544,7 +546,7 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 		return skip_number(p, n, i);
 	/* literals; NaN/Infinity are tolerated (Python's json writes them) */
 	static const char *const lits[] = { "true", "false", "null", "NaN", "Infinity" };
-	for (size_t k = 0; k < sizeof(lits) / sizeof(lits[0]); k++) {
+	for (size_t k = 0; k < NS_ARRAY_SIZE(lits); k++) {
 		size_t l = strlen(lits[k]);
 		if (n - i >= l && memcmp(p + i, lits[k], l) == 0)
 			return i + l;

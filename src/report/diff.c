@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/vec.h"
 
 #define NO_ROW (-1)
 #define KEY_SEP '\x1f' /* joins the key's fields into one interned string */
@@ -223,7 +224,7 @@ static int64_t row_of(struct work *w, const struct ns_trace *t, const struct ns_
 {
 	struct ns_diff *d = w->d;
 	const ns_str fields[] = { avg->key, avg->overload, avg->input_shapes, avg->stack, avg->neff };
-	const int n_fields = (int)(sizeof(fields) / sizeof(fields[0]));
+	const int n_fields = (int)NS_ARRAY_SIZE(fields);
 	size_t len = 2;
 	for (int i = 0; i < n_fields; i++)
 		len += ns_strtab_len(&t->strings, fields[i]) + 1;
@@ -555,7 +556,7 @@ const struct ns_diff_sort_key ns_diff_sort_keys[] = {
 	{ "verdict", "", "regressed, improved, new, removed, unchanged", k_verdict },
 	{ "name", "key", "name, A to Z", NULL },
 };
-const size_t ns_n_diff_sort_keys = sizeof(ns_diff_sort_keys) / sizeof(ns_diff_sort_keys[0]);
+const size_t ns_n_diff_sort_keys = NS_ARRAY_SIZE(ns_diff_sort_keys);
 
 static bool alias_of(const char *aliases, const char *arg)
 {
@@ -1017,7 +1018,7 @@ static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_w
 	grid_print_cells(out, &g, g.cells[g.n_lines - 1]);
 	fputs("[total]\n", out);
 	fputs("\nverdicts:", out);
-	for (size_t v = 0; v < sizeof(verdict_ids) / sizeof(verdict_ids[0]); v++)
+	for (size_t v = 0; v < NS_ARRAY_SIZE(verdict_ids); v++)
 		fprintf(out, "%s %zu %s", v ? "," : "", d->n_verdict[verdict_ids[v]], ns_verdict_name(verdict_ids[v]));
 	if (n_shown < d->n_rows)
 		fprintf(out, " (%zu of %zu rows shown)", n_shown, d->n_rows);
@@ -1293,7 +1294,7 @@ static void csv_metric(FILE *out, const struct ns_diff_metric *m)
 	fprintf(out, ",%s", m->verdict == NS_VERDICT_NONE ? "" : m->by_steps ? "steps" : "total");
 	if (m->by_steps) {
 		const double v[] = { m->base_step.median, m->base_step.mad, m->new_step.median, m->new_step.mad };
-		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (size_t i = 0; i < NS_ARRAY_SIZE(v); i++) {
 			fputc(',', out);
 			json_us(out, v[i]);
 		}
@@ -1316,7 +1317,7 @@ static void write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_w
 	long printed = 0;
 	fputs("name,overload,input_shapes,stack,neff,on,user_annotation,verdict,base_calls,new_calls", out);
 	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-		for (size_t c = 0; c < sizeof(per_metric) / sizeof(per_metric[0]); c++)
+		for (size_t c = 0; c < NS_ARRAY_SIZE(per_metric); c++)
 			fprintf(out, ",%s_%s", metric_keys[k], per_metric[c]);
 	fputs("\r\n", out);
 	for (size_t i = 0; i <= d->n_rows; i++) {
