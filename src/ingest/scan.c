@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/vec.h"
 
 #define READ_CHUNK (1u << 20)
@@ -573,30 +574,6 @@ static int hex4(const char *p, unsigned *out)
 	return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 size_t ns_json_unescape(const char *body, size_t body_len, char *out)
 {
 	size_t o = 0;
@@ -627,7 +604,7 @@ size_t ns_json_unescape(const char *body, size_t body_len, char *out)
 			} else if (cp >= 0xd800 && cp < 0xe000) {
 				cp = 0xfffd;
 			}
-			o += put_utf8(out + o, cp); /* <= 6 input bytes -> <= 4 output bytes */
+			o += ns_utf8_put(out + o, cp); /* <= 6 input bytes -> <= 4 output bytes */
 			break;
 		}
 		default: out[o++] = c; break; /* \" \\ \/ and unknown escapes keep the char */
