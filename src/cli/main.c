@@ -20,12 +20,8 @@ static const struct command commands[] = {
 	{ &cmd_report_spec, cmd_report },
 	{ &cmd_ingest_spec, cmd_ingest },
 	{ &cmd_diff_spec, cmd_diff },
-#ifdef NS_HAVE_CMD_SQL
 	{ &cmd_sql_spec, cmd_sql },
-#endif
-#ifdef NS_HAVE_CMD_NEFF
 	{ &cmd_neff_spec, cmd_neff },
-#endif
 	{ &cmd_ls_spec, cmd_ls },
 };
 
