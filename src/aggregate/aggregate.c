@@ -11,6 +11,7 @@
 #include "aggregate/neuron.h"
 #include "aggregate/unfinished.h"
 #include "common/i64map.h"
+#include "common/vec.h"
 
 #define NO_INDEX (-1)
 
@@ -89,7 +90,7 @@ static bool is_c10d_work(const struct ns_trace *t, const struct ns_event *ev)
 	if (ev->cat != NS_CAT_USER_ANNOTATION)
 		return false;
 	const char *name = ns_strtab_get(&t->strings, ev->name);
-	for (size_t i = 0; i < sizeof(c10d_work_prefixes) / sizeof(c10d_work_prefixes[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(c10d_work_prefixes); i++)
 		if (strncmp(name, c10d_work_prefixes[i], strlen(c10d_work_prefixes[i])) == 0)
 			return true;
 	return false;
@@ -128,7 +129,7 @@ struct work {
 	bool oom;                 /* a lookup could not be built */
 	unsigned built;           /* enum lookup bits */
 	int64_t t0_ns;
-	ns_str filtered[sizeof(filtered_names) / sizeof(filtered_names[0])];
+	ns_str filtered[NS_ARRAY_SIZE(filtered_names)];
 	ns_str profiler_step_star;
 	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
@@ -161,7 +162,7 @@ static int set_bit(uint64_t **bits, size_t n, size_t i)
 
 static bool name_filtered(const struct work *w, ns_str name)
 {
-	for (size_t i = 0; i < sizeof(w->filtered) / sizeof(w->filtered[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(w->filtered); i++)
 		if (w->filtered[i] == name)
 			return true;
 	return false;
@@ -1203,7 +1204,7 @@ static bool stack_frame_filtered(const char *frame, size_t len)
 		{ "torch/tensor", "backward" },         { "_internal/common_utils", "prof_callable" },
 		{ "_internal/common_utils", "prof_func_call" }, { "_internal/common_utils", "prof_meth_call" },
 	};
-	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(pairs); i++)
 		if (memmem(frame, len, pairs[i][0], strlen(pairs[i][0])) &&
 		    memmem(frame, len, pairs[i][1], strlen(pairs[i][1])))
 			return true;
@@ -1283,17 +1284,11 @@ static int key_averages(struct ns_agg *a)
 			row = chain[row];
 		}
 		if (row == NO_INDEX) {
-			if (a->n_avgs == cap_rows) {
-				size_t cap = cap_rows ? 2 * cap_rows : 256;
-				struct ns_avg *rows = realloc(a->avgs, cap * sizeof(*rows));
-				if (rows)
-					a->avgs = rows;
-				int64_t *next = rows ? realloc(chain, cap * sizeof(*next)) : NULL;
-				if (!next)
-					goto out;
-				chain = next;
-				cap_rows = cap;
-			}
+			/* rows and their chain links grow to the same capacity */
+			size_t cap_chain = cap_rows;
+			if (NS_GROW_MIN(a->avgs, cap_rows, a->n_avgs + 1, 256) < 0 ||
+			    NS_GROW_MIN(chain, cap_chain, a->n_avgs + 1, 256) < 0)
+				goto out;
 			row = (int64_t)a->n_avgs++;
 			key.first = (int64_t)f;
 			key.is_async = fe->is_async;
@@ -1383,7 +1378,7 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	ns_i64map_init(&out->names);
 	ns_i64map_init(&out->shapes);
 	w.ext_trusted = t->ts_has_fraction || t->has_base_time;
-	for (size_t i = 0; i < sizeof(filtered_names) / sizeof(filtered_names[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(filtered_names); i++)
 		w.filtered[i] = ns_strtab_intern(&t->strings, filtered_names[i], strlen(filtered_names[i]));
 	w.profiler_step_star = ns_strtab_intern(&t->strings, "ProfilerStep*", 13);
 	out->empty_list = ns_strtab_intern(&t->strings, "[]", 2);

@@ -6,6 +6,7 @@
 #include "aggregate/steps.h"
 #include "cli/cli.h"
 #include "cli/load.h"
+#include "common/vec.h"
 #include "report/diff.h"
 
 static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on;
@@ -109,9 +110,9 @@ static int parse_fail_on(const char *spec, unsigned *mask, struct ns_error *err)
 	*mask = 0;
 	for (char *tok = strtok(copy, ","); tok && rc == 0; tok = strtok(NULL, ",")) {
 		size_t k = 0;
-		while (k < sizeof(words) / sizeof(words[0]) && strcmp(tok, words[k].name) != 0)
+		while (k < NS_ARRAY_SIZE(words) && strcmp(tok, words[k].name) != 0)
 			k++;
-		if (k == sizeof(words) / sizeof(words[0]))
+		if (k == NS_ARRAY_SIZE(words))
 			rc = ns_error_set(err, NS_ERR_USAGE, "--fail-on: unknown verdict '%s' (regression, new, removed)", tok);
 		else
 			*mask |= 1u << words[k].verdict;

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/neuron.h"
+#include "common/vec.h"
 #include "ingest/capture.h"
 #include "ntff/ntff.h"
 #include "report/report.h"
@@ -368,7 +369,7 @@ static int show_device(const char *path, struct ns_error *err)
 	printf("  profile_info: NTFF %s, NEFF %s\n", *dp->ntff_filename ? vis(dp->ntff_filename) : "?",
 	       *dp->neff_hash ? vis(dp->neff_hash) : "?");
 	fputs("  elements:", stdout);
-	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(sections); i++)
 		printf("%s %s %" PRIu64, i ? "," : "", sections[i], dp->count[i]);
 	printf("\n  time unit: %s (%s)\n", ns_time_unit_name(dp->unit), dp->unit_why);
 	if (dp->origin_ns)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/vec.h"
 #include "ingest/ingest.h"
 #include "store/store.h"
 
@@ -50,7 +51,7 @@ static int parse_format(const char *name, enum ns_sql_format *out, struct ns_err
 		const char *name;
 		enum ns_sql_format fmt;
 	} formats[] = { { "table", NS_SQL_TABLE }, { "csv", NS_SQL_CSV }, { "json", NS_SQL_JSON } };
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+	for (size_t i = 0; i < NS_ARRAY_SIZE(formats); i++) {
 		if (strcmp(name, formats[i].name) == 0) {
 			*out = formats[i].fmt;
 			return 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/vec.h"
 
 bool ns_cli_quiet;
 
@@ -19,12 +20,8 @@ static const struct command commands[] = {
 	{ &cmd_report_spec, cmd_report },
 	{ &cmd_ingest_spec, cmd_ingest },
 	{ &cmd_diff_spec, cmd_diff },
-#ifdef NS_HAVE_CMD_SQL
 	{ &cmd_sql_spec, cmd_sql },
-#endif
-#ifdef NS_HAVE_CMD_NEFF
 	{ &cmd_neff_spec, cmd_neff },
-#endif
 	{ &cmd_ls_spec, cmd_ls },
 };
 
@@ -79,7 +76,7 @@ static void usage(FILE *out)
 	      "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures.\n\n"
 	      "commands:\n",
 	      out);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-8s %s\n", commands[i].spec->name, commands[i].spec->summary);
 	fputs("\n'neuron-stats COMMAND --help' describes a command. Exit status: 0 ok, 1 bad input,\n"
 	      "2 usage, 3 unsupported format, 4 regression found (diff), 5 I/O error, 6 out of memory.\n",
@@ -116,7 +113,7 @@ int main(int argc, char **argv)
 		puts("neuron-stats 0.1.0");
 		return finish_stdout(0);
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(commands); i++)
 		if (strcmp(argv[1], commands[i].spec->name) == 0)
 			return finish_stdout(commands[i].run(argc - 1, argv + 1));
 	/* no command word: the report on PATH */

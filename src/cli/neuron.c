@@ -18,6 +18,7 @@
 
 #include "aggregate/neuron.h"
 #include "cli/cli.h"
+#include "common/vec.h"
 #include "neff/neff.h"
 #include "report/detail.h"
 #include "report/engines.h"
@@ -47,7 +48,7 @@ static bool on_path(const char *name)
 
 static const char *find_tool(void)
 {
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(tools); i++)
 		if (on_path(tools[i]))
 			return tools[i];
 	return NULL;

@@ -37,12 +37,6 @@ void ns_error_hint(struct ns_error *err, const char *fmt, ...)
 	va_end(ap);
 }
 
-void ns_error_clear(struct ns_error *err)
-{
-	if (err)
-		memset(err, 0, sizeof(*err));
-}
-
 void ns_assert_fail(const char *expr, const char *file, int line, const char *func)
 {
 	while (strncmp(file, "../", 3) == 0) /* __FILE__ as meson passes it, from the build folder */

@@ -38,6 +38,5 @@ int ns_error_set(struct ns_error *err, enum ns_status status, const char *fmt, .
  * status. doing may be NULL. */
 int ns_error_sys(struct ns_error *err, enum ns_status status, int errnum, const char *what, const char *doing);
 void ns_error_hint(struct ns_error *err, const char *fmt, ...) NS_PRINTF(2, 3);
-void ns_error_clear(struct ns_error *err);
 
 #endif

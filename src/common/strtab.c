@@ -1,5 +1,7 @@
 #include "common/strtab.h"
 
+#include "common/vec.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,24 +91,9 @@ ns_str ns_strtab_intern(struct ns_strtab *t, const char *s, size_t len)
 		return UINT32_MAX;
 	if ((uint64_t)(t->count + 1) * 2 > t->slots_cap && grow_slots(t) < 0)
 		return UINT32_MAX;
-	if (t->count == t->offs_cap) {
-		uint32_t cap = t->offs_cap ? t->offs_cap * 2 : 1024;
-		uint64_t *offs = realloc(t->offs, (size_t)cap * sizeof(*offs));
-		if (!offs)
-			return UINT32_MAX;
-		t->offs = offs;
-		t->offs_cap = cap;
-	}
-	if (t->bytes_len + len + 1 > t->bytes_cap) {
-		size_t cap = t->bytes_cap ? t->bytes_cap : 65536;
-		while (cap < t->bytes_len + len + 1)
-			cap *= 2;
-		char *bytes = realloc(t->bytes, cap);
-		if (!bytes)
-			return UINT32_MAX;
-		t->bytes = bytes;
-		t->bytes_cap = cap;
-	}
+	if (NS_GROW_MIN(t->offs, t->offs_cap, (size_t)t->count + 1, 1024) < 0 ||
+	    NS_GROW_MIN(t->bytes, t->bytes_cap, t->bytes_len + len + 1, 65536) < 0)
+		return UINT32_MAX;
 	if (t->bytes_len >= (1ULL << 40))
 		return UINT32_MAX;
 	if (len)

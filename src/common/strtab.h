@@ -13,7 +13,8 @@ struct ns_strtab {
 	char *bytes;       /* arena: each string followed by '\0' */
 	size_t bytes_len, bytes_cap;
 	uint64_t *offs;    /* id -> offset into bytes (low 40 bits) | len << 40 */
-	uint32_t count, offs_cap;
+	uint32_t count;
+	size_t offs_cap;
 	uint32_t *slots;   /* open-addressing hash: id + 1, 0 = empty */
 	uint32_t slots_cap;
 };

@@ -1,6 +1,7 @@
 #include "common/trace.h"
 
 #include "common/i64map.h"
+#include "common/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,7 @@ static const struct {
 
 const char *ns_cat_name(enum ns_cat cat)
 {
-	for (size_t i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(cat_names); i++)
 		if (cat_names[i].cat == cat)
 			return cat_names[i].name;
 	return "";
@@ -62,7 +63,7 @@ const char *ns_cat_name(enum ns_cat cat)
 
 enum ns_cat ns_cat_from_string(const char *s, size_t len)
 {
-	for (size_t i = 0; i < sizeof(cat_names) / sizeof(cat_names[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(cat_names); i++)
 		if (cat_names[i].len == len && memcmp(cat_names[i].name, s, len) == 0)
 			return cat_names[i].cat;
 	return NS_CAT_OTHER;
@@ -92,23 +93,9 @@ void ns_trace_release(struct ns_trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Doubles *cap (from 0 to min_cap) and reallocates; -1 on overflow/OOM. */
-static int grow(void **ptr, size_t *cap, size_t elem, size_t min_cap)
-{
-	size_t new_cap = *cap ? *cap * 2 : min_cap;
-	if (new_cap < *cap || new_cap > SIZE_MAX / elem)
-		return -1;
-	void *p = realloc(*ptr, new_cap * elem);
-	if (!p)
-		return -1;
-	*ptr = p;
-	*cap = new_cap;
-	return 0;
-}
-
 int ns_trace_push_xwarn(struct ns_trace *t, const struct ns_xwarn_ref *w)
 {
-	if (t->n_xwarn == t->cap_xwarn && grow((void **)&t->xwarn, &t->cap_xwarn, sizeof(*t->xwarn), 8))
+	if (NS_GROW_MIN(t->xwarn, t->cap_xwarn, t->n_xwarn + 1, 8))
 		return -1;
 	t->xwarn[t->n_xwarn++] = *w;
 	return 0;
@@ -128,8 +115,7 @@ int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str
 			return (int64_t)i;
 		}
 	}
-	if (t->n_threads == t->cap_threads &&
-	    grow((void **)&t->threads, &t->cap_threads, sizeof(*t->threads), 16) < 0)
+	if (NS_GROW(t->threads, t->cap_threads, t->n_threads + 1) < 0)
 		return -1;
 	t->threads[t->n_threads] = (struct ns_thread){ pid_text, tid_text, pid, tid, 0 };
 	last = t->n_threads;
@@ -155,14 +141,12 @@ void ns_trace_trim(struct ns_trace *t)
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev)
 {
 	if (ev->kind == NS_KIND_FLOW_S || ev->kind == NS_KIND_FLOW_F) {
-		if (t->n_flows == t->cap_flows &&
-		    grow((void **)&t->flows, &t->cap_flows, sizeof(*t->flows), 1024) < 0)
+		if (NS_GROW_MIN(t->flows, t->cap_flows, t->n_flows + 1, 1024) < 0)
 			return -1;
 		t->flows[t->n_flows++] = (struct ns_flow){ ev->correlation, ev->ts_ns, ev->thread, ev->kind };
 		return 0;
 	}
-	if (t->n_events == t->cap_events &&
-	    grow((void **)&t->events, &t->cap_events, sizeof(*t->events), 4096) < 0)
+	if (NS_GROW_MIN(t->events, t->cap_events, t->n_events + 1, 4096) < 0)
 		return -1;
 	t->events[t->n_events++] = *ev;
 	return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common/vec.h"
 #include "ingest/ingest.h" /* ns_dirset */
 #include "ingest/source.h"
 #include "neff/neff.h"
@@ -334,7 +335,7 @@ static bool key_walk_byte(struct key_walk *w, char c)
  * data_version, a sorted system export its cpu_util before the rest). */
 static enum ns_cap_kind sniff_json(const char *path)
 {
-	enum { N_MARKERS = sizeof(json_markers) / sizeof(json_markers[0]) };
+	enum { N_MARKERS = NS_ARRAY_SIZE(json_markers) };
 	struct ns_source *src = NULL;
 	struct ns_error err;
 	struct key_walk w = { 0 };
@@ -477,7 +478,7 @@ bool ns_capture_classify(const char *path, struct ns_cap_file *f)
 	} else if (ends_with(name, ".pb")) {
 		f->kind = NS_CAP_PB;
 		f->naming = NS_PB_OTHER;
-		for (size_t i = 0; i < sizeof(pb_names) / sizeof(pb_names[0]); i++)
+		for (size_t i = 0; i < NS_ARRAY_SIZE(pb_names); i++)
 			if (strcmp(name, pb_names[i]) == 0)
 				f->naming = (uint8_t)i;
 	} else if (ends_with(name, ".parquet")) {
@@ -539,7 +540,7 @@ static bool parquet_table_of_profile(const char *path)
 	static const char *const anchors[] = { "Metadata.parquet", "SystemProfileMetadata.parquet" };
 	char *dir = ns_capture_folder(path);
 	bool found = false;
-	for (size_t i = 0; dir && i < sizeof(anchors) / sizeof(anchors[0]) && !found; i++) {
+	for (size_t i = 0; dir && i < NS_ARRAY_SIZE(anchors) && !found; i++) {
 		char *meta;
 		if (asprintf(&meta, "%s/%s", dir, anchors[i]) < 0)
 			break;

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/utf8.h"
+#include "common/vec.h"
 #include "ingest/capture.h"
 #include "ingest/scan.h"
 #include "ingest/source.h"
@@ -65,69 +67,19 @@ static int reserve(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p[0..n), or 0 if it is not one.
- * *maximal gets the length of its longest valid prefix (>= 1), which is
- * what one U+FFFD replaces, as Python's errors="replace" does. */
-static size_t utf8_seq(const unsigned char *p, size_t n, size_t *maximal)
-{
-	unsigned char c = p[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
-	*maximal = 1;
-	if (c < 0x80)
-		return c ? 1 : 0; /* NUL cannot live in a C string: replaced */
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	for (size_t k = 1; k < len; k++) {
-		if (k >= n || p[k] < (k == 1 ? lo : 0x80) || p[k] > (k == 1 ? hi : 0xbf))
-			return 0;
-		*maximal = k + 1;
-	}
-	return len;
-}
-
 /* Text for the string table: invalid UTF-8 (and NUL) is replaced by U+FFFD,
  * so every output (table, CSV, JSON, database) is valid UTF-8. Valid text
  * is returned as is. -1 on OOM. */
 static int repair_utf8(struct parser *ps, const char **text, size_t *len)
 {
-	const unsigned char *p = (const unsigned char *)*text;
-	size_t n = *len, i = 0, m;
-	while (i < n && p[i] >= 0x01 && p[i] < 0x80)
-		i++;
-	while (i < n) {
-		size_t l = utf8_seq(p + i, n - i, &m);
-		if (!l)
-			break;
-		i += l;
-	}
-	if (i == n)
+	size_t n = *len;
+	if (ns_utf8_valid(*text, n))
 		return 0;
 	/* each bad byte becomes at most 3 bytes */
 	if (n > SIZE_MAX / 3 || reserve(&ps->fixed, &ps->fixed_cap, 3 * n))
 		return -1;
-	memcpy(ps->fixed, p, i);
-	size_t o = i;
-	while (i < n) {
-		size_t l = utf8_seq(p + i, n - i, &m);
-		if (l) {
-			memcpy(ps->fixed + o, p + i, l);
-			o += l;
-			i += l;
-		} else {
-			memcpy(ps->fixed + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i += m;
-		}
-	}
+	*len = ns_utf8_repair(*text, n, ps->fixed);
 	*text = ps->fixed;
-	*len = o;
 	return 0;
 }
 
@@ -637,14 +589,8 @@ static int counter_field(struct parser *ps, void *ctx, const struct span *key, c
 	while (i < t->n_counters && t->counters[i].name != name)
 		i++;
 	if (i == t->n_counters) {
-		if (t->n_counters == t->cap_counters) {
-			size_t cap = t->cap_counters ? 2 * t->cap_counters : 16;
-			struct ns_counter *c = realloc(t->counters, cap * sizeof(*c));
-			if (!c)
-				return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
-			t->counters = c;
-			t->cap_counters = cap;
-		}
+		if (NS_GROW(t->counters, t->cap_counters, t->n_counters + 1) < 0)
+			return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
 		t->counters[t->n_counters++] = (struct ns_counter){ .name = name, .exact = true };
 	}
 	struct ns_counter *c = &t->counters[i];

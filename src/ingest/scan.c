@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+#include "common/vec.h"
+
 #define READ_CHUNK (1u << 20)
 
 int ns_scan_init(struct ns_scan *s, const char *path, struct ns_source *src, struct ns_error *err)
@@ -375,7 +378,7 @@ static size_t value_extent(const char *p, size_t n, size_t start, struct extent 
 			} else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
 				static const char *const literals[] = { "true", "false", "null", "NaN", "Infinity" };
 				const char *l = NULL;
-				for (size_t k = 0; k < sizeof(literals) / sizeof(literals[0]); k++)
+				for (size_t k = 0; k < NS_ARRAY_SIZE(literals); k++)
 					if ((unsigned char)literals[k][0] == c)
 						l = literals[k];
 				x->expect = X_LITERAL;
@@ -544,7 +547,7 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 		return skip_number(p, n, i);
 	/* literals; NaN/Infinity are tolerated (Python's json writes them) */
 	static const char *const lits[] = { "true", "false", "null", "NaN", "Infinity" };
-	for (size_t k = 0; k < sizeof(lits) / sizeof(lits[0]); k++) {
+	for (size_t k = 0; k < NS_ARRAY_SIZE(lits); k++) {
 		size_t l = strlen(lits[k]);
 		if (n - i >= l && memcmp(p + i, lits[k], l) == 0)
 			return i + l;
@@ -569,30 +572,6 @@ static int hex4(const char *p, unsigned *out)
 	}
 	*out = v;
 	return 0;
-}
-
-static size_t put_utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
 }
 
 size_t ns_json_unescape(const char *body, size_t body_len, char *out)
@@ -625,7 +604,7 @@ size_t ns_json_unescape(const char *body, size_t body_len, char *out)
 			} else if (cp >= 0xd800 && cp < 0xe000) {
 				cp = 0xfffd;
 			}
-			o += put_utf8(out + o, cp); /* <= 6 input bytes -> <= 4 output bytes */
+			o += ns_utf8_put(out + o, cp); /* <= 6 input bytes -> <= 4 output bytes */
 			break;
 		}
 		default: out[o++] = c; break; /* \" \\ \/ and unknown escapes keep the char */

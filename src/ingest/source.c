@@ -12,6 +12,8 @@
 
 #define IN_CHUNK (1u << 20)
 
+enum ns_compression { NS_COMP_NONE = 0, NS_COMP_GZIP, NS_COMP_ZSTD };
+
 struct ns_source {
 	const char *path;
 	FILE *file;
@@ -312,11 +314,6 @@ uint64_t ns_source_size(const struct ns_source *s)
 bool ns_source_truncated(const struct ns_source *s)
 {
 	return s->truncated;
-}
-
-enum ns_compression ns_source_compression(const struct ns_source *s)
-{
-	return s->comp;
 }
 
 void ns_source_close(struct ns_source *s)

@@ -10,8 +10,6 @@
 
 #include "common/error.h"
 
-enum ns_compression { NS_COMP_NONE = 0, NS_COMP_GZIP, NS_COMP_ZSTD };
-
 struct ns_source;
 
 /* Opens path ("-": standard input). A pipe, FIFO or device is read as a
@@ -31,7 +29,6 @@ void ns_source_set_max_read(struct ns_source *s, size_t n);
 uint64_t ns_source_consumed(const struct ns_source *s); /* compressed bytes read so far */
 #define NS_SOURCE_SIZE_UNKNOWN UINT64_MAX
 uint64_t ns_source_size(const struct ns_source *s);     /* file size, or NS_SOURCE_SIZE_UNKNOWN */
-enum ns_compression ns_source_compression(const struct ns_source *s);
 /* True once the end of a gzip/zstd stream was missing (the file was cut). */
 bool ns_source_truncated(const struct ns_source *s);
 void ns_source_close(struct ns_source *s);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/vec.h"
 #include "neff/neff-format.h"
 #include "neff/neff-internal.h"
 
@@ -388,15 +389,9 @@ static int add_member(struct tar_walk *w, char *name, uint64_t hdr_pos, uint64_t
 				  (unsigned long long)hdr_pos, NEFF_MAX_MEMBERS);
 		goto fail;
 	}
-	if (neff->member_count == w->members_cap) {
-		size_t cap = w->members_cap ? 2 * w->members_cap : 64;
-		struct ns_neff_member *grown = realloc(neff->members, cap * sizeof(*grown));
-		if (!grown) {
-			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
-			goto fail;
-		}
-		neff->members = grown;
-		w->members_cap = cap;
+	if (NS_GROW_MIN(neff->members, w->members_cap, neff->member_count + 1, 64) < 0) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
+		goto fail;
 	}
 	struct ns_neff_member *m = &neff->members[neff->member_count++];
 	*m = (struct ns_neff_member){ .name = name, .offset = hdr_pos + TAR_BLOCK, .size = size };

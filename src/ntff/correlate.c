@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/vec.h"
 
 #define NONE (-1)
 #define MATCH_TOLERANCE_NS 1000 /* host-clock slack between the system profile and trace.json */
@@ -85,10 +86,10 @@ bool sync_map(const struct sync_pt *p, size_t n, int64_t nc, int64_t dev, int64_
 static int rank_of(const struct ns_sysprof *sp, const struct ns_sys_event *ev)
 {
 	const char *name = ns_strtab_get(&sp->strings, ev->name);
-	for (size_t i = 0; i < sizeof(exec_rank) / sizeof(exec_rank[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(exec_rank); i++)
 		if (strcmp(name, exec_rank[i]) == 0)
 			return (int)i;
-	return (int)(sizeof(exec_rank) / sizeof(exec_rank[0]));
+	return (int)NS_ARRAY_SIZE(exec_rank);
 }
 
 struct work {
@@ -318,7 +319,7 @@ static int build_match_index(struct work *w)
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		bool ok = false;
-		for (size_t c = 0; c < sizeof(launcher_cats) / sizeof(launcher_cats[0]); c++)
+		for (size_t c = 0; c < NS_ARRAY_SIZE(launcher_cats); c++)
 			ok |= ev->cat == launcher_cats[c];
 		if (ok && ev->kind == NS_KIND_SLICE)
 			w->match[w->n_match++] = (struct match){ ev->name, ev->ts_ns + base, i };

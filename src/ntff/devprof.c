@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 /* Top-level keys by role; anything else is kept as an unknown key. */
 static const struct {
 	const char *key;
@@ -185,7 +187,7 @@ static int push_raw(struct reader *r, const struct raw *x)
 
 static const char *section_name(int role)
 {
-	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(sections); i++)
 		if (sections[i].role == role)
 			return sections[i].key;
 	return "?";
@@ -279,7 +281,7 @@ static int on_key(void *ctx, const char *key)
 	struct reader *r = ctx;
 	r->in_warnings = strcmp(key, "warnings") == 0;
 	r->in_throttle = strcmp(key, "throttle_summary") == 0;
-	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(sections); i++)
 		if (strcmp(sections[i].key, key) == 0) {
 			r->role = sections[i].role;
 			return sections[i].stream ? JS_ELEMENTS : JS_SKIP;

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "common/vec.h"
+
 /* Thrift compact-protocol types. */
 enum { CT_STOP = 0, CT_TRUE = 1, CT_FALSE = 2, CT_BYTE = 3, CT_I16 = 4, CT_I32 = 5, CT_I64 = 6, CT_DOUBLE = 7,
        CT_BINARY = 8, CT_LIST = 9, CT_SET = 10, CT_MAP = 11, CT_STRUCT = 12 };
@@ -33,7 +35,7 @@ static const char *const encoding_names[] = {
 static const char *const type_names[] = { "BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
 					  "FIXED_LEN_BYTE_ARRAY" };
 
-#define NAME_OF(tab, v) ((v) >= 0 && (size_t)(v) < sizeof(tab) / sizeof(tab[0]) ? tab[v] : "unknown")
+#define NAME_OF(tab, v) ((v) >= 0 && (size_t)(v) < NS_ARRAY_SIZE(tab) ? tab[v] : "unknown")
 
 /* ---- varints, zigzag ---- */
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "ntff/parquet.h"
 
 #define PQ_EXT ".parquet"
@@ -45,7 +46,7 @@ static const struct pq_table {
 	{ "DeviceProfileList", "device_profile_list", true, false, NULL },
 	{ "SystemProfileEvents", "trace_event", true, false, NULL },
 };
-#define N_TABLES (sizeof(tables) / sizeof(tables[0]))
+#define N_TABLES NS_ARRAY_SIZE(tables)
 
 bool pq_export_is(const char *path)
 {

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/vec.h"
+
 #define NTFF_HEADER_BYTES 128 /* [RE]: a 128-byte header precedes the protobuf */
 
 /* Content this tool reads, by magic: a raw file that starts like one of
@@ -35,7 +37,7 @@ int ns_ntff_identify(const char *path, struct ns_raw_info *out, struct ns_error 
 	out->size = (uint64_t)st.st_size;
 	out->head_len = fread(out->head, 1, sizeof(out->head), f);
 	fclose(f);
-	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(magics); i++)
 		if (out->head_len >= magics[i].len && memcmp(out->head, magics[i].magic, magics[i].len) == 0)
 			out->looks_like = magics[i].what;
 	out->too_small = out->kind == NS_CAP_NTFF && out->size < NTFF_HEADER_BYTES;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 /* Key suffixes whose values must be numbers. */
 static const char *const numeric_suffixes[] = { "_time", "_ns", "_percent", "_count", "_bytes", "_flops" };
 
@@ -67,7 +69,7 @@ static int check_numbers(struct ns_summary *s, const struct ns_summary_node *nod
 {
 	for (size_t i = 0; i < node->n_kv; i++) {
 		const struct ns_kv *kv = &node->kv[i];
-		for (size_t k = 0; k < sizeof(numeric_suffixes) / sizeof(numeric_suffixes[0]); k++)
+		for (size_t k = 0; k < NS_ARRAY_SIZE(numeric_suffixes); k++)
 			if (!kv->is_num && ends_with(kv->key, numeric_suffixes[k]) &&
 			    note_add(&s->notes, s->path, offset, "%s: \"%s\" is not a number; ignored", node->id, kv->key))
 				return -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/vec.h"
 #include "ingest/scan.h"
 
 #define FRAMEWORK_TYPE 99999 /* "type" of framework events in the JSON export */
@@ -171,10 +172,10 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 	struct ns_sys_event *ev = &r->ev;
 	size_t k = 0, bad;
 	char text[512], norm[65];
-	while (k < sizeof(event_keys) / sizeof(event_keys[0]) &&
+	while (k < NS_ARRAY_SIZE(event_keys) &&
 	       (event_keys[k].len != len || memcmp(event_keys[k].key, key, len) != 0))
 		k++;
-	if (k == sizeof(event_keys) / sizeof(event_keys[0])) {
+	if (k == NS_ARRAY_SIZE(event_keys)) {
 		if (v->type != 'o')
 			return 0;
 		r->depth++; /* data, args, attributes, sync_info, ... */
@@ -252,7 +253,7 @@ static enum ns_sys_source classify(const struct reader *r)
 	if (strcmp(r->src, "framework") == 0 || r->type == FRAMEWORK_TYPE || strncmp(r->group, "framework", 9) == 0)
 		return NS_SYS_FRAMEWORK;
 	if (strcmp(r->src, "neuron_hw") == 0 ||
-	    in_list(name, strlen(name), hardware_names, sizeof(hardware_names) / sizeof(hardware_names[0])))
+	    in_list(name, strlen(name), hardware_names, NS_ARRAY_SIZE(hardware_names)))
 		return NS_SYS_HARDWARE;
 	return NS_SYS_RUNTIME;
 }
@@ -267,7 +268,7 @@ static bool keep(const struct reader *r, enum ns_sys_source src)
 	if (src == NS_SYS_HARDWARE)
 		return jkey_is(name, len, "nc_exec_running") || ev->nc_ts != NS_NONE;
 	return ev->exec_id != NS_NONE || ev->n_flows ||
-	       in_list(name, len, exec_names, sizeof(exec_names) / sizeof(exec_names[0]));
+	       in_list(name, len, exec_names, NS_ARRAY_SIZE(exec_names));
 }
 
 static int read_event(struct reader *r, const struct jv *v, uint64_t offset, struct ns_error *err)
@@ -361,7 +362,7 @@ static int on_key(void *ctx, const char *key)
 		r->role = R_EVENTS;
 	else {
 		r->role = R_OTHER;
-		if (!in_list(key, len, known_top, sizeof(known_top) / sizeof(known_top[0])) &&
+		if (!in_list(key, len, known_top, NS_ARRAY_SIZE(known_top)) &&
 		    keylist_add(&r->sp->unknown_keys, &r->sp->n_unknown_keys, key))
 			r->oom = true;
 		return JS_SKIP;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/vec.h"
+
 static const char *const unit_names[] = {
 	[NS_TU_AUTO] = "auto", [NS_TU_NS] = "ns", [NS_TU_US] = "us", [NS_TU_MS] = "ms", [NS_TU_S] = "s",
 };
@@ -55,7 +57,7 @@ static const struct {
 
 enum ns_engine ns_engine_from_label(const char *s, size_t len)
 {
-	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+	for (size_t i = 0; i < NS_ARRAY_SIZE(labels); i++) {
 		size_t l = strlen(labels[i].label);
 		if ((labels[i].prefix ? len >= l : len == l) && strncasecmp(s, labels[i].label, l) == 0)
 			return labels[i].engine;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "report/diff-internal.h"
 
 /* ---- formatting helpers ---- */
@@ -274,7 +275,7 @@ static void text_verdict_counts(FILE *out, const struct ns_diff *d, size_t n_sho
 	static const enum ns_verdict verdict_ids[] = { NS_VERDICT_REGRESSED, NS_VERDICT_IMPROVED, NS_VERDICT_NEW,
 						       NS_VERDICT_REMOVED, NS_VERDICT_UNCHANGED };
 	fputs("\nverdicts:", out);
-	for (size_t v = 0; v < sizeof(verdict_ids) / sizeof(verdict_ids[0]); v++)
+	for (size_t v = 0; v < NS_ARRAY_SIZE(verdict_ids); v++)
 		fprintf(out, "%s %zu %s", v ? "," : "", d->n_verdict[verdict_ids[v]], ns_verdict_name(verdict_ids[v]));
 	if (n_shown < d->n_rows)
 		fprintf(out, " (%zu of %zu rows shown)", n_shown, d->n_rows);
@@ -596,7 +597,7 @@ static void csv_metric(FILE *out, const struct ns_diff_metric *m)
 	fprintf(out, ",%s", m->verdict == NS_VERDICT_NONE ? "" : m->by_steps ? "steps" : "total");
 	if (m->by_steps) {
 		const double v[] = { m->base_step.median, m->base_step.mad, m->new_step.median, m->new_step.mad };
-		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (size_t i = 0; i < NS_ARRAY_SIZE(v); i++) {
 			fputc(',', out);
 			json_us(out, v[i]);
 		}
@@ -619,7 +620,7 @@ static void write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_w
 	long printed = 0;
 	fputs("name,overload,input_shapes,stack,neff,on,user_annotation,verdict,base_calls,new_calls", out);
 	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-		for (size_t c = 0; c < sizeof(per_metric) / sizeof(per_metric[0]); c++)
+		for (size_t c = 0; c < NS_ARRAY_SIZE(per_metric); c++)
 			fprintf(out, ",%s_%s", ns_diff_metric_keys[k], per_metric[c]);
 	fputs("\r\n", out);
 	for (size_t i = 0; i <= d->n_rows; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/vec.h"
 #include "report/diff-internal.h"
 
 #define NO_ROW (-1)
@@ -55,7 +56,7 @@ static int64_t row_of(struct work *w, const struct ns_trace *t, const struct ns_
 {
 	struct ns_diff *d = w->d;
 	const ns_str fields[] = { avg->key, avg->overload, avg->input_shapes, avg->stack, avg->neff };
-	const int n_fields = (int)(sizeof(fields) / sizeof(fields[0]));
+	const int n_fields = (int)NS_ARRAY_SIZE(fields);
 	size_t len = 2;
 	for (int i = 0; i < n_fields; i++)
 		len += ns_strtab_len(&t->strings, fields[i]) + 1;
@@ -387,7 +388,7 @@ const struct ns_diff_sort_key ns_diff_sort_keys[] = {
 	{ "verdict", "", "regressed, improved, new, removed, unchanged", k_verdict },
 	{ "name", "key", "name, A to Z", NULL },
 };
-const size_t ns_n_diff_sort_keys = sizeof(ns_diff_sort_keys) / sizeof(ns_diff_sort_keys[0]);
+const size_t ns_n_diff_sort_keys = NS_ARRAY_SIZE(ns_diff_sort_keys);
 
 static bool alias_of(const char *aliases, const char *arg)
 {

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/utf8.h"
+
 /* Byte length of the control character at s (1, or 2 for a C1 control in
  * UTF-8), or 0 when s does not start with one. */
 static size_t control_at(const unsigned char *s)
@@ -73,7 +75,7 @@ size_t ns_visible_width(const char *s)
 			w += strlen(text);
 			p += n;
 		} else {
-			w += (*p++ & 0xc0) != 0x80; /* continuation bytes do not count */
+			w += ns_utf8_starts_char(*p++); /* continuation bytes do not count */
 		}
 	}
 	return w;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 #define COL_W 12
 #define SPACING 2
 
@@ -39,7 +41,7 @@ const struct ns_sort_key ns_sort_keys[] = {
 	{ "key", "", "name, Z to A (PyTorch's order)", NULL, false },
 	{ "name", "", "name, A to Z", NULL, true },
 };
-const size_t ns_n_sort_keys = sizeof(ns_sort_keys) / sizeof(ns_sort_keys[0]);
+const size_t ns_n_sort_keys = NS_ARRAY_SIZE(ns_sort_keys);
 
 /* PyTorch maps sort_by "cuda"/"xpu"/"privateuse1" to "device"; we also
  * accept the backend names the aliases use. */
@@ -49,7 +51,7 @@ static void normalize_sort_name(const char *in, char *out, size_t n)
 	size_t o = 0;
 	for (size_t i = 0; in[i] && o + 7 < n;) {
 		size_t k;
-		for (k = 0; k < sizeof(backends) / sizeof(backends[0]); k++) {
+		for (k = 0; k < NS_ARRAY_SIZE(backends); k++) {
 			size_t l = strlen(backends[k]);
 			if (strncmp(in + i, backends[k], l) == 0) {
 				memcpy(out + o, "device", 6);
@@ -58,7 +60,7 @@ static void normalize_sort_name(const char *in, char *out, size_t n)
 				break;
 			}
 		}
-		if (k == sizeof(backends) / sizeof(backends[0]))
+		if (k == NS_ARRAY_SIZE(backends))
 			out[o++] = in[i++];
 	}
 	out[o] = '\0';
@@ -694,7 +696,7 @@ static const struct {
 	{ "device_total_us", true },	 { "device_avg_us", true },	{ "cpu_mem_bytes", false },
 	{ "self_cpu_mem_bytes", false }, { "device_mem_bytes", true },	{ "self_device_mem_bytes", true },
 };
-#define N_MACHINE_COLUMNS (sizeof(machine_columns) / sizeof(machine_columns[0]))
+#define N_MACHINE_COLUMNS (NS_ARRAY_SIZE(machine_columns))
 
 /* Whether the trace has device columns: PyTorch's use_device is set. */
 static bool has_device(const struct view *v)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/i64map.h"
+#include "common/vec.h"
 #include "store/store-internal.h"
 
 int ns_store_sqlite_error(struct ns_error *err, sqlite3 *db, int rc, const char *path, const char *what)
@@ -193,7 +194,7 @@ static int check_tables(const char *db_path, sqlite3 *db, struct ns_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = 0, sqlite_rc = sqlite3_prepare_v2(db, "SELECT type FROM sqlite_master WHERE name = ?1", -1, &st, NULL);
-	for (size_t i = 0; sqlite_rc == SQLITE_OK && i < sizeof(loaded_tables) / sizeof(loaded_tables[0]); i++) {
+	for (size_t i = 0; sqlite_rc == SQLITE_OK && i < NS_ARRAY_SIZE(loaded_tables); i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, loaded_tables[i], -1, SQLITE_STATIC);
 		sqlite_rc = sqlite3_step(st);
@@ -411,9 +412,9 @@ static int check_event(struct loader *l, sqlite3_stmt *st, int64_t rowid, struct
 		{ 10, "bytes", -NS_SUM_LIMIT, NS_SUM_LIMIT + 1, true },
 		{ 11, "mem_device_type", -1, 100, true },
 	};
-	int64_t v[sizeof(cols) / sizeof(cols[0])];
+	int64_t v[NS_ARRAY_SIZE(cols)];
 	int rc;
-	for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+	for (size_t k = 0; k < NS_ARRAY_SIZE(cols); k++)
 		if ((rc = ranged(l, st, cols[k].column, "events", rowid, cols[k].name, cols[k].lo, cols[k].hi,
 				 cols[k].null_ok, &v[k], err)))
 			return rc;

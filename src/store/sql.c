@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/vec.h"
 #include "store/store-internal.h"
 
 struct cell {
@@ -55,7 +56,7 @@ static const char *const denied_functions[] = { "fts3_tokenizer", "load_extensio
 
 static bool denied_function(const char *name)
 {
-	for (size_t i = 0; i < sizeof(denied_functions) / sizeof(denied_functions[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(denied_functions); i++)
 		if (name && sqlite3_stricmp(name, denied_functions[i]) == 0)
 			return true;
 	return false;
@@ -669,7 +670,7 @@ int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FIL
 		int (*const render[])(FILE *, sqlite3_stmt *, const struct result *) = {
 			[NS_SQL_TABLE] = render_table, [NS_SQL_CSV] = render_csv, [NS_SQL_JSON] = render_json
 		};
-		if ((unsigned)fmt >= sizeof(render) / sizeof(render[0])) {
+		if ((unsigned)fmt >= NS_ARRAY_SIZE(render)) {
 			rc = ns_error_set(err, NS_ERR_USAGE, "unknown output format %d", (int)fmt);
 			goto out;
 		}

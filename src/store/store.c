@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "common/assert.h"
+#include "common/vec.h"
 #include "store/rowq.h"
 #include "store/store-internal.h"
 
@@ -483,7 +484,7 @@ static int write_constants(struct ns_store *s, struct ns_error *err)
 	for (int cat = NS_CAT_OTHER + 1; cat < NS_CAT__COUNT; cat++)
 		fprintf(f, ", (%d, '%s')", cat, ns_cat_name((enum ns_cat)cat));
 	fputs(";\nINSERT INTO device_types VALUES ", f);
-	for (size_t i = 0; i < sizeof(device_types) / sizeof(device_types[0]); i++)
+	for (size_t i = 0; i < NS_ARRAY_SIZE(device_types); i++)
 		fprintf(f, "%s(%zu, '%s')", i ? ", " : "", i, device_types[i]);
 	fprintf(f,
 		";\nINSERT INTO store_info VALUES ('schema_version', '%d'), "
@@ -1333,7 +1334,7 @@ static void sync_parent_dir(const char *path)
 
 /* The tables filled row by row, whose rows the writer counts. */
 static const int counted_tables[] = { STMT_EVENT, STMT_STATS, STMT_MEMORY, STMT_FLOW };
-#define N_COUNTED (sizeof(counted_tables) / sizeof(counted_tables[0]))
+#define N_COUNTED NS_ARRAY_SIZE(counted_tables)
 
 /* The planner's statistics (sqlite_stat1) for the views' joins, as ANALYZE
  * writes them. ANALYZE counts a table's rows by reading every page of it,

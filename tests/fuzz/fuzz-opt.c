@@ -18,13 +18,7 @@
 #define MAX_ARGS 64
 
 static const struct ns_cmd_spec *const specs[] = {
-	&cmd_report_spec, &cmd_ingest_spec, &cmd_diff_spec,
-#ifdef NS_HAVE_CMD_SQL
-	&cmd_sql_spec,
-#endif
-#ifdef NS_HAVE_CMD_NEFF
-	&cmd_neff_spec,
-#endif
+	&cmd_report_spec, &cmd_ingest_spec, &cmd_diff_spec, &cmd_sql_spec, &cmd_neff_spec,
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
