@@ -1240,6 +1240,47 @@ static ns_str stack_prefix(struct ns_trace *t, ns_str stack, int n)
 	return id;
 }
 
+/* The hash of a row's grouping key (name, device type, user annotation,
+ * overload, shapes, stack, NEFF), and whether two rows have the same key. */
+static uint64_t avg_key_hash(const struct ns_avg *k)
+{
+	return ((uint64_t)k->key * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)k->overload << 1) ^
+	       ((uint64_t)k->input_shapes * 0xc2b2ae3d27d4eb4fULL) ^ ((uint64_t)k->stack << 17) ^
+	       ((uint64_t)k->device_type << 56) ^ ((uint64_t)k->is_user_annotation << 63) ^
+	       ((uint64_t)k->neff * 0xff51afd7ed558ccdULL);
+}
+
+static bool same_avg_key(const struct ns_avg *a, const struct ns_avg *b)
+{
+	return a->key == b->key && a->overload == b->overload && a->input_shapes == b->input_shapes &&
+	       a->stack == b->stack && a->device_type == b->device_type &&
+	       a->is_user_annotation == b->is_user_annotation && a->neff == b->neff;
+}
+
+/* FunctionEventAvg.add: function event f's times and memory into row r, in
+ * PyTorch's order of operations. */
+static void add_to_row(struct ns_agg *a, struct ns_avg *r, size_t f)
+{
+	const struct ns_fevent *fe = &a->fevents[f];
+	struct ns_fself self = ns_fevent_self(a, f);
+	r->cpu_time_total += fe->device_type == NS_DEV_CPU ? ns_fevent_span_us(a, fe) : 0;
+	r->device_time_total += fe->device_time_total;
+	r->self_cpu_time_total += self.self_cpu_time_total;
+	r->self_device_time_total += self.self_device_time_total;
+	r->cpu_ns += ns_fevent_cpu_ns(a, fe);
+	r->device_ns += fe->device_ns;
+	r->self_cpu_ns += self.self_cpu_ns;
+	r->self_device_ns += self.self_device_ns;
+	if (a->has_mem) {
+		struct ns_fmem mem = ns_fevent_mem(a, f);
+		r->cpu_mem += mem.cpu;
+		r->device_mem += mem.device;
+		r->self_cpu_mem += mem.self_cpu;
+		r->self_device_mem += mem.self_device;
+	}
+	r->count++;
+}
+
 /* spec A5: group in first-seen order; the first event fixes the row's fields. */
 static int key_averages(struct ns_agg *a)
 {
@@ -1270,19 +1311,10 @@ static int key_averages(struct ns_agg *a)
 			goto out;
 		if (neff_of)
 			key.neff = neff_of[f];
-		uint64_t h = ((uint64_t)key.key * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)key.overload << 1) ^
-			     ((uint64_t)key.input_shapes * 0xc2b2ae3d27d4eb4fULL) ^ ((uint64_t)key.stack << 17) ^
-			     ((uint64_t)key.device_type << 56) ^ ((uint64_t)key.is_user_annotation << 63) ^
-			     ((uint64_t)key.neff * 0xff51afd7ed558ccdULL);
+		uint64_t h = avg_key_hash(&key);
 		int64_t row = ns_i64map_get(&row_of_key, (int64_t)h, NO_INDEX);
-		while (row != NO_INDEX) {
-			const struct ns_avg *r = &a->avgs[row];
-			if (r->key == key.key && r->overload == key.overload && r->input_shapes == key.input_shapes &&
-			    r->stack == key.stack && r->device_type == key.device_type &&
-			    r->is_user_annotation == key.is_user_annotation && r->neff == key.neff)
-				break;
+		while (row != NO_INDEX && !same_avg_key(&a->avgs[row], &key))
 			row = chain[row];
-		}
 		if (row == NO_INDEX) {
 			/* rows and their chain links grow to the same capacity */
 			size_t cap_chain = cap_rows;
@@ -1297,25 +1329,8 @@ static int key_averages(struct ns_agg *a)
 			if (ns_i64map_set(&row_of_key, (int64_t)h, row))
 				goto out;
 		}
-		struct ns_avg *r = &a->avgs[row];
-		struct ns_fself self = ns_fevent_self(a, f);
 		fe->avg = (int32_t)row;
-		r->cpu_time_total += fe->device_type == NS_DEV_CPU ? ns_fevent_span_us(a, fe) : 0;
-		r->device_time_total += fe->device_time_total;
-		r->self_cpu_time_total += self.self_cpu_time_total;
-		r->self_device_time_total += self.self_device_time_total;
-		r->cpu_ns += ns_fevent_cpu_ns(a, fe);
-		r->device_ns += fe->device_ns;
-		r->self_cpu_ns += self.self_cpu_ns;
-		r->self_device_ns += self.self_device_ns;
-		if (a->has_mem) {
-			struct ns_fmem mem = ns_fevent_mem(a, f);
-			r->cpu_mem += mem.cpu;
-			r->device_mem += mem.device;
-			r->self_cpu_mem += mem.self_cpu;
-			r->self_device_mem += mem.self_device;
-		}
-		r->count++;
+		add_to_row(a, &a->avgs[row], f);
 	}
 	rc = 0;
 out:

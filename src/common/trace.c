@@ -198,94 +198,115 @@ static bool shift_time(int64_t ts, int64_t shift, int64_t *out)
 	return !__builtin_add_overflow(ts, shift, out) && *out > -NS_TIME_LIMIT_NS && *out < NS_TIME_LIMIT_NS;
 }
 
+/* What merge_one returns besides 0: */
+enum { MERGE_NOMEM = -1, MERGE_TOO_FAR = 1 };
+
+/* File k's threads, apart from every other file's: the pid text gets the
+ * file's number. */
+static int merge_threads(struct ns_trace *out, const struct ns_trace *t, size_t k)
+{
+	char rank_pid[64];
+	for (size_t i = 0; i < t->n_threads; i++) {
+		const struct ns_thread *th = &t->threads[i];
+		snprintf(rank_pid, sizeof(rank_pid), "%zu:%s", k, ns_strtab_get(&t->strings, th->pid_text));
+		ns_str pid_text = ns_strtab_intern(&out->strings, rank_pid, strlen(rank_pid));
+		ns_str tid_text = reintern(out, t, th->tid_text);
+		if (pid_text == UINT32_MAX || tid_text == UINT32_MAX ||
+		    ns_trace_thread(out, pid_text, th->pid, tid_text, th->tid) < 0)
+			return MERGE_NOMEM;
+		out->threads[out->n_threads - 1].name = reintern(out, t, th->name);
+	}
+	return 0;
+}
+
+/* One file's events, flow ends and Explorer warnings, times moved by shift,
+ * threads by thread_base, ids renumbered through ids. */
+static int merge_events(struct ns_trace *out, const struct ns_trace *t, int64_t shift, uint32_t thread_base,
+			struct ns_i64map *ids, int64_t *next_id)
+{
+	for (size_t i = 0; i < t->n_events; i++) {
+		struct ns_event ev = t->events[i];
+		if (!shift_time(ev.ts_ns, shift, &ev.ts_ns))
+			return MERGE_TOO_FAR;
+		ev.thread += thread_base;
+		/* (a memory record's fields share these bytes) */
+		if (!ns_event_is_memory(&ev) &&
+		    (renumber(ids, next_id, &ev.external_id) || renumber(ids, next_id, &ev.correlation)))
+			return MERGE_NOMEM;
+		ev.name = reintern(out, t, ev.name);
+		ev.input_dims = reintern(out, t, ev.input_dims);
+		ev.stack = reintern(out, t, ev.stack);
+		ev.neff = reintern(out, t, ev.neff);
+		if (ev.name == UINT32_MAX || ev.input_dims == UINT32_MAX || ev.stack == UINT32_MAX ||
+		    ev.neff == UINT32_MAX || ns_trace_push(out, &ev))
+			return MERGE_NOMEM;
+	}
+	for (size_t i = 0; i < t->n_flows; i++) {
+		struct ns_event end = { .correlation = t->flows[i].id, .thread = t->flows[i].thread + thread_base,
+					.kind = t->flows[i].kind };
+		if (!shift_time(t->flows[i].ts_ns, shift, &end.ts_ns))
+			return MERGE_TOO_FAR;
+		if (renumber(ids, next_id, &end.correlation) || ns_trace_push(out, &end))
+			return MERGE_NOMEM;
+	}
+	for (size_t i = 0; i < t->n_xwarn; i++) {
+		struct ns_xwarn_ref w = t->xwarn[i];
+		w.file = reintern(out, t, w.file);
+		w.category = reintern(out, t, w.category);
+		w.message = reintern(out, t, w.message);
+		if (w.file == UINT32_MAX || w.category == UINT32_MAX || w.message == UINT32_MAX ||
+		    ns_trace_push_xwarn(out, &w))
+			return MERGE_NOMEM;
+	}
+	return 0;
+}
+
 int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, struct ns_error *err)
 {
 	int64_t min_base = INT64_MAX, next_id = 1;
 	struct ns_i64map ids;
-	int rc = NS_ERR_NOMEM;
+	int rc = 0;
+	size_t k = 0;
 	ns_trace_init(out);
 	ns_i64map_init(&ids);
-	for (size_t k = 0; k < n; k++)
-		if (in[k].has_base_time && in[k].base_time_ns < min_base)
-			min_base = in[k].base_time_ns;
+	for (size_t i = 0; i < n; i++)
+		if (in[i].has_base_time && in[i].base_time_ns < min_base)
+			min_base = in[i].base_time_ns;
 	out->path = strdup("(merged)");
-	if (!out->path)
-		goto fail;
-	for (size_t k = 0; k < n; k++) {
+	if (!out->path) {
+		rc = MERGE_NOMEM;
+		goto out;
+	}
+	for (; k < n; k++) {
 		const struct ns_trace *t = &in[k];
 		/* era C times are relative to each file's baseTimeNanoseconds */
 		int64_t shift = 0;
-		if (t->has_base_time && __builtin_sub_overflow(t->base_time_ns, min_base, &shift))
-			goto too_far;
+		if (t->has_base_time && __builtin_sub_overflow(t->base_time_ns, min_base, &shift)) {
+			rc = MERGE_TOO_FAR;
+			goto out;
+		}
 		uint32_t thread_base = (uint32_t)out->n_threads;
-		char rank_pid[64];
 		ns_i64map_release(&ids); /* (empty again: this file's ids start afresh) */
-		for (size_t i = 0; i < t->n_threads; i++) {
-			/* threads of different files stay apart: the pid text gets the file's number */
-			const struct ns_thread *th = &t->threads[i];
-			snprintf(rank_pid, sizeof(rank_pid), "%zu:%s", k, ns_strtab_get(&t->strings, th->pid_text));
-			ns_str pid_text = ns_strtab_intern(&out->strings, rank_pid, strlen(rank_pid));
-			ns_str tid_text = reintern(out, t, th->tid_text);
-			if (pid_text == UINT32_MAX || tid_text == UINT32_MAX ||
-			    ns_trace_thread(out, pid_text, th->pid, tid_text, th->tid) < 0)
-				goto fail;
-			out->threads[out->n_threads - 1].name = reintern(out, t, th->name);
-		}
-		for (size_t i = 0; i < t->n_events; i++) {
-			struct ns_event ev = t->events[i];
-			if (!shift_time(ev.ts_ns, shift, &ev.ts_ns))
-				goto too_far;
-			ev.thread += thread_base;
-			/* (a memory record's fields share these bytes) */
-			if (!ns_event_is_memory(&ev) &&
-			    (renumber(&ids, &next_id, &ev.external_id) || renumber(&ids, &next_id, &ev.correlation)))
-				goto fail;
-			ev.name = reintern(out, t, ev.name);
-			ev.input_dims = reintern(out, t, ev.input_dims);
-			ev.stack = reintern(out, t, ev.stack);
-			ev.neff = reintern(out, t, ev.neff);
-			if (ev.name == UINT32_MAX || ev.input_dims == UINT32_MAX || ev.stack == UINT32_MAX ||
-			    ev.neff == UINT32_MAX || ns_trace_push(out, &ev))
-				goto fail;
-		}
-		for (size_t i = 0; i < t->n_flows; i++) {
-			struct ns_event end = { .correlation = t->flows[i].id, .thread = t->flows[i].thread + thread_base,
-						.kind = t->flows[i].kind };
-			if (!shift_time(t->flows[i].ts_ns, shift, &end.ts_ns))
-				goto too_far;
-			if (renumber(&ids, &next_id, &end.correlation) || ns_trace_push(out, &end))
-				goto fail;
-		}
-		for (size_t i = 0; i < t->n_xwarn; i++) {
-			struct ns_xwarn_ref w = t->xwarn[i];
-			w.file = reintern(out, t, w.file);
-			w.category = reintern(out, t, w.category);
-			w.message = reintern(out, t, w.message);
-			if (w.file == UINT32_MAX || w.category == UINT32_MAX || w.message == UINT32_MAX ||
-			    ns_trace_push_xwarn(out, &w))
-				goto fail;
-		}
+		if ((rc = merge_threads(out, t, k)) || (rc = merge_events(out, t, shift, thread_base, &ids, &next_id)))
+			goto out;
 		for (int c = 0; c < NS_CAT__COUNT; c++)
 			out->has_cat[c] |= t->has_cat[c];
 		out->ts_has_fraction |= t->ts_has_fraction;
 		out->has_base_time |= t->has_base_time;
 		out->profile_memory |= t->profile_memory;
 		out->n_trace_events += t->n_trace_events;
-		continue;
-too_far:
-		rc = ns_error_set(err, NS_ERR_INPUT,
-				  "%s: cannot be merged with the other traces: its baseTimeNanoseconds (%lld) is too far "
-				  "from the earliest (%lld); merged times must stay within +-2^62 ns",
-				  t->path ? t->path : "(trace)", (long long)t->base_time_ns, (long long)min_base);
-		goto fail;
 	}
 	if (min_base != INT64_MAX)
 		out->base_time_ns = min_base;
+out:
 	ns_i64map_release(&ids);
+	if (rc == MERGE_NOMEM)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory while merging %zu traces", n);
+	if (rc == MERGE_TOO_FAR)
+		return ns_error_set(err, NS_ERR_INPUT,
+				    "%s: cannot be merged with the other traces: its baseTimeNanoseconds (%lld) is too "
+				    "far from the earliest (%lld); merged times must stay within +-2^62 ns",
+				    in[k].path ? in[k].path : "(trace)", (long long)in[k].base_time_ns,
+				    (long long)min_base);
 	return 0;
-fail:
-	if (rc == NS_ERR_NOMEM)
-		ns_error_set(err, NS_ERR_NOMEM, "out of memory while merging %zu traces", n);
-	ns_i64map_release(&ids);
-	return rc;
 }

@@ -602,11 +602,9 @@ static int counter_field(struct parser *ps, void *ctx, const struct span *key, c
 	return 0;
 }
 
-/* Makes the event that read_event read from p a traceEvents element:
- * checks and converts its fields, keeps it if the analysis uses it, and
- * hands it to the sink. */
-static int finish_event(struct parser *ps, const char *p, const struct event_fields *f,
-			struct ns_raw_event *raw)
+/* The fields every event has: checks their types, interns name, category
+ * and thread, converts ts and dur to ns, and notes args and id. */
+static int convert_fields(struct parser *ps, const struct event_fields *f, struct ns_raw_event *raw)
 {
 	struct ns_event *ev = &raw->ev;
 	struct ns_trace *t = ps->t;
@@ -661,6 +659,19 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 		raw->id_text = f->id.p;
 		raw->id_len = f->id.len;
 	}
+	return 0;
+}
+
+/* What the analysis makes of the event, by its phase and category: sets
+ * its kind and raw->kept for the ones it uses (slices, memory records,
+ * ac2g flows), sums counters, names threads. */
+static int classify_event(struct parser *ps, const char *p, const struct event_fields *f,
+			  struct ns_raw_event *raw)
+{
+	struct ns_event *ev = &raw->ev;
+	struct ns_trace *t = ps->t;
+	enum ns_cat cat = (enum ns_cat)ev->cat;
+	int rc;
 
 	switch (raw->ph) {
 	case NS_PH_X:
@@ -713,28 +724,49 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 	default:
 		break;
 	}
-	if (raw->kept && ns_event_is_memory(ev)) {
+	return 0;
+}
+
+/* Adds a kept event to the trace, within the limits on the sums of
+ * durations and bytes. */
+static int keep_event(struct parser *ps, const char *p, struct ns_raw_event *raw)
+{
+	struct ns_event *ev = &raw->ev;
+	struct ns_trace *t = ps->t;
+
+	if (ns_event_is_memory(ev)) {
 		/* (in place of the ids: a memory record links to nothing) */
 		ev->mem.bytes = raw->bytes;
 		ev->mem.device_type = raw->mem_device_type;
 	}
-	if (raw->kept) {
-		int64_t bytes = raw->bytes < 0 ? (raw->bytes == INT64_MIN ? INT64_MAX : -raw->bytes) : raw->bytes;
-		if (ev->dur_ns > SUM_LIMIT - ps->dur_sum || bytes > SUM_LIMIT - ps->bytes_sum)
-			return fail_at(ps, p, ev->dur_ns > SUM_LIMIT - ps->dur_sum
-						      ? "the events' durations add up to more than 2^56 ns (2.3 years)"
-						      : "the memory events' \"Bytes\" add up to more than 2^56");
-		ps->dur_sum += ev->dur_ns;
-		ps->bytes_sum += bytes;
-	}
-	if (raw->kept && ns_trace_push(t, ev))
+	int64_t bytes = raw->bytes < 0 ? (raw->bytes == INT64_MIN ? INT64_MAX : -raw->bytes) : raw->bytes;
+	if (ev->dur_ns > SUM_LIMIT - ps->dur_sum || bytes > SUM_LIMIT - ps->bytes_sum)
+		return fail_at(ps, p, ev->dur_ns > SUM_LIMIT - ps->dur_sum
+					      ? "the events' durations add up to more than 2^56 ns (2.3 years)"
+					      : "the memory events' \"Bytes\" add up to more than 2^56");
+	ps->dur_sum += ev->dur_ns;
+	ps->bytes_sum += bytes;
+	if (ns_trace_push(t, ev))
 		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", t->path,
 				    t->n_events);
-	if (raw->kept)
-		t->has_cat[cat] = true;
-	t->n_trace_events++;
+	t->has_cat[ev->cat] = true;
+	return 0;
+}
+
+/* Makes the event that read_event read from p a traceEvents element:
+ * checks and converts its fields, keeps it if the analysis uses it, and
+ * hands it to the sink. */
+static int finish_event(struct parser *ps, const char *p, const struct event_fields *f,
+			struct ns_raw_event *raw)
+{
+	int rc;
+	if ((rc = convert_fields(ps, f, raw)) || (rc = classify_event(ps, p, f, raw)))
+		return rc;
+	if (raw->kept && (rc = keep_event(ps, p, raw)))
+		return rc;
+	ps->t->n_trace_events++;
 	if (ps->opts && ps->opts->sink)
-		return ps->opts->sink(ps->opts->sink_ctx, t, raw, ps->err);
+		return ps->opts->sink(ps->opts->sink_ctx, ps->t, raw, ps->err);
 	return 0;
 }
 
@@ -901,87 +933,117 @@ static int dist_field(struct parser *ps, void *ctx, const struct span *key, cons
 	return 0;
 }
 
+/* Reads a key of the top-level object and the ':' after it: 0 with
+ * *key_id set, AT_CUT where the file ends, or an error status. */
+static int read_top_key(struct parser *ps, ns_str *key_id)
+{
+	struct ns_scan *sc = &ps->sc;
+	size_t start, end;
+	int rc = ns_scan_value(sc, &start, &end, ps->err);
+	if (rc == NS_SCAN_TRUNCATED)
+		return AT_CUT;
+	if (rc)
+		return rc;
+	struct span key = { sc->buf + start + 1, end - start - 2, false, true };
+	bool esc;
+	ns_json_string_end(sc->buf, end, start, &esc);
+	key.escaped = esc;
+	if (intern_span(ps, &key, key_id))
+		return intern_failed(ps, key.p, key.len);
+	ns_scan_advance(sc, end - sc->pos);
+	int c = ns_scan_peek(sc, ps->err);
+	if (c == -1)
+		return AT_CUT;
+	if (c != ':')
+		return fail_at(ps, sc->buf + sc->pos, "expected ':' after a key");
+	ns_scan_advance(sc, 1);
+	return 0;
+}
+
+/* The value of "traceEvents": 0, AT_CUT, or an error status. */
+static int read_trace_events(struct parser *ps, bool saw_events)
+{
+	struct ns_scan *sc = &ps->sc;
+	int c = ns_scan_peek(sc, ps->err);
+	if (saw_events && c >= 0)
+		return fail_at(ps, sc->buf + sc->pos, "\"traceEvents\" appears twice (a second array is not read)");
+	if (c == -1)
+		return AT_CUT;
+	if (c == -2)
+		return ps->err->status;
+	if (c != '[')
+		return fail_at(ps, sc->buf + sc->pos, "expected an array for \"traceEvents\"");
+	return parse_events_array(ps);
+}
+
+/* Any other top-level value: kept as metadata; the few the analysis reads
+ * (base time, profile_memory, distributedInfo) are read. 0, AT_CUT, or an
+ * error status. */
+static int read_top_meta(struct parser *ps, ns_str key_id, const char *key_text)
+{
+	struct ns_scan *sc = &ps->sc;
+	struct ns_trace *t = ps->t;
+	size_t start, end;
+	int rc = ns_scan_value(sc, &start, &end, ps->err);
+	if (rc == NS_SCAN_TRUNCATED)
+		return AT_CUT;
+	if (rc)
+		return rc;
+	const char *v = sc->buf + start;
+	size_t vlen = end - start;
+	if (vlen == 0 || ns_json_skip_value(v, vlen, 0, 1) != vlen)
+		return fail_at(ps, v, "invalid JSON value");
+	if (strcmp(key_text, "baseTimeNanoseconds") == 0) {
+		t->has_base_time = ns_parse_int64(v, vlen, &t->base_time_ns) == 0;
+		/* (an epoch time: base + ts, and the difference of two bases, must not overflow) */
+		if (t->has_base_time && (t->base_time_ns < 0 || t->base_time_ns >= NS_TIME_LIMIT_NS))
+			return fail_at(ps, v, "\"baseTimeNanoseconds\" is out of range (0 to 2^62 ns, "
+					      "about the year 2116)");
+	} else if (strcmp(key_text, "profile_memory") == 0) {
+		t->profile_memory |= vlen == 1 && v[0] == '1';
+	} else if (strcmp(key_text, "distributedInfo") == 0 && v[0] == '{') {
+		rc = walk_object(ps, v, vlen, 1, dist_field, NULL, NULL, NULL);
+		if (rc)
+			return rc;
+	}
+	if (add_meta(ps, key_id, v, vlen))
+		return ns_error_set(ps->err, NS_ERR_NOMEM, "out of memory");
+	ns_scan_advance(sc, end - sc->pos);
+	return 0;
+}
+
 static int parse_top_object(struct parser *ps)
 {
 	struct ns_scan *sc = &ps->sc;
 	bool saw_events = false;
-	int c;
+	int c, rc;
 	ns_scan_advance(sc, 1);
 	for (;;) {
-		size_t start, end;
 		c = ns_scan_peek(sc, ps->err);
 		if (c == '}')
 			break;
-		int rc = c == '"' ? 0 : unexpected(ps, c, "expected a quoted key in the top-level object");
+		rc = c == '"' ? 0 : unexpected(ps, c, "expected a quoted key in the top-level object");
+		ns_str key_id;
+		if (!rc)
+			rc = read_top_key(ps, &key_id);
 		if (rc == AT_CUT)
 			goto truncated;
 		if (rc)
 			return rc;
-		rc = ns_scan_value(sc, &start, &end, ps->err);
-		if (rc == NS_SCAN_TRUNCATED)
-			goto truncated;
-		if (rc)
-			return rc;
-		struct span key = { sc->buf + start + 1, end - start - 2, false, true };
-		ns_str key_id;
-		bool esc;
-		ns_json_string_end(sc->buf, end, start, &esc);
-		key.escaped = esc;
-		if (intern_span(ps, &key, &key_id))
-			return intern_failed(ps, key.p, key.len);
-		ns_scan_advance(sc, end - sc->pos);
-		c = ns_scan_peek(sc, ps->err);
-		if (c == -1)
-			goto truncated;
-		if (c != ':')
-			return fail_at(ps, sc->buf + sc->pos, "expected ':' after a key");
-		ns_scan_advance(sc, 1);
 		const char *key_text = ns_strtab_get(&ps->t->strings, key_id);
 		if (strcmp(key_text, "traceEvents") == 0) {
-			c = ns_scan_peek(sc, ps->err);
-			/* (at the second array: `start` may be stale after a refill) */
-			if (saw_events && c >= 0)
-				return fail_at(ps, sc->buf + sc->pos,
-					       "\"traceEvents\" appears twice (a second array is not read)");
-			if (c == -1)
+			rc = read_trace_events(ps, saw_events);
+			if (rc == AT_CUT)
 				goto truncated;
-			if (c == -2)
-				return ps->err->status;
-			if (c != '[')
-				return fail_at(ps, sc->buf + sc->pos, "expected an array for \"traceEvents\"");
-			rc = parse_events_array(ps);
 			if (rc)
 				return rc;
 			saw_events = true;
 			if (ps->t->truncated_at >= 0)
 				return 0;
-		} else {
-			rc = ns_scan_value(sc, &start, &end, ps->err);
-			if (rc == NS_SCAN_TRUNCATED)
+		} else if ((rc = read_top_meta(ps, key_id, key_text)) != 0) {
+			if (rc == AT_CUT)
 				goto truncated;
-			if (rc)
-				return rc;
-			const char *v = sc->buf + start;
-			size_t vlen = end - start;
-			if (vlen == 0 || ns_json_skip_value(v, vlen, 0, 1) != vlen)
-				return fail_at(ps, v, "invalid JSON value");
-			if (strcmp(key_text, "baseTimeNanoseconds") == 0) {
-				ps->t->has_base_time = ns_parse_int64(v, vlen, &ps->t->base_time_ns) == 0;
-				/* (an epoch time: base + ts, and the difference of two bases, must not overflow) */
-				if (ps->t->has_base_time &&
-				    (ps->t->base_time_ns < 0 || ps->t->base_time_ns >= NS_TIME_LIMIT_NS))
-					return fail_at(ps, v, "\"baseTimeNanoseconds\" is out of range (0 to 2^62 ns, "
-							      "about the year 2116)");
-			} else if (strcmp(key_text, "profile_memory") == 0) {
-				ps->t->profile_memory |= vlen == 1 && v[0] == '1';
-			} else if (strcmp(key_text, "distributedInfo") == 0 && v[0] == '{') {
-				rc = walk_object(ps, v, vlen, 1, dist_field, NULL, NULL, NULL);
-				if (rc)
-					return rc;
-			}
-			if (add_meta(ps, key_id, v, vlen))
-				return ns_error_set(ps->err, NS_ERR_NOMEM, "out of memory");
-			ns_scan_advance(sc, end - sc->pos);
+			return rc;
 		}
 		c = ns_scan_peek(sc, ps->err);
 		if (c == ',') {

@@ -240,6 +240,42 @@ static size_t invalid(struct extent *x, size_t i, unsigned char c, const char *w
 	return 0;
 }
 
+enum { VALUE_STARTED, VALUE_TOO_DEEP, VALUE_INVALID };
+
+/* The state after c, the first byte of a value (inside an object or an
+ * array): a bracket opens a level, a quote a string, and so on. */
+static inline int start_value(struct extent *x, unsigned char c)
+{
+	if (c == '{' || c == '[') {
+		if (++x->depth > NS_JSON_MAX_DEPTH)
+			return VALUE_TOO_DEEP;
+		uint64_t bit = UINT64_C(1) << (x->depth % 64);
+		if (c == '{')
+			x->objects[x->depth / 64] |= bit;
+		else
+			x->objects[x->depth / 64] &= ~bit;
+		x->expect = c == '{' ? X_KEY_OR_CLOSE : X_VALUE_OR_CLOSE;
+	} else if (c == '"') {
+		x->expect = X_STRING;
+		x->key = false;
+	} else if (c == '-' || (c >= '0' && c <= '9')) {
+		x->expect = X_NUMBER;
+		x->number = (uint8_t)number_next(N_START, c);
+	} else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
+		static const char *const literals[] = { "true", "false", "null", "NaN", "Infinity" };
+		const char *l = NULL;
+		for (size_t k = 0; k < NS_ARRAY_SIZE(literals); k++)
+			if ((unsigned char)literals[k][0] == c)
+				l = literals[k];
+		x->expect = X_LITERAL;
+		x->literal = l;
+		x->left = 1;
+	} else {
+		return VALUE_INVALID;
+	}
+	return VALUE_STARTED;
+}
+
 /* Finds the end of the value at p[start]: an index past it, or 0 if the
  * buffer ends first (x then says where to resume) or the text is not
  * JSON (x->error is set, x->error_at is the first byte that cannot be part
@@ -248,7 +284,11 @@ static size_t invalid(struct extent *x, size_t i, unsigned char c, const char *w
  * that ends inside a value without an error was cut, not damaged.
  * *depth_err is set on excessive nesting. A scalar ends at a delimiter;
  * one that starts with a delimiter is empty (*empty is set, the returned
- * index is meaningless). */
+ * index is meaningless).
+ *
+ * It is longer than a function should be for a reason: it is one state
+ * machine over every byte of the trace, the hottest loop of ingest, and a
+ * function per state would cost a call per byte. */
 static size_t value_extent(const char *p, size_t n, size_t start, struct extent *x, bool *depth_err, bool *empty)
 {
 	const unsigned char *u = (const unsigned char *)p;
@@ -358,33 +398,13 @@ static size_t value_extent(const char *p, size_t n, size_t start, struct extent 
 				break;
 			if (c == ']' && x->expect == X_VALUE_OR_CLOSE)
 				goto close;
-			if (c == '{' || c == '[') {
-				if (++x->depth > NS_JSON_MAX_DEPTH) {
-					*depth_err = true;
-					return 0;
-				}
-				uint64_t bit = UINT64_C(1) << (x->depth % 64);
-				if (c == '{')
-					x->objects[x->depth / 64] |= bit;
-				else
-					x->objects[x->depth / 64] &= ~bit;
-				x->expect = c == '{' ? X_KEY_OR_CLOSE : X_VALUE_OR_CLOSE;
-			} else if (c == '"') {
-				x->expect = X_STRING;
-				x->key = false;
-			} else if (c == '-' || (c >= '0' && c <= '9')) {
-				x->expect = X_NUMBER;
-				x->number = (uint8_t)number_next(N_START, c);
-			} else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
-				static const char *const literals[] = { "true", "false", "null", "NaN", "Infinity" };
-				const char *l = NULL;
-				for (size_t k = 0; k < NS_ARRAY_SIZE(literals); k++)
-					if ((unsigned char)literals[k][0] == c)
-						l = literals[k];
-				x->expect = X_LITERAL;
-				x->literal = l;
-				x->left = 1;
-			} else {
+			switch (start_value(x, c)) {
+			case VALUE_STARTED:
+				break;
+			case VALUE_TOO_DEEP:
+				*depth_err = true;
+				return 0;
+			default:
 				return invalid(x, i, c, "expected a JSON value, not %s");
 			}
 			break;

@@ -1331,13 +1331,97 @@ static int page_values(struct reader *r, const unsigned char *p, size_t n, int64
 		    NAME_OF(encoding_names, enc));
 }
 
+/* A dictionary page: its values become r->dict. */
+static int read_dict_page(struct reader *r, const struct page_hdr *h, const unsigned char *body, size_t csize,
+			  uint64_t at)
+{
+	unsigned char *page = NULL;
+	size_t bad = 0;
+	int rc;
+	if (r->has_dict)
+		return fail(r, NS_ERR_INPUT, at, "a second dictionary page");
+	if (h->encoding != ENC_PLAIN && h->encoding != ENC_PLAIN_DICTIONARY)
+		return fail(r, NS_ERR_UNSUPPORTED, at, "dictionary encoding %s is not supported",
+			    NAME_OF(encoding_names, h->encoding));
+	if (h->n_values < 0 || (uint64_t)h->n_values > (uint64_t)h->usize * 8 + 8)
+		return fail(r, NS_ERR_INPUT, at, "dictionary size beyond its page");
+	if ((rc = inflate_page(r, body, csize, (size_t)h->usize, at, &page)))
+		return rc;
+	int g = vals_grow(&r->dict, r->col->type, (size_t)h->n_values);
+	if (g) {
+		free(page);
+		return g == -2 ? grow_slots(r, NS_PQ_MAX_VALUES + 1) : ns_error_set(r->err, NS_ERR_NOMEM, "out of memory");
+	}
+	if (plain(page, (size_t)h->usize, r->col->type, (size_t)h->n_values, &r->dict, &bad) < 0) {
+		free(page);
+		return fail(r, NS_ERR_INPUT, at + bad, "dictionary values cut or corrupt");
+	}
+	r->has_dict = true;
+	return keep_buf(r, page) ? ns_error_set(r->err, NS_ERR_NOMEM, "out of memory") : 0;
+}
+
+/* A data page's repetition and definition levels, into the slots from
+ * base, and where its values start (*vp, *vn bytes). *page is set to the
+ * inflated page when there is one (the caller frees it, also on error). */
+static int data_page_levels(struct reader *r, const struct page_hdr *h, const unsigned char *body, size_t csize,
+			    uint64_t at, size_t base, size_t count, unsigned char **page, const unsigned char **vp,
+			    size_t *vn)
+{
+	size_t used = 0;
+	int rc;
+	if (h->type == PAGE_DATA) {
+		/* v1: the levels are inside the compressed page, before the values */
+		if ((r->col->max_rep && h->rep_enc != ENC_RLE) || (r->col->max_def && h->def_enc != ENC_RLE))
+			return fail(r, NS_ERR_UNSUPPORTED, at, "level encoding %s is not supported (only RLE)",
+				    NAME_OF(encoding_names, r->col->max_rep && h->rep_enc != ENC_RLE ? h->rep_enc : h->def_enc));
+		if ((rc = inflate_page(r, body, csize, (size_t)h->usize, at, page)))
+			return rc;
+		*vp = *page;
+		*vn = (size_t)h->usize;
+		if (r->col->max_rep) {
+			if ((rc = levels(r, *vp, *vn, &used, true, r->col->max_rep, r->rep + base, count, at)))
+				return rc;
+			*vp += used;
+			*vn -= used;
+		}
+		if (r->col->max_def) {
+			if ((rc = levels(r, *vp, *vn, &used, true, r->col->max_def, r->out->def + base, count, at)))
+				return rc;
+			*vp += used;
+			*vn -= used;
+		}
+		return 0;
+	}
+	/* v2: the levels are uncompressed, before the (maybe compressed) values */
+	if (h->rep_len < 0 || h->def_len < 0 || (uint64_t)h->rep_len + (uint64_t)h->def_len > csize ||
+	    (uint64_t)h->rep_len + (uint64_t)h->def_len > (uint64_t)h->usize)
+		return fail(r, NS_ERR_INPUT, at, "level lengths beyond the page");
+	size_t lv = (size_t)(h->rep_len + h->def_len);
+	if (r->col->max_rep &&
+	    (rc = levels(r, body, (size_t)h->rep_len, &used, false, r->col->max_rep, r->rep + base, count, at)))
+		return rc;
+	if (r->col->max_def && (rc = levels(r, body + h->rep_len, (size_t)h->def_len, &used, false, r->col->max_def,
+					    r->out->def + base, count, at + (uint64_t)h->rep_len)))
+		return rc;
+	if (h->compressed) {
+		if ((rc = inflate_page(r, body + lv, csize - lv, (size_t)h->usize - lv, at + lv, page)))
+			return rc;
+		*vp = *page;
+	} else {
+		if (csize != (size_t)h->usize)
+			return fail(r, NS_ERR_INPUT, at, "an uncompressed page whose sizes differ");
+		*vp = body + lv;
+	}
+	*vn = (size_t)h->usize - lv;
+	return 0;
+}
+
 static int read_page(struct reader *r, const unsigned char *chunk, size_t len, size_t *pos)
 {
 	struct page_hdr h = { -1, -1, -1, -1, -1, ENC_RLE, ENC_RLE, 0, 0, true };
 	uint64_t at = r->ch->start + *pos;
 	struct tr t = { chunk + *pos, len - *pos, 0, at, 0, NULL, 0, false };
 	unsigned char *page = NULL;
-	size_t used = 0;
 	int rc = 0;
 	if (tr_struct(&t, page_field, &h))
 		return ns_error_set(r->err, NS_ERR_INPUT, "%s: byte %llu: column '%s': corrupt page header: %s", r->f->path,
@@ -1351,29 +1435,8 @@ static int read_page(struct reader *r, const unsigned char *chunk, size_t len, s
 	*pos += csize;
 	if (h.type == PAGE_INDEX)
 		return 0;
-	if (h.type == PAGE_DICTIONARY) {
-		size_t bad = 0;
-		if (r->has_dict)
-			return fail(r, NS_ERR_INPUT, at, "a second dictionary page");
-		if (h.encoding != ENC_PLAIN && h.encoding != ENC_PLAIN_DICTIONARY)
-			return fail(r, NS_ERR_UNSUPPORTED, at, "dictionary encoding %s is not supported",
-				    NAME_OF(encoding_names, h.encoding));
-		if (h.n_values < 0 || (uint64_t)h.n_values > (uint64_t)h.usize * 8 + 8)
-			return fail(r, NS_ERR_INPUT, at, "dictionary size beyond its page");
-		if ((rc = inflate_page(r, body, csize, (size_t)h.usize, at, &page)))
-			return rc;
-		int g = vals_grow(&r->dict, r->col->type, (size_t)h.n_values);
-		if (g) {
-			free(page);
-			return g == -2 ? grow_slots(r, NS_PQ_MAX_VALUES + 1) : ns_error_set(r->err, NS_ERR_NOMEM, "out of memory");
-		}
-		if (plain(page, (size_t)h.usize, r->col->type, (size_t)h.n_values, &r->dict, &bad) < 0) {
-			free(page);
-			return fail(r, NS_ERR_INPUT, at + bad, "dictionary values cut or corrupt");
-		}
-		r->has_dict = true;
-		return keep_buf(r, page) ? ns_error_set(r->err, NS_ERR_NOMEM, "out of memory") : 0;
-	}
+	if (h.type == PAGE_DICTIONARY)
+		return read_dict_page(r, &h, body, csize, at);
 	if (h.type != PAGE_DATA && h.type != PAGE_DATA_V2)
 		return fail(r, NS_ERR_UNSUPPORTED, at, "page type %s is not supported", h.type == 1 ? "INDEX" : "unknown");
 	if (h.n_values < 0)
@@ -1383,50 +1446,10 @@ static int read_page(struct reader *r, const unsigned char *chunk, size_t len, s
 		return rc;
 	if (count == 0) /* nothing to read (and the level arrays may not exist yet) */
 		return 0;
-	const unsigned char *vp;
-	size_t vn;
-	if (h.type == PAGE_DATA) {
-		if ((r->col->max_rep && h.rep_enc != ENC_RLE) || (r->col->max_def && h.def_enc != ENC_RLE))
-			return fail(r, NS_ERR_UNSUPPORTED, at, "level encoding %s is not supported (only RLE)",
-				    NAME_OF(encoding_names, r->col->max_rep && h.rep_enc != ENC_RLE ? h.rep_enc : h.def_enc));
-		if ((rc = inflate_page(r, body, csize, (size_t)h.usize, at, &page)))
-			return rc;
-		vp = page;
-		vn = (size_t)h.usize;
-		if (r->col->max_rep) {
-			if ((rc = levels(r, vp, vn, &used, true, r->col->max_rep, r->rep + base, count, at)))
-				goto out;
-			vp += used;
-			vn -= used;
-		}
-		if (r->col->max_def) {
-			if ((rc = levels(r, vp, vn, &used, true, r->col->max_def, r->out->def + base, count, at)))
-				goto out;
-			vp += used;
-			vn -= used;
-		}
-	} else {
-		if (h.rep_len < 0 || h.def_len < 0 || (uint64_t)h.rep_len + (uint64_t)h.def_len > csize ||
-		    (uint64_t)h.rep_len + (uint64_t)h.def_len > (uint64_t)h.usize)
-			return fail(r, NS_ERR_INPUT, at, "level lengths beyond the page");
-		size_t lv = (size_t)(h.rep_len + h.def_len);
-		if (r->col->max_rep &&
-		    (rc = levels(r, body, (size_t)h.rep_len, &used, false, r->col->max_rep, r->rep + base, count, at)))
-			return rc;
-		if (r->col->max_def && (rc = levels(r, body + h.rep_len, (size_t)h.def_len, &used, false, r->col->max_def,
-						    r->out->def + base, count, at + (uint64_t)h.rep_len)))
-			return rc;
-		if (h.compressed) {
-			if ((rc = inflate_page(r, body + lv, csize - lv, (size_t)h.usize - lv, at + lv, &page)))
-				return rc;
-			vp = page;
-		} else {
-			if (csize != (size_t)h.usize)
-				return fail(r, NS_ERR_INPUT, at, "an uncompressed page whose sizes differ");
-			vp = body + lv;
-		}
-		vn = (size_t)h.usize - lv;
-	}
+	const unsigned char *vp = NULL;
+	size_t vn = 0;
+	if ((rc = data_page_levels(r, &h, body, csize, at, base, count, &page, &vp, &vn)))
+		goto out;
 	if (!r->col->max_rep)
 		memset(r->rep + base, 0, count);
 	if (!r->col->max_def)

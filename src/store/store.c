@@ -702,42 +702,47 @@ out:
 	return rc;
 }
 
-int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+/* A flow event's id: an integer, or a text (without its quotes). */
+struct flow_id {
+	bool is_int;
+	int64_t num;
+	ns_str text; /* NO_STRING for none */
+};
+
+/* Reads raw's flow id into *fid; false when interning its text ran out of
+ * memory. */
+static bool read_flow_id(struct ns_store *s, const struct ns_raw_event *raw, struct flow_id *fid)
+{
+	*fid = (struct flow_id){ .text = NO_STRING };
+	if (!raw->id_text || !raw->id_len)
+		return true;
+	fid->is_int = ns_parse_int64(raw->id_text, raw->id_len, &fid->num) == 0;
+	if (fid->is_int)
+		return true;
+	const char *id = raw->id_text;
+	size_t len = raw->id_len;
+	if (len >= 2 && id[0] == '"' && id[len - 1] == '"') {
+		id++;
+		len -= 2;
+	}
+	fid->text = ns_strtab_intern(&s->strings, id, len);
+	return fid->text != NO_STRING;
+}
+
+/* The strings of an event row, mapped to the database's ids. */
+struct event_strings {
+	ns_str name, cat, dims, types, stack;
+};
+
+/* Queues the `events` row of raw. */
+static int put_event_row(struct ns_store *s, const struct ns_trace *t, const struct ns_raw_event *raw,
+			 const struct event_strings *str, const struct flow_id *fid, struct ns_error *err)
 {
 	static const char *const ph_text[] = { [NS_PH_X] = "X", [NS_PH_I] = "i", [NS_PH_S] = "s",
 					       [NS_PH_F] = "f", [NS_PH_M] = "M", [NS_PH_C] = "C",
 					       [NS_PH_B] = "B", [NS_PH_E] = "E", [NS_PH_OTHER] = "?" };
-	struct ns_store *s = ctx;
 	const struct ns_event *ev = &raw->ev;
 	const struct ns_thread *th = ev->thread < t->n_threads ? &t->threads[ev->thread] : NULL;
-	bool is_flow = raw->ph == NS_PH_S || raw->ph == NS_PH_F;
-	bool oom = false;
-	int64_t flow_int;
-	bool flow_is_int = false;
-	ns_str flow_text = NO_STRING;
-	int rc;
-
-	ns_str name = map_string(s, t, ev->name);
-	ns_str cat = map_optional(s, t, raw->cat_text, &oom);
-	ns_str dims = map_optional(s, t, ev->input_dims, &oom);
-	ns_str types = map_optional(s, t, raw->input_types, &oom);
-	ns_str stack = map_optional(s, t, ev->stack, &oom);
-	if (is_flow && raw->id_text && raw->id_len) {
-		flow_is_int = ns_parse_int64(raw->id_text, raw->id_len, &flow_int) == 0;
-		if (!flow_is_int) {
-			const char *id = raw->id_text;
-			size_t len = raw->id_len;
-			if (len >= 2 && id[0] == '"' && id[len - 1] == '"') {
-				id++;
-				len -= 2;
-			}
-			flow_text = ns_strtab_intern(&s->strings, id, len);
-			oom |= flow_text == NO_STRING;
-		}
-	}
-	if (name == NO_STRING || oom)
-		return nomem(err, "storing events");
-
 	struct ns_rowq *q = s->rows;
 	int64_t id = event_id(s, ev->idx);
 	ns_rowq_row(q, STMT_EVENT);
@@ -745,11 +750,11 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 	put_rowid(q, &s->end_event_id, id);
 	ns_rowq_int(q, raw->kept);
 	ns_rowq_text(q, ph_text[raw->ph <= NS_PH_OTHER ? raw->ph : NS_PH_OTHER], 1);
-	put_sid(q, cat);
+	put_sid(q, str->cat);
 	ns_rowq_int(q, ev->cat);
 	ns_rowq_opt(q, raw->kept ? ev->kind : NS_NONE);
 	ns_rowq_int(q, ev->flags);
-	ns_rowq_int(q, name);
+	ns_rowq_int(q, str->name);
 	if (th) {
 		put_track(q, t, th->pid_text, th->pid);
 		put_track(q, t, th->tid_text, th->tid);
@@ -773,25 +778,47 @@ int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw
 	/* bytes is 0 for everything but memory events: NULL there */
 	ns_rowq_opt(q, raw->bytes == 0 && !mem ? NS_NONE : raw->bytes);
 	ns_rowq_opt(q, raw->mem_device_type < 0 ? NS_NONE : raw->mem_device_type);
-	put_sid(q, dims);
-	put_sid(q, types);
-	put_sid(q, stack);
-	if (flow_is_int)
-		ns_rowq_int(q, flow_int);
+	put_sid(q, str->dims);
+	put_sid(q, str->types);
+	put_sid(q, str->stack);
+	if (fid->is_int)
+		ns_rowq_int(q, fid->num);
 	else
-		put_database_text(s, flow_text);
+		put_database_text(s, fid->text);
 	if (raw->args)
 		ns_rowq_text(q, raw->args, raw->args_len);
 	else
 		ns_rowq_null(q);
 	put_model_text_opt(q, t, ev->neff);
-	if ((rc = ns_rowq_end_row(q, err)))
-		return rc;
+	return ns_rowq_end_row(q, err);
+}
 
+int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+{
+	struct ns_store *s = ctx;
+	const struct ns_event *ev = &raw->ev;
+	bool is_flow = raw->ph == NS_PH_S || raw->ph == NS_PH_F;
+	bool oom = false;
+	struct flow_id fid = { .text = NO_STRING };
+	int rc;
+
+	struct event_strings str = {
+		.name = map_string(s, t, ev->name),
+		.cat = map_optional(s, t, raw->cat_text, &oom),
+		.dims = map_optional(s, t, ev->input_dims, &oom),
+		.types = map_optional(s, t, raw->input_types, &oom),
+		.stack = map_optional(s, t, ev->stack, &oom),
+	};
+	if (is_flow && !read_flow_id(s, raw, &fid))
+		oom = true;
+	if (str.name == NO_STRING || oom)
+		return nomem(err, "storing events");
+	if ((rc = put_event_row(s, t, raw, &str, &fid, err)))
+		return rc;
 	if (raw->ph == NS_PH_M)
 		return note_metadata_event(s, t, raw, err);
-	if (is_flow && (flow_is_int || flow_text != NO_STRING))
-		return note_flow(s, t, raw, flow_is_int ? &flow_int : NULL, flow_text, err);
+	if (is_flow && (fid.is_int || fid.text != NO_STRING))
+		return note_flow(s, t, raw, fid.is_int ? &fid.num : NULL, fid.text, err);
 	return 0;
 }
 
