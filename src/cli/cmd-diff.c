@@ -5,8 +5,8 @@
 
 #include "aggregate/steps.h"
 #include "cli/cli.h"
-#include "cli/load.h"
 #include "common/vec.h"
+#include "pipeline/load.h"
 #include "report/diff.h"
 
 static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on;

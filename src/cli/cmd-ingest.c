@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/load.h"
+#include "pipeline/load.h"
 
 static const char *opt_output;
 static bool opt_strict, opt_quiet, opt_force;

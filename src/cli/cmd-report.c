@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/load.h"
-#include "cli/neuron.h"
+#include "pipeline/load.h"
+#include "pipeline/neuron.h"
 #include "report/report.h"
 
 static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;

@@ -64,9 +64,18 @@ ALLOWED = {
     ("people", "cli/cmd-ls.c", "%-Ns"):
         ("`ls` prints its listing with printf column widths",
          "the grid engine: the ls output as a layout over report/'s grid"),
-    ("people", "cli/load.c", "%-Ns"):
+    ("people", "pipeline/load.c", "%-Ns"):
         ("the counters listing (stderr) padded by printf",
          "the grid engine: one more layout"),
+    ("people", "pipeline/load.c", "stderr"):
+        ("the load prints its progress, warnings and counter notes (moved from cli/ as is)",
+         "the pipeline: warnings and notes returned to cli/ to print"),
+    ("people", "pipeline/neuron.c", "stderr"):
+        ("conversions announced, Neuron warnings printed (moved from cli/ as is)",
+         "the pipeline: warnings and notes returned to cli/ to print"),
+    ("people", "pipeline/neuron.c", "stdout"):
+        ("the --engines and --device-detail tables are printed from here (moved from cli/ as is)",
+         "the pipeline: the report calls move to cli/cmd-report.c"),
     ("people", "cli/main.c", "%-Ns"):
         ("the command list of --help, padded by printf",
          "the field table: help text generated with the grid engine"),

@@ -1,4 +1,4 @@
-#include "cli/load.h"
+#include "pipeline/load.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/neuron.h"
 #include "ingest/ingest.h"
+#include "pipeline/neuron.h"
 #include "store/store.h"
 
 #define PROGRESS_MIN_BYTES (64u << 20)

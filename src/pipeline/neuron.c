@@ -1,7 +1,7 @@
 /* The Neuron half of loading a capture (docs/neuron.md): which exports a
  * trace has beside it, running neuron-explorer when raw files need
  * converting, and the exit-3 refusal when it is not installed. */
-#include "cli/neuron.h"
+#include "pipeline/neuron.h"
 
 #include <errno.h>
 #include <fcntl.h>
