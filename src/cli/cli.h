@@ -26,13 +26,6 @@ int ns_cli_fail(const struct ns_error *err);
 /* Prints "neuron-stats: warning: <msg>" unless --quiet. */
 void ns_cli_warn(const struct ns_error *warn);
 
-/* A size in bytes: decimal digits, optionally followed by K, M or G (KiB,
- * MiB, GiB), at most max. False if text is not one. */
-bool ns_cli_parse_size(const char *text, uint64_t max, uint64_t *out);
-
-/* Ingests a trace or directory into db_path (atomic). */
-int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err);
-
 /* --group-by WHAT (name, shape, overload, stack=N; comma-separated) and
  * --format FMT (table, csv, json, markdown), shared by report and diff. */
 int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err);

@@ -38,12 +38,6 @@ static int ingest(const char *input, const struct ns_load_opts *lo, struct ns_er
 	return rc;
 }
 
-int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err)
-{
-	struct ns_load_opts lo = { .db_out = db_path, .strict = opt_strict, .db_only = true };
-	return ingest(input, &lo, err);
-}
-
 int cmd_ingest(int argc, char **argv)
 {
 	char **pos;

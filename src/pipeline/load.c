@@ -8,6 +8,8 @@
 
 #include "cli/cli.h"
 #include "ingest/ingest.h"
+#include "pipeline/cache.h"
+#include "pipeline/env.h"
 #include "pipeline/neuron.h"
 #include "store/store.h"
 
@@ -32,39 +34,6 @@ static void free_paths(char **paths, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
-}
-
-bool ns_cli_parse_size(const char *text, uint64_t max, uint64_t *out)
-{
-	char *end;
-	if (!text || !(*text >= '0' && *text <= '9'))
-		return false;
-	errno = 0;
-	unsigned long long n = strtoull(text, &end, 10);
-	int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-	if (shift)
-		end++;
-	if (errno || end == text || *end || n > (max >> shift))
-		return false;
-	*out = (uint64_t)n << shift;
-	return true;
-}
-
-/* The decompression caps (docs/testing.md "Hostile input") from
- * NEURON_STATS_MAX_DECOMPRESSED (bytes; K, M, G suffixes: KiB, MiB, GiB)
- * and NEURON_STATS_MAX_RATIO. Unset: 0, the library default (64 GiB, 1000:1). */
-static uint64_t env_cap(const char *name, uint64_t max)
-{
-	const char *v = getenv(name);
-	uint64_t n;
-	if (!v || !*v)
-		return 0;
-	if (!ns_cli_parse_size(v, max, &n) || n == 0) {
-		fprintf(stderr, "neuron-stats: warning: %s=%s is not a number from 1 to %llu; using the default\n",
-			name, v, (unsigned long long)max);
-		return 0;
-	}
-	return n;
 }
 
 /* True if a trace loaded from the cache must be parsed again, because its
@@ -196,8 +165,8 @@ static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error 
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
 		     bool neuron, bool devprofs, struct sink *sk, struct ns_run *run, struct ns_error *err)
 {
-	uint64_t max_out = env_cap("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
-	uint32_t max_ratio = (uint32_t)env_cap("NEURON_STATS_MAX_RATIO", UINT32_MAX);
+	uint64_t max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
+	uint32_t max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX);
 	run->traces = calloc(n, sizeof(*run->traces));
 	if (!run->traces)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
@@ -287,13 +256,14 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 			goto out;
 		db_out = target;
 	}
-	if (o->use_cache && !db_out && !neuron) {
-		cache = ns_cache_path(ids, n);
-		if (cache && ns_cache_valid(cache, ids, n)) {
+	if (o->use_cache && !db_out) {
+		bool valid;
+		cache = ns_pipeline_cache_lookup(ids, n, neuron, &valid);
+		if (valid) {
 			run->from_db = true;
 			rc = ns_store_load(cache, &run->traces, &run->n, err);
 			if (rc == 0 && !needs_parse(run)) {
-				ns_cache_touch(cache);
+				ns_pipeline_cache_used(cache);
 				goto out;
 			}
 			/* an unreadable cache is rebuilt, not fatal; a damaged trace is
@@ -317,10 +287,8 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		sk.store = NULL; /* (commit frees it, whatever happens) */
 		rc = ns_store_commit(store, store_err(&sk, err));
 		if (sk.optional) {
-			if (rc == 0) {
-				uint64_t max = env_cap("NEURON_STATS_CACHE_MAX", UINT64_MAX);
-				ns_cache_prune(cache, max ? max : NS_CACHE_MAX_DEFAULT);
-			}
+			if (rc == 0)
+				ns_pipeline_cache_written(cache);
 			rc = 0; /* a failed cache write does not fail the report */
 		}
 	}
@@ -347,4 +315,104 @@ void ns_run_release(struct ns_run *run)
 		ns_trace_release(&run->traces[i]);
 	free(run->traces);
 	memset(run, 0, sizeof(*run));
+}
+
+/* Parses input into o->db_out. */
+static int ingest(const char *input, const struct ns_load_opts *o, struct ns_error *err)
+{
+	struct ns_run run;
+	struct ns_load_opts lo = *o;
+	lo.use_cache = false;
+	lo.db_only = true;
+	int rc = ns_run_load(input, &lo, &run, err);
+	ns_run_release(&run);
+	return rc;
+}
+
+/* Ingests input into a private database in $TMPDIR (else /tmp): *db_path,
+ * for the caller to delete. */
+static int temporary_db(const char *input, const struct ns_load_opts *o, char **db_path, struct ns_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	struct ns_load_opts lo = *o;
+	int fd, rc;
+	if (asprintf(db_path, "%s/neuron-stats-sql-XXXXXX", dir && *dir ? dir : "/tmp") < 0) {
+		*db_path = NULL;
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	}
+	if ((fd = mkstemp(*db_path)) < 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot create a temporary database: %s", *db_path,
+				  strerror(errno));
+		free(*db_path);
+		*db_path = NULL;
+		return rc;
+	}
+	close(fd);
+	lo.db_out = *db_path;
+	lo.db_temporary = true;
+	if ((rc = ingest(input, &lo, err))) {
+		unlink(*db_path);
+		free(*db_path);
+		*db_path = NULL;
+	}
+	return rc;
+}
+
+/* The cache database of input's traces (the policy of ns_run_load), valid
+ * or written now; NULL where they are not cached, or where the cache could
+ * not be written (*warn says why). */
+static int cached_db(const char *input, const struct ns_load_opts *o, char **db_path, struct ns_error *warn,
+		     struct ns_error *err)
+{
+	char **paths = NULL;
+	size_t n = 0;
+	struct ns_source_id *ids = NULL;
+	struct ns_error cache_err = { 0 };
+	bool neuron = false, devprofs = false, valid;
+	int rc;
+	*db_path = NULL;
+	if ((rc = ns_find_traces(input, &paths, &n, err)) || (rc = ns_source_ids(paths, n, &ids, err)) ||
+	    (rc = ns_cli_neuron_probe(input, &neuron, &devprofs, err)))
+		goto out;
+	if (!(*db_path = ns_pipeline_cache_lookup(ids, n, neuron, &valid)))
+		goto out;
+	if (valid) {
+		ns_pipeline_cache_used(*db_path);
+		goto out;
+	}
+	struct ns_load_opts lo = *o;
+	lo.db_out = *db_path;
+	if (!(rc = ingest(input, &lo, &cache_err))) {
+		ns_pipeline_cache_written(*db_path);
+		goto out;
+	}
+	free(*db_path);
+	*db_path = NULL;
+	if (rc != NS_ERR_IO) { /* (an error in the input would be the same again) */
+		*err = cache_err;
+		goto out;
+	}
+	ns_error_set(warn, NS_ERR_IO, "the cache is not written: %s", cache_err.msg);
+	rc = 0;
+out:
+	ns_source_ids_free(ids, n);
+	free_paths(paths, n);
+	return rc;
+}
+
+int ns_run_query_db(const char *input, const struct ns_load_opts *o, char **db_path, bool *temporary,
+		    struct ns_error *err)
+{
+	struct ns_error warn = { 0 };
+	int rc = 0;
+	*db_path = NULL;
+	*temporary = false;
+	if (ns_store_is_db(input))
+		return 0;
+	if ((o->use_cache && (rc = cached_db(input, o, db_path, &warn, err))) || *db_path)
+		return rc;
+	if (warn.msg[0])
+		ns_cli_warn(&warn);
+	*temporary = true;
+	return temporary_db(input, o, db_path, err);
 }

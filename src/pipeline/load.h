@@ -16,6 +16,7 @@ struct ns_load_opts {
 	bool use_cache;      /* read a valid cache; write one on a miss */
 	bool strict;
 	bool db_only;        /* only the database is wanted: each trace is released once stored */
+	bool db_temporary;   /* db_out is deleted after use: Neuron conversions are kept in the cache folder */
 	const char *device_time_unit; /* Neuron device-profile exports: ns, us, ms, s (NULL: detect) */
 };
 
@@ -27,5 +28,14 @@ struct ns_run {
 
 int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *run, struct ns_error *err);
 void ns_run_release(struct ns_run *run);
+
+/* The database a query on input reads (sql): input itself when it is a
+ * database (*db_path NULL); else with o->use_cache the cache database of its
+ * traces, by ns_run_load's policy, ingested now unless the cached one is
+ * valid; else (a stream, Neuron exports, no cache folder, a cache that
+ * cannot be written) a private temporary database (*temporary), which the
+ * caller deletes. Caller frees *db_path. */
+int ns_run_query_db(const char *input, const struct ns_load_opts *o, char **db_path, bool *temporary,
+		    struct ns_error *err);
 
 #endif

@@ -40,9 +40,6 @@ ALLOWED = {
     ("layers", "store/store.c", "cjson/cJSON.h"):
         ("store.c parses each event's args with cJSON and pairs flows again",
          "decoded rows into the store"),
-    ("env", "store/cache.c", "getenv"):
-        ("the cache folder comes from NEURON_STATS_CACHE_DIR, XDG_CACHE_HOME, HOME",
-         "the pipeline: cache policy in pipeline/, the store given the folder"),
     ("people", "store/sql.c", "FILE *"):
         ("`sql` output: its own table, CSV and JSON renderers",
          "the grid engine: `sql` output as a layout over report/'s grid"),
@@ -69,6 +66,9 @@ ALLOWED = {
          "the grid engine: one more layout"),
     ("people", "pipeline/load.c", "stderr"):
         ("the load prints its progress, warnings and counter notes (moved from cli/ as is)",
+         "the pipeline: warnings and notes returned to cli/ to print"),
+    ("people", "pipeline/env.c", "stderr"):
+        ("a malformed size in the environment is warned about where it is read",
          "the pipeline: warnings and notes returned to cli/ to print"),
     ("people", "pipeline/neuron.c", "stderr"):
         ("conversions announced, Neuron warnings printed (moved from cli/ as is)",
