@@ -26,6 +26,11 @@ int ns_cli_fail(const struct ns_error *err);
 /* Prints "neuron-stats: warning: <msg>" unless --quiet. */
 void ns_cli_warn(const struct ns_error *warn);
 
+/* How the pipeline's loads tell the user (warnings, notes, progress on a
+ * terminal): call after ns_cli_quiet is set. */
+struct ns_load_ui;
+const struct ns_load_ui *ns_cli_load_ui(void);
+
 /* --group-by WHAT (name, shape, overload, stack=N; comma-separated) and
  * --format FMT (table, csv, json, markdown), shared by report and diff. */
 int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err);

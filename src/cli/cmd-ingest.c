@@ -53,7 +53,7 @@ int cmd_ingest(int argc, char **argv)
 		return ns_cli_fail(&err);
 	}
 	struct ns_load_opts lo = { .db_out = opt_output, .check_output = true, .force = opt_force,
-				   .strict = opt_strict, .db_only = true };
+				   .strict = opt_strict, .db_only = true, .ui = ns_cli_load_ui() };
 	if (ingest(pos[0], &lo, &err))
 		return ns_cli_fail(&err);
 	return 0;

@@ -87,7 +87,7 @@ int cmd_sql(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
 	const char *input = pos[0], *query = pos[1];
-	struct ns_load_opts lo = { .use_cache = true };
+	struct ns_load_opts lo = { .use_cache = true, .ui = ns_cli_load_ui() };
 	if ((opt_format && (rc = parse_format(opt_format, &fmt, &err))) || (rc = parse_limits(&limits, &err)) ||
 	    (rc = ns_run_query_db(input, &lo, &db, &temporary, &err)) ||
 	    (rc = ns_sql_run(db ? db : input, query, fmt, stdout, &limits, &err)))

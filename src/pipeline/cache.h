@@ -21,7 +21,8 @@ char *ns_pipeline_cache_lookup(const struct ns_source_id *ids, size_t n, bool ne
 /* After a hit on db: marks it as just used (the pruning order). */
 void ns_pipeline_cache_used(const char *db);
 /* After writing db: keeps the folder within $NEURON_STATS_CACHE_MAX bytes
- * (default NS_CACHE_MAX_DEFAULT), least recently used first, db kept. */
-void ns_pipeline_cache_written(const char *db);
+ * (default NS_CACHE_MAX_DEFAULT), least recently used first, db kept;
+ * *warn says when that variable is not a size. */
+void ns_pipeline_cache_written(const char *db, struct ns_error *warn);
 
 #endif

@@ -5,12 +5,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/error.h"
+
 /* A size in bytes: decimal digits, optionally followed by K, M or G (KiB,
  * MiB, GiB), at most max. False if text is not one. */
 bool ns_parse_size(const char *text, uint64_t max, uint64_t *out);
 
 /* The size in the environment variable name (as ns_parse_size, from 1 to
- * max); 0 when unset, and with a warning on stderr when it is not one. */
-uint64_t ns_env_size(const char *name, uint64_t max);
+ * max); 0 when unset, and with *warn set when it is not one. */
+uint64_t ns_env_size(const char *name, uint64_t max, struct ns_error *warn);
 
 #endif

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
 #include "ingest/ingest.h"
 #include "pipeline/cache.h"
 #include "pipeline/env.h"
@@ -15,7 +14,9 @@
 
 #define PROGRESS_MIN_BYTES (64u << 20)
 
+/* Passes an input's progress to the user interface. */
 struct progress {
+	const struct ns_load_ui *ui;
 	const char *path;
 	bool shown;
 };
@@ -25,8 +26,15 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 	struct progress *p = ctx;
 	if (!total)
 		return;
-	fprintf(stderr, "\r%s: %3d%%", p->path, (int)(done * 100 / total));
+	p->ui->progress(p->ui->ctx, p->path, done, total);
 	p->shown = true;
+}
+
+/* Tells the user interface of a warning (nothing without one). */
+static void warn_user(const struct ns_load_opts *o, const struct ns_error *warn)
+{
+	if (warn->msg[0] && o->ui && o->ui->warn)
+		o->ui->warn(o->ui->ctx, warn);
 }
 
 static void free_paths(char **paths, size_t n)
@@ -38,7 +46,7 @@ static void free_paths(char **paths, size_t n)
 
 /* True if a trace loaded from the cache must be parsed again, because its
  * parse printed something the database does not keep: a truncation
- * warning (or --strict error), the notes of print_notes. */
+ * warning (or --strict error), the notes given to ns_load_ui.parsed. */
 static bool needs_parse(const struct ns_run *run)
 {
 	for (size_t i = 0; i < run->n; i++) {
@@ -47,43 +55,6 @@ static bool needs_parse(const struct ns_run *run)
 			return true;
 	}
 	return false;
-}
-
-/* What a parse learned that the table does not show (docs/report.md):
- * device launches the legacy export gives no time, and the counters of a
- * CUPTI range-profiler trace, which are not times. */
-static void print_notes(const struct ns_trace *t)
-{
-	if (ns_cli_quiet)
-		return;
-	if (t->legacy_autograd && t->n_untimed_launches)
-		fprintf(stderr,
-			"neuron-stats: warning: %s: a legacy autograd-profiler export (PyTorch without Kineto) "
-			"records %llu launches of device work but not their device time: the table has no device "
-			"columns (docs/report.md \"What an exported trace cannot carry\")\n",
-			t->path, (unsigned long long)t->n_untimed_launches);
-	uint64_t n_ranges = 0;
-	for (size_t i = 0; i < t->n_events; i++)
-		n_ranges += t->events[i].kind == NS_KIND_COUNTER;
-	if (!n_ranges)
-		return;
-	fprintf(stderr,
-		"neuron-stats: note: %s: %llu CUPTI range-profiler ranges (\"cuda_profiler_range\") hold "
-		"counters, not times: they are not in the table%s\n",
-		t->path, (unsigned long long)n_ranges, t->n_counters ? "; each counter summed over the ranges:" : "");
-	int width = 0;
-	for (size_t i = 0; i < t->n_counters; i++) {
-		int len = (int)strlen(ns_strtab_get(&t->strings, t->counters[i].name));
-		width = len > width ? len : width;
-	}
-	for (size_t i = 0; i < t->n_counters; i++) {
-		const struct ns_counter *c = &t->counters[i];
-		const char *name = ns_strtab_get(&t->strings, c->name);
-		if (c->exact)
-			fprintf(stderr, "  %-*s  %lld\n", width, name, (long long)c->sum);
-		else
-			fprintf(stderr, "  %-*s  %.17g\n", width, name, c->sum_approx);
-	}
 }
 
 /* The database being written, if any. A cache is optional: when it cannot
@@ -165,21 +136,25 @@ static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error 
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
 		     bool neuron, bool devprofs, struct sink *sk, struct ns_run *run, struct ns_error *err)
 {
-	uint64_t max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
-	uint32_t max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX);
+	struct ns_error env_warn = { 0 };
+	uint64_t max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX, &env_warn);
+	warn_user(o, &env_warn);
+	memset(&env_warn, 0, sizeof(env_warn));
+	uint32_t max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX, &env_warn);
+	warn_user(o, &env_warn);
 	run->traces = calloc(n, sizeof(*run->traces));
 	if (!run->traces)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct ns_trace *t = &run->traces[i];
 		struct ns_error warn = { 0 };
-		struct progress prog = { paths[i], false };
+		struct progress prog = { o->ui, paths[i], false };
 		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio };
 		int64_t trace_id;
 		int rc;
 		ns_trace_init(t);
 		run->n++;
-		if (!ns_cli_quiet && isatty(2) && ids[i].size >= PROGRESS_MIN_BYTES) {
+		if (o->ui && o->ui->progress && ids[i].size >= PROGRESS_MIN_BYTES) {
 			io.progress = show_progress;
 			io.progress_ctx = &prog;
 		}
@@ -191,12 +166,12 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		}
 		rc = ns_ingest_file(paths[i], t, &io, &warn, err);
 		if (prog.shown)
-			fputs("\r\033[K", stderr);
+			o->ui->progress(o->ui->ctx, paths[i], 0, 0);
 		if (rc)
 			return rc;
-		if (warn.msg[0])
-			ns_cli_warn(&warn);
-		print_notes(t);
+		warn_user(o, &warn);
+		if (o->ui && o->ui->parsed)
+			o->ui->parsed(o->ui->ctx, t);
 		/* Neuron device work from the system profile (docs/neuron.md) */
 		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
 			return rc;
@@ -287,15 +262,18 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		sk.store = NULL; /* (commit frees it, whatever happens) */
 		rc = ns_store_commit(store, store_err(&sk, err));
 		if (sk.optional) {
-			if (rc == 0)
-				ns_pipeline_cache_written(cache);
+			if (rc == 0) {
+				struct ns_error warn = { 0 };
+				ns_pipeline_cache_written(cache, &warn);
+				warn_user(o, &warn);
+			}
 			rc = 0; /* a failed cache write does not fail the report */
 		}
 	}
 	if (rc == 0 && sk.dropped.msg[0]) {
 		struct ns_error warn = { 0 };
 		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk.dropped.msg);
-		ns_cli_warn(&warn);
+		warn_user(o, &warn);
 	}
 out:
 	ns_store_abort(sk.store);
@@ -383,7 +361,7 @@ static int cached_db(const char *input, const struct ns_load_opts *o, char **db_
 	struct ns_load_opts lo = *o;
 	lo.db_out = *db_path;
 	if (!(rc = ingest(input, &lo, &cache_err))) {
-		ns_pipeline_cache_written(*db_path);
+		ns_pipeline_cache_written(*db_path, warn);
 		goto out;
 	}
 	free(*db_path);
@@ -409,10 +387,10 @@ int ns_run_query_db(const char *input, const struct ns_load_opts *o, char **db_p
 	*temporary = false;
 	if (ns_store_is_db(input))
 		return 0;
-	if ((o->use_cache && (rc = cached_db(input, o, db_path, &warn, err))) || *db_path)
+	rc = o->use_cache ? cached_db(input, o, db_path, &warn, err) : 0;
+	warn_user(o, &warn);
+	if (rc || *db_path)
 		return rc;
-	if (warn.msg[0])
-		ns_cli_warn(&warn);
 	*temporary = true;
 	return temporary_db(input, o, db_path, err);
 }

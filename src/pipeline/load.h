@@ -4,10 +4,23 @@
 #define NS_LOAD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "aggregate/aggregate.h"
 #include "common/error.h"
 #include "common/trace.h"
+
+/* What a load tells its user, for cli/ to print: the pipeline prints none
+ * of it itself. Any member may be NULL. */
+struct ns_load_ui {
+	void *ctx;
+	/* a warning ("neuron-stats: warning: " + warn->msg) */
+	void (*warn)(void *ctx, const struct ns_error *warn);
+	/* after trace t is parsed: what it learned that the table does not show */
+	void (*parsed)(void *ctx, const struct ns_trace *t);
+	/* a big input's progress: done of total bytes; total 0 when it ends */
+	void (*progress)(void *ctx, const char *path, uint64_t done, uint64_t total);
+};
 
 struct ns_load_opts {
 	const char *db_out;  /* write a database here while parsing (NULL: none) */
@@ -18,6 +31,7 @@ struct ns_load_opts {
 	bool db_only;        /* only the database is wanted: each trace is released once stored */
 	bool db_temporary;   /* db_out is deleted after use: Neuron conversions are kept in the cache folder */
 	const char *device_time_unit; /* Neuron device-profile exports: ns, us, ms, s (NULL: detect) */
+	const struct ns_load_ui *ui;  /* told the warnings, notes and progress (NULL: nobody) */
 };
 
 struct ns_run {

@@ -61,15 +61,9 @@ ALLOWED = {
     ("people", "cli/cmd-ls.c", "%-Ns"):
         ("`ls` prints its listing with printf column widths",
          "the grid engine: the ls output as a layout over report/'s grid"),
-    ("people", "pipeline/load.c", "%-Ns"):
+    ("people", "cli/load-ui.c", "%-Ns"):
         ("the counters listing (stderr) padded by printf",
          "the grid engine: one more layout"),
-    ("people", "pipeline/load.c", "stderr"):
-        ("the load prints its progress, warnings and counter notes (moved from cli/ as is)",
-         "the pipeline: warnings and notes returned to cli/ to print"),
-    ("people", "pipeline/env.c", "stderr"):
-        ("a malformed size in the environment is warned about where it is read",
-         "the pipeline: warnings and notes returned to cli/ to print"),
     ("people", "pipeline/neuron.c", "stderr"):
         ("conversions announced, Neuron warnings printed (moved from cli/ as is)",
          "the pipeline: warnings and notes returned to cli/ to print"),
