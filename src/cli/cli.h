@@ -26,12 +26,10 @@ int ns_cli_fail(const struct ns_error *err);
 /* Prints "neuron-stats: warning: <msg>" unless --quiet. */
 void ns_cli_warn(const struct ns_error *warn);
 
-/* A size in bytes: decimal digits, optionally followed by K, M or G (KiB,
- * MiB, GiB), at most max. False if text is not one. */
-bool ns_cli_parse_size(const char *text, uint64_t max, uint64_t *out);
-
-/* Ingests a trace or directory into db_path (atomic). */
-int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err);
+/* How the pipeline's loads tell the user (warnings, notes, progress on a
+ * terminal): call after ns_cli_quiet is set. */
+struct ns_load_ui;
+const struct ns_load_ui *ns_cli_load_ui(void);
 
 /* --group-by WHAT (name, shape, overload, stack=N; comma-separated) and
  * --format FMT (table, csv, json, markdown), shared by report and diff. */

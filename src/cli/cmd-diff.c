@@ -5,8 +5,8 @@
 
 #include "aggregate/steps.h"
 #include "cli/cli.h"
-#include "cli/load.h"
 #include "common/vec.h"
+#include "pipeline/load.h"
 #include "report/diff.h"
 
 static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on;
@@ -62,7 +62,7 @@ struct run_side {
 
 static int load_side(const char *input, const struct ns_agg_opts *ao, struct run_side *side, struct ns_error *err)
 {
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict };
+	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict, .ui = ns_cli_load_ui() };
 	int rc = ns_run_load(input, &lo, &side->run, err);
 	if (rc)
 		return rc;

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/load.h"
+#include "pipeline/load.h"
 
 static const char *opt_output;
 static bool opt_strict, opt_quiet, opt_force;
@@ -38,12 +38,6 @@ static int ingest(const char *input, const struct ns_load_opts *lo, struct ns_er
 	return rc;
 }
 
-int ns_cli_ingest_to_db(const char *input, const char *db_path, struct ns_error *err)
-{
-	struct ns_load_opts lo = { .db_out = db_path, .strict = opt_strict, .db_only = true };
-	return ingest(input, &lo, err);
-}
-
 int cmd_ingest(int argc, char **argv)
 {
 	char **pos;
@@ -59,7 +53,7 @@ int cmd_ingest(int argc, char **argv)
 		return ns_cli_fail(&err);
 	}
 	struct ns_load_opts lo = { .db_out = opt_output, .check_output = true, .force = opt_force,
-				   .strict = opt_strict, .db_only = true };
+				   .strict = opt_strict, .db_only = true, .ui = ns_cli_load_ui() };
 	if (ingest(pos[0], &lo, &err))
 		return ns_cli_fail(&err);
 	return 0;

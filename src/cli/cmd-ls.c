@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "cli/neuron.h"
 #include "common/vec.h"
 #include "ingest/capture.h"
 #include "ntff/ntff.h"
+#include "pipeline/neuron.h"
 #include "report/report.h"
 
 static const char *opt_unit;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/load.h"
-#include "cli/neuron.h"
+#include "pipeline/load.h"
+#include "pipeline/neuron.h"
 #include "report/report.h"
 
 static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;
@@ -155,7 +155,7 @@ int cmd_report(int argc, char **argv)
 	}
 
 	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict,
-				   .device_time_unit = opt_device_time_unit };
+				   .device_time_unit = opt_device_time_unit, .ui = ns_cli_load_ui() };
 	if (ns_run_load(pos[0], &lo, &run, &err))
 		goto fail;
 	if (opt_merge && run.n > 1) {

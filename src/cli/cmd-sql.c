@@ -11,7 +11,8 @@
 
 #include "cli/cli.h"
 #include "common/vec.h"
-#include "ingest/ingest.h"
+#include "pipeline/env.h"
+#include "pipeline/load.h"
 #include "store/store.h"
 
 static const char *opt_format, *opt_max_memory;
@@ -60,75 +61,12 @@ static int parse_format(const char *name, enum ns_sql_format *out, struct ns_err
 	return ns_error_set(err, NS_ERR_USAGE, "sql: unknown --format '%s' (table, csv or json)", name);
 }
 
-/* A private database for input in $TMPDIR (else /tmp): *db_path, to be
- * deleted after the query. */
-static int temporary_db(const char *input, char **db_path, struct ns_error *err)
-{
-	const char *dir = getenv("TMPDIR");
-	int fd, rc;
-	if (asprintf(db_path, "%s/neuron-stats-sql-XXXXXX", dir && *dir ? dir : "/tmp") < 0) {
-		*db_path = NULL;
-		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	}
-	if ((fd = mkstemp(*db_path)) < 0) {
-		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot create a temporary database: %s", *db_path,
-				  strerror(errno));
-		free(*db_path);
-		*db_path = NULL;
-		return rc;
-	}
-	close(fd);
-	if ((rc = ns_cli_ingest_to_db(input, *db_path, err))) {
-		unlink(*db_path);
-		free(*db_path);
-		*db_path = NULL;
-	}
-	return rc;
-}
-
-/* The database to query for a trace or directory: the cache database,
- * ingested now unless the cached copy is still valid, or a temporary one
- * (*temporary) for a stream or where the cache cannot be written. */
-static int traces_db(const char *input, char **db_path, bool *temporary, struct ns_error *err)
-{
-	char **paths = NULL;
-	size_t n = 0;
-	struct ns_source_id *ids = NULL;
-	int rc;
-	*db_path = NULL;
-	*temporary = false;
-	if ((rc = ns_find_traces(input, &paths, &n, err)) || (rc = ns_source_ids(paths, n, &ids, err)))
-		goto out;
-	if ((*db_path = ns_cache_path(ids, n))) {
-		struct ns_error cache_err = { 0 };
-		if (ns_cache_valid(*db_path, ids, n) || !(rc = ns_cli_ingest_to_db(input, *db_path, &cache_err)))
-			goto out;
-		free(*db_path);
-		*db_path = NULL;
-		if (rc != NS_ERR_IO) { /* (an error in the input would be the same again) */
-			*err = cache_err;
-			goto out;
-		}
-		struct ns_error warn = { 0 };
-		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", cache_err.msg);
-		ns_cli_warn(&warn);
-	}
-	*temporary = true;
-	rc = temporary_db(input, db_path, err);
-out:
-	ns_source_ids_free(ids, n);
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
-	return rc;
-}
-
 /* --timeout and --max-memory. */
 static int parse_limits(struct ns_sql_limits *limits, struct ns_error *err)
 {
 	limits->timeout_s = (unsigned)opt_timeout;
 	limits->max_memory = NS_SQL_MAX_MEMORY_DEFAULT;
-	if (opt_max_memory && !ns_cli_parse_size(opt_max_memory, INT64_MAX, &limits->max_memory))
+	if (opt_max_memory && !ns_parse_size(opt_max_memory, INT64_MAX, &limits->max_memory))
 		return ns_error_set(err, NS_ERR_USAGE, "sql: --max-memory '%s' is not a size (bytes, or with K, M, G)",
 				    opt_max_memory);
 	return 0;
@@ -149,8 +87,9 @@ int cmd_sql(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
 	const char *input = pos[0], *query = pos[1];
+	struct ns_load_opts lo = { .use_cache = true, .ui = ns_cli_load_ui() };
 	if ((opt_format && (rc = parse_format(opt_format, &fmt, &err))) || (rc = parse_limits(&limits, &err)) ||
-	    (!ns_store_is_db(input) && (rc = traces_db(input, &db, &temporary, &err))) ||
+	    (rc = ns_run_query_db(input, &lo, &db, &temporary, &err)) ||
 	    (rc = ns_sql_run(db ? db : input, query, fmt, stdout, &limits, &err)))
 		rc = ns_cli_fail(&err);
 	if (temporary)

@@ -1,5 +1,5 @@
-/* neuron-stats: the command table, and the only place that maps errors to
- * exit codes. */
+/* neuron-stats: main(), the command table and the one check of standard
+ * output. The commands are the ns-cli library (src/cli/meson.build). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,8 +8,6 @@
 
 #include "cli/cli.h"
 #include "common/vec.h"
-
-bool ns_cli_quiet;
 
 struct command {
 	const struct ns_cmd_spec *spec;
@@ -24,29 +22,6 @@ static const struct command commands[] = {
 	{ &cmd_neff_spec, cmd_neff },
 	{ &cmd_ls_spec, cmd_ls },
 };
-
-int ns_cli_fail(const struct ns_error *err)
-{
-	fprintf(stderr, "neuron-stats: error: %s\n", err->msg[0] ? err->msg : "unknown error");
-	if (err->hint[0])
-		fprintf(stderr, "hint: %s\n", err->hint);
-	switch (err->status) {
-	case NS_OK: return NS_EXIT_INPUT;
-	case NS_ERR_INPUT: return NS_EXIT_INPUT;
-	case NS_ERR_USAGE: return NS_EXIT_USAGE;
-	case NS_ERR_UNSUPPORTED: return NS_EXIT_UNSUPPORTED;
-	case NS_ERR_REGRESSION: return NS_EXIT_REGRESSION;
-	case NS_ERR_IO: return NS_EXIT_IO;
-	case NS_ERR_NOMEM: return NS_EXIT_NOMEM;
-	}
-	return NS_EXIT_INPUT;
-}
-
-void ns_cli_warn(const struct ns_error *warn)
-{
-	if (!ns_cli_quiet && warn->msg[0])
-		fprintf(stderr, "neuron-stats: warning: %s\n", warn->msg);
-}
 
 /* Checks standard output once, after the command (git's run_builtin): a
  * write that failed anywhere, --help included, is exit 5 unless the command

@@ -59,23 +59,13 @@ static bool is_cache_temp_name(const char *name, void *ctx)
 	return hex_prefix(name) == 32 && strncmp(name + 32, ".db.tmp-", 8) == 0;
 }
 
-char *ns_cache_path(const struct ns_source_id *srcs, size_t n)
+char *ns_cache_path(const char *cache_dir, const struct ns_source_id *srcs, size_t n)
 {
-	const char *env;
-	char *dir = NULL, *path = NULL;
-	int rc;
+	char *dir, *path = NULL;
 	for (size_t i = 0; i < n; i++)
 		if (srcs[i].stream) /* no identity to key on */
 			return NULL;
-	if ((env = getenv("NEURON_STATS_CACHE_DIR")) && *env)
-		rc = asprintf(&dir, "%s", env);
-	else if ((env = getenv("XDG_CACHE_HOME")) && *env == '/') /* relative values are ignored (XDG spec) */
-		rc = asprintf(&dir, "%s/neuron-stats", env);
-	else if ((env = getenv("HOME")) && *env)
-		rc = asprintf(&dir, "%s/.cache/neuron-stats", env);
-	else
-		return NULL;
-	if (rc < 0)
+	if (!cache_dir || !(dir = strdup(cache_dir)))
 		return NULL;
 	make_dirs(dir);
 	/* Interrupted runs leave temporary databases, with the disk reserved

@@ -90,14 +90,14 @@ int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct 
  * PRAGMA user_version / application_id). */
 bool ns_store_is_db(const char *db_path);
 
-/* Cache: the path of the cached database for a set of inputs (under
- * $NEURON_STATS_CACHE_DIR, else $XDG_CACHE_HOME/neuron-stats, else
- * ~/.cache/neuron-stats), and whether it is still valid (every source's
- * size and mtime unchanged). Caller frees the returned path. ns_cache_path
- * creates the directory if missing (and removes the temporary databases
- * of writers that are gone from it), and returns NULL without HOME or
- * when a source is a stream. */
-char *ns_cache_path(const struct ns_source_id *srcs, size_t n);
+/* Cache (the mechanism; the policy and the folder are the pipeline's,
+ * pipeline/cache.h): the path of the cached database for a set of inputs
+ * in cache_dir, and whether it is still valid (every source's size and
+ * mtime unchanged). Caller frees the returned path. ns_cache_path creates
+ * cache_dir if missing (and removes the temporary databases of writers
+ * that are gone from it), and returns NULL without cache_dir or when a
+ * source is a stream. */
+char *ns_cache_path(const char *cache_dir, const struct ns_source_id *srcs, size_t n);
 bool ns_cache_valid(const char *db_path, const struct ns_source_id *srcs, size_t n);
 /* Marks a cache database as just used (its mtime orders the pruning). */
 void ns_cache_touch(const char *db_path);

@@ -40,9 +40,6 @@ ALLOWED = {
     ("layers", "store/store.c", "cjson/cJSON.h"):
         ("store.c parses each event's args with cJSON and pairs flows again",
          "decoded rows into the store"),
-    ("env", "store/cache.c", "getenv"):
-        ("the cache folder comes from NEURON_STATS_CACHE_DIR, XDG_CACHE_HOME, HOME",
-         "the pipeline: cache policy in pipeline/, the store given the folder"),
     ("people", "store/sql.c", "FILE *"):
         ("`sql` output: its own table, CSV and JSON renderers",
          "the grid engine: `sql` output as a layout over report/'s grid"),
@@ -64,9 +61,15 @@ ALLOWED = {
     ("people", "cli/cmd-ls.c", "%-Ns"):
         ("`ls` prints its listing with printf column widths",
          "the grid engine: the ls output as a layout over report/'s grid"),
-    ("people", "cli/load.c", "%-Ns"):
+    ("people", "cli/load-ui.c", "%-Ns"):
         ("the counters listing (stderr) padded by printf",
          "the grid engine: one more layout"),
+    ("people", "pipeline/neuron.c", "stderr"):
+        ("conversions announced, Neuron warnings printed (moved from cli/ as is)",
+         "the pipeline: warnings and notes returned to cli/ to print"),
+    ("people", "pipeline/neuron.c", "stdout"):
+        ("the --engines and --device-detail tables are printed from here (moved from cli/ as is)",
+         "the pipeline: the report calls move to cli/cmd-report.c"),
     ("people", "cli/main.c", "%-Ns"):
         ("the command list of --help, padded by printf",
          "the field table: help text generated with the grid engine"),

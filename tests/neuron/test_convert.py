@@ -11,8 +11,10 @@ device events, NEFFs, NTFF, ntrace.pb, trace_info.pb) is reported:
   3. again: nothing is converted (the cached export is used);
   4. --engines: the device profiles are converted (2 commands per NEFF/NTFF
      pair), engine times equal truth.json;
-  5. ingest -o DB converts beside the database, and the database reports the
-     same Self NEURON (the store keeps the system profile's device events);
+  5. sql on the capture uses the converted export and writes no trace cache
+     database (the report's cache policy); ingest -o DB converts beside the
+     database, and the database reports the same Self NEURON (the store keeps
+     the system profile's device events);
   6. a raw file on its own: exit 3; a failing tool: exit 5, no export left.
 """
 import json
@@ -139,6 +141,19 @@ def main():
         p = c.run(["ls", c.cap])
         c.expect(p.returncode == 0 and "converted exports are in %s/neuron/" % c.cache in p.stdout
                  and "missing: nothing" in p.stdout, "5: ls: %s%s" % (p.stdout, p.stderr))
+
+        # sql on the capture: one cache policy with report (src/pipeline/cache.c): no
+        # trace cache database (the exports are not in its key), the exports converted
+        # in 2 reused, and the temporary database deleted
+        sql_tmp = os.path.join(tmp, "sqltmp")
+        os.makedirs(sql_tmp)
+        n_calls = len(c.calls())
+        p = c.run(["sql", c.cap, "SELECT count(*) AS n FROM kernels", "--format", "csv"], extra={"TMPDIR": sql_tmp})
+        c.expect(p.returncode == 0 and p.stdout.startswith("n\n") and int(p.stdout.split()[1]) > 0,
+                 "5: sql exit %d: %r %s" % (p.returncode, p.stdout, p.stderr))
+        c.expect(len(c.calls()) == n_calls, "5: sql converted again: %s" % c.calls()[n_calls:])
+        dbs = [f for f in os.listdir(c.cache) if f.endswith(".db")]
+        c.expect(not dbs and not os.listdir(sql_tmp), "5: sql left %s in the cache, %s in TMPDIR" % (dbs, os.listdir(sql_tmp)))
 
         db = os.path.join(tmp, "run.db")
         p = c.run(["ingest", c.cap, "-o", db])

@@ -893,16 +893,15 @@ Test(store, cache_path_and_validity)
 	char *db;
 	struct ns_trace t;
 	struct ns_source_id changed = example_source;
-	setenv("NEURON_STATS_CACHE_DIR", tmp_dir, 1);
-	db = ns_cache_path(&example_source, 1);
+	db = ns_cache_path(tmp_dir, &example_source, 1);
 	cr_assert_not_null(db);
 	cr_expect_eq(strncmp(db, tmp_dir, strlen(tmp_dir)), 0, "%s", db);
 	cr_expect_str_eq(db + strlen(db) - 3, ".db");
 	changed.size++;
-	char *other = ns_cache_path(&changed, 1);
+	char *other = ns_cache_path(tmp_dir, &changed, 1);
 	cr_expect_str_neq(db, other, "the key covers the size");
 	free(other);
-	char *again = ns_cache_path(&example_source, 1);
+	char *again = ns_cache_path(tmp_dir, &example_source, 1);
 	cr_expect_str_eq(db, again);
 	free(again);
 

@@ -1,4 +1,4 @@
-#include "cli/load.h"
+#include "pipeline/load.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -6,14 +6,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/neuron.h"
 #include "ingest/ingest.h"
+#include "pipeline/cache.h"
+#include "pipeline/env.h"
+#include "pipeline/neuron.h"
 #include "store/store.h"
 
 #define PROGRESS_MIN_BYTES (64u << 20)
 
+/* Passes an input's progress to the user interface. */
 struct progress {
+	const struct ns_load_ui *ui;
 	const char *path;
 	bool shown;
 };
@@ -23,8 +26,15 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 	struct progress *p = ctx;
 	if (!total)
 		return;
-	fprintf(stderr, "\r%s: %3d%%", p->path, (int)(done * 100 / total));
+	p->ui->progress(p->ui->ctx, p->path, done, total);
 	p->shown = true;
+}
+
+/* Tells the user interface of a warning (nothing without one). */
+static void warn_user(const struct ns_load_opts *o, const struct ns_error *warn)
+{
+	if (warn->msg[0] && o->ui && o->ui->warn)
+		o->ui->warn(o->ui->ctx, warn);
 }
 
 static void free_paths(char **paths, size_t n)
@@ -34,42 +44,9 @@ static void free_paths(char **paths, size_t n)
 	free(paths);
 }
 
-bool ns_cli_parse_size(const char *text, uint64_t max, uint64_t *out)
-{
-	char *end;
-	if (!text || !(*text >= '0' && *text <= '9'))
-		return false;
-	errno = 0;
-	unsigned long long n = strtoull(text, &end, 10);
-	int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-	if (shift)
-		end++;
-	if (errno || end == text || *end || n > (max >> shift))
-		return false;
-	*out = (uint64_t)n << shift;
-	return true;
-}
-
-/* The decompression caps (docs/testing.md "Hostile input") from
- * NEURON_STATS_MAX_DECOMPRESSED (bytes; K, M, G suffixes: KiB, MiB, GiB)
- * and NEURON_STATS_MAX_RATIO. Unset: 0, the library default (64 GiB, 1000:1). */
-static uint64_t env_cap(const char *name, uint64_t max)
-{
-	const char *v = getenv(name);
-	uint64_t n;
-	if (!v || !*v)
-		return 0;
-	if (!ns_cli_parse_size(v, max, &n) || n == 0) {
-		fprintf(stderr, "neuron-stats: warning: %s=%s is not a number from 1 to %llu; using the default\n",
-			name, v, (unsigned long long)max);
-		return 0;
-	}
-	return n;
-}
-
 /* True if a trace loaded from the cache must be parsed again, because its
  * parse printed something the database does not keep: a truncation
- * warning (or --strict error), the notes of print_notes. */
+ * warning (or --strict error), the notes given to ns_load_ui.parsed. */
 static bool needs_parse(const struct ns_run *run)
 {
 	for (size_t i = 0; i < run->n; i++) {
@@ -78,43 +55,6 @@ static bool needs_parse(const struct ns_run *run)
 			return true;
 	}
 	return false;
-}
-
-/* What a parse learned that the table does not show (docs/report.md):
- * device launches the legacy export gives no time, and the counters of a
- * CUPTI range-profiler trace, which are not times. */
-static void print_notes(const struct ns_trace *t)
-{
-	if (ns_cli_quiet)
-		return;
-	if (t->legacy_autograd && t->n_untimed_launches)
-		fprintf(stderr,
-			"neuron-stats: warning: %s: a legacy autograd-profiler export (PyTorch without Kineto) "
-			"records %llu launches of device work but not their device time: the table has no device "
-			"columns (docs/report.md \"What an exported trace cannot carry\")\n",
-			t->path, (unsigned long long)t->n_untimed_launches);
-	uint64_t n_ranges = 0;
-	for (size_t i = 0; i < t->n_events; i++)
-		n_ranges += t->events[i].kind == NS_KIND_COUNTER;
-	if (!n_ranges)
-		return;
-	fprintf(stderr,
-		"neuron-stats: note: %s: %llu CUPTI range-profiler ranges (\"cuda_profiler_range\") hold "
-		"counters, not times: they are not in the table%s\n",
-		t->path, (unsigned long long)n_ranges, t->n_counters ? "; each counter summed over the ranges:" : "");
-	int width = 0;
-	for (size_t i = 0; i < t->n_counters; i++) {
-		int len = (int)strlen(ns_strtab_get(&t->strings, t->counters[i].name));
-		width = len > width ? len : width;
-	}
-	for (size_t i = 0; i < t->n_counters; i++) {
-		const struct ns_counter *c = &t->counters[i];
-		const char *name = ns_strtab_get(&t->strings, c->name);
-		if (c->exact)
-			fprintf(stderr, "  %-*s  %lld\n", width, name, (long long)c->sum);
-		else
-			fprintf(stderr, "  %-*s  %.17g\n", width, name, c->sum_approx);
-	}
 }
 
 /* The database being written, if any. A cache is optional: when it cannot
@@ -196,21 +136,25 @@ static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error 
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
 		     bool neuron, bool devprofs, struct sink *sk, struct ns_run *run, struct ns_error *err)
 {
-	uint64_t max_out = env_cap("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
-	uint32_t max_ratio = (uint32_t)env_cap("NEURON_STATS_MAX_RATIO", UINT32_MAX);
+	struct ns_error env_warn = { 0 };
+	uint64_t max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX, &env_warn);
+	warn_user(o, &env_warn);
+	memset(&env_warn, 0, sizeof(env_warn));
+	uint32_t max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX, &env_warn);
+	warn_user(o, &env_warn);
 	run->traces = calloc(n, sizeof(*run->traces));
 	if (!run->traces)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct ns_trace *t = &run->traces[i];
 		struct ns_error warn = { 0 };
-		struct progress prog = { paths[i], false };
+		struct progress prog = { o->ui, paths[i], false };
 		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio };
 		int64_t trace_id;
 		int rc;
 		ns_trace_init(t);
 		run->n++;
-		if (!ns_cli_quiet && isatty(2) && ids[i].size >= PROGRESS_MIN_BYTES) {
+		if (o->ui && o->ui->progress && ids[i].size >= PROGRESS_MIN_BYTES) {
 			io.progress = show_progress;
 			io.progress_ctx = &prog;
 		}
@@ -222,12 +166,12 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		}
 		rc = ns_ingest_file(paths[i], t, &io, &warn, err);
 		if (prog.shown)
-			fputs("\r\033[K", stderr);
+			o->ui->progress(o->ui->ctx, paths[i], 0, 0);
 		if (rc)
 			return rc;
-		if (warn.msg[0])
-			ns_cli_warn(&warn);
-		print_notes(t);
+		warn_user(o, &warn);
+		if (o->ui && o->ui->parsed)
+			o->ui->parsed(o->ui->ctx, t);
 		/* Neuron device work from the system profile (docs/neuron.md) */
 		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
 			return rc;
@@ -287,13 +231,14 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 			goto out;
 		db_out = target;
 	}
-	if (o->use_cache && !db_out && !neuron) {
-		cache = ns_cache_path(ids, n);
-		if (cache && ns_cache_valid(cache, ids, n)) {
+	if (o->use_cache && !db_out) {
+		bool valid;
+		cache = ns_pipeline_cache_lookup(ids, n, neuron, &valid);
+		if (valid) {
 			run->from_db = true;
 			rc = ns_store_load(cache, &run->traces, &run->n, err);
 			if (rc == 0 && !needs_parse(run)) {
-				ns_cache_touch(cache);
+				ns_pipeline_cache_used(cache);
 				goto out;
 			}
 			/* an unreadable cache is rebuilt, not fatal; a damaged trace is
@@ -318,8 +263,9 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		rc = ns_store_commit(store, store_err(&sk, err));
 		if (sk.optional) {
 			if (rc == 0) {
-				uint64_t max = env_cap("NEURON_STATS_CACHE_MAX", UINT64_MAX);
-				ns_cache_prune(cache, max ? max : NS_CACHE_MAX_DEFAULT);
+				struct ns_error warn = { 0 };
+				ns_pipeline_cache_written(cache, &warn);
+				warn_user(o, &warn);
 			}
 			rc = 0; /* a failed cache write does not fail the report */
 		}
@@ -327,7 +273,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	if (rc == 0 && sk.dropped.msg[0]) {
 		struct ns_error warn = { 0 };
 		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk.dropped.msg);
-		ns_cli_warn(&warn);
+		warn_user(o, &warn);
 	}
 out:
 	ns_store_abort(sk.store);
@@ -347,4 +293,104 @@ void ns_run_release(struct ns_run *run)
 		ns_trace_release(&run->traces[i]);
 	free(run->traces);
 	memset(run, 0, sizeof(*run));
+}
+
+/* Parses input into o->db_out. */
+static int ingest(const char *input, const struct ns_load_opts *o, struct ns_error *err)
+{
+	struct ns_run run;
+	struct ns_load_opts lo = *o;
+	lo.use_cache = false;
+	lo.db_only = true;
+	int rc = ns_run_load(input, &lo, &run, err);
+	ns_run_release(&run);
+	return rc;
+}
+
+/* Ingests input into a private database in $TMPDIR (else /tmp): *db_path,
+ * for the caller to delete. */
+static int temporary_db(const char *input, const struct ns_load_opts *o, char **db_path, struct ns_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	struct ns_load_opts lo = *o;
+	int fd, rc;
+	if (asprintf(db_path, "%s/neuron-stats-sql-XXXXXX", dir && *dir ? dir : "/tmp") < 0) {
+		*db_path = NULL;
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	}
+	if ((fd = mkstemp(*db_path)) < 0) {
+		rc = ns_error_set(err, NS_ERR_IO, "%s: cannot create a temporary database: %s", *db_path,
+				  strerror(errno));
+		free(*db_path);
+		*db_path = NULL;
+		return rc;
+	}
+	close(fd);
+	lo.db_out = *db_path;
+	lo.db_temporary = true;
+	if ((rc = ingest(input, &lo, err))) {
+		unlink(*db_path);
+		free(*db_path);
+		*db_path = NULL;
+	}
+	return rc;
+}
+
+/* The cache database of input's traces (the policy of ns_run_load), valid
+ * or written now; NULL where they are not cached, or where the cache could
+ * not be written (*warn says why). */
+static int cached_db(const char *input, const struct ns_load_opts *o, char **db_path, struct ns_error *warn,
+		     struct ns_error *err)
+{
+	char **paths = NULL;
+	size_t n = 0;
+	struct ns_source_id *ids = NULL;
+	struct ns_error cache_err = { 0 };
+	bool neuron = false, devprofs = false, valid;
+	int rc;
+	*db_path = NULL;
+	if ((rc = ns_find_traces(input, &paths, &n, err)) || (rc = ns_source_ids(paths, n, &ids, err)) ||
+	    (rc = ns_cli_neuron_probe(input, &neuron, &devprofs, err)))
+		goto out;
+	if (!(*db_path = ns_pipeline_cache_lookup(ids, n, neuron, &valid)))
+		goto out;
+	if (valid) {
+		ns_pipeline_cache_used(*db_path);
+		goto out;
+	}
+	struct ns_load_opts lo = *o;
+	lo.db_out = *db_path;
+	if (!(rc = ingest(input, &lo, &cache_err))) {
+		ns_pipeline_cache_written(*db_path, warn);
+		goto out;
+	}
+	free(*db_path);
+	*db_path = NULL;
+	if (rc != NS_ERR_IO) { /* (an error in the input would be the same again) */
+		*err = cache_err;
+		goto out;
+	}
+	ns_error_set(warn, NS_ERR_IO, "the cache is not written: %s", cache_err.msg);
+	rc = 0;
+out:
+	ns_source_ids_free(ids, n);
+	free_paths(paths, n);
+	return rc;
+}
+
+int ns_run_query_db(const char *input, const struct ns_load_opts *o, char **db_path, bool *temporary,
+		    struct ns_error *err)
+{
+	struct ns_error warn = { 0 };
+	int rc = 0;
+	*db_path = NULL;
+	*temporary = false;
+	if (ns_store_is_db(input))
+		return 0;
+	rc = o->use_cache ? cached_db(input, o, db_path, &warn, err) : 0;
+	warn_user(o, &warn);
+	if (rc || *db_path)
+		return rc;
+	*temporary = true;
+	return temporary_db(input, o, db_path, err);
 }

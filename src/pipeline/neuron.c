@@ -1,7 +1,7 @@
 /* The Neuron half of loading a capture (docs/neuron.md): which exports a
  * trace has beside it, running neuron-explorer when raw files need
  * converting, and the exit-3 refusal when it is not installed. */
-#include "cli/neuron.h"
+#include "pipeline/neuron.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "common/vec.h"
 #include "neff/neff.h"
+#include "pipeline/cache.h"
 #include "report/detail.h"
 #include "report/engines.h"
 #include "store/store.h"
@@ -59,11 +60,10 @@ char *ns_cli_neuron_export_root(const char *db_out)
 	char *root = NULL;
 	if (db_out)
 		return asprintf(&root, "%s.neuron", db_out) < 0 ? NULL : root;
-	char *db = ns_cache_path(NULL, 0);
-	char *slash = db ? strrchr(db, '/') : NULL;
-	if (slash && asprintf(&root, "%.*s/neuron", (int)(slash - db), db) < 0)
+	char *dir = ns_pipeline_cache_folder();
+	if (dir && asprintf(&root, "%s/neuron", dir) < 0)
 		root = NULL;
-	free(db);
+	free(dir);
 	return root;
 }
 
@@ -422,7 +422,7 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	root = ns_cli_neuron_export_root(lo ? lo->db_out : NULL);
+	root = ns_cli_neuron_export_root(lo && !lo->db_temporary ? lo->db_out : NULL);
 	/* the unit is the trace's own folder */
 	if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
 		goto out;
@@ -580,7 +580,7 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	root = ns_cli_neuron_export_root(lo ? lo->db_out : NULL);
+	root = ns_cli_neuron_export_root(lo && !lo->db_temporary ? lo->db_out : NULL);
 	if ((rc = scan_unit(dir, root, true, &d->c, &d->u, err)))
 		goto out;
 	for (size_t p = 0; d->u && p < d->u->n_pairs; p++)

@@ -1,17 +1,17 @@
 /* The Neuron half of loading a capture (docs/neuron.md): exports found
  * beside a trace, conversions with neuron-explorer (the only place that
  * runs it), and the refusal of raw files when it is not installed. */
-#ifndef NS_CLI_NEURON_H
-#define NS_CLI_NEURON_H
+#ifndef NS_PIPELINE_NEURON_H
+#define NS_PIPELINE_NEURON_H
 
 #include <stdbool.h>
 
-#include "cli/load.h"
 #include "common/error.h"
 #include "common/trace.h"
 #include "ingest/capture.h"
 #include "ingest/ingest.h"
 #include "ntff/ntff.h"
+#include "pipeline/load.h"
 #include "report/report.h"
 
 /* Where converted exports are kept: "<db>.neuron" beside a database being

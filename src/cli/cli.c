@@ -1,0 +1,30 @@
+/* What every command shares: --quiet, and printing an error or a warning;
+ * ns_cli_fail is the only place that maps errors to exit codes. */
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+bool ns_cli_quiet;
+
+int ns_cli_fail(const struct ns_error *err)
+{
+	fprintf(stderr, "neuron-stats: error: %s\n", err->msg[0] ? err->msg : "unknown error");
+	if (err->hint[0])
+		fprintf(stderr, "hint: %s\n", err->hint);
+	switch (err->status) {
+	case NS_OK: return NS_EXIT_INPUT;
+	case NS_ERR_INPUT: return NS_EXIT_INPUT;
+	case NS_ERR_USAGE: return NS_EXIT_USAGE;
+	case NS_ERR_UNSUPPORTED: return NS_EXIT_UNSUPPORTED;
+	case NS_ERR_REGRESSION: return NS_EXIT_REGRESSION;
+	case NS_ERR_IO: return NS_EXIT_IO;
+	case NS_ERR_NOMEM: return NS_EXIT_NOMEM;
+	}
+	return NS_EXIT_INPUT;
+}
+
+void ns_cli_warn(const struct ns_error *warn)
+{
+	if (!ns_cli_quiet && warn->msg[0])
+		fprintf(stderr, "neuron-stats: warning: %s\n", warn->msg);
+}
