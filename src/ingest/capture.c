@@ -827,7 +827,7 @@ static int find_gaps(struct ns_cap_unit *u, const bool *claimed)
 		if (f->kind == NS_CAP_NEFF && !f->shared && !paired && add_gap(u, NS_GAP_NEFF_NO_NTFF, (int64_t)k, -1))
 			return -1;
 		if ((f->kind == NS_CAP_DEVICE_JSON || f->kind == NS_CAP_SUMMARY_JSON) && !claimed[k] &&
-		    add_gap(u, NS_GAP_EXPORT_UNPAIRED, (int64_t)k, -1))
+		    add_gap(u, f->model_id >= 0 ? NS_GAP_EXPORT_MODEL_ID : NS_GAP_EXPORT_UNPAIRED, (int64_t)k, -1))
 			return -1;
 	}
 	for (size_t p = 0; p < u->n_pairs; p++)
@@ -841,6 +841,34 @@ static int find_gaps(struct ns_cap_unit *u, const bool *claimed)
 	if (trace_info >= 0 && ntrace < 0 && add_gap(u, NS_GAP_NO_NTRACE, trace_info, -1))
 		return -1;
 	return 0;
+}
+
+int ns_capture_model_export_gap(const struct ns_cap_unit *u, size_t file, char *out, size_t n,
+				struct ns_error *err)
+{
+	const struct ns_cap_file *f = &u->files[file];
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t p = 0; p < u->n_pairs; p++) {
+		const char *name = u->files[u->pairs[p].neff].name;
+		bool listed = false;
+		if (u->pairs[p].device_json >= 0)
+			continue;
+		for (size_t q = 0; q < p; q++) /* a NEFF of two pairs (two cores) once */
+			listed |= u->pairs[q].device_json < 0 && u->pairs[q].neff == u->pairs[p].neff;
+		if (!listed && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", name);
+	}
+	if (!err)
+		return NS_ERR_UNSUPPORTED;
+	ns_error_set(err, NS_ERR_UNSUPPORTED,
+		     "%s: not used: its NEFF is named only by its model id (%lld), and the Neuron docs tie a model "
+		     "id to no NEFF file; %s%s",
+		     f->path, (long long)f->model_id, out[0] ? "it may belong to " : "no NEFF here lacks a device export",
+		     out);
+	ns_error_hint(err, "rename it <ntff stem>__neff_<hash>.json (as neuron-stats writes) for the pair it "
+			   "belongs to, or convert that pair (`neuron-stats ls` gives the commands)");
+	return NS_ERR_UNSUPPORTED;
 }
 
 /* Indexes, pairs and gaps of a unit whose files are all added. */
