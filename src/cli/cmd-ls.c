@@ -440,8 +440,8 @@ static int show_file(const char *path, struct ns_error *err)
 	struct ns_raw_info raw;
 	char detail[256];
 	int rc;
-	if (!ns_capture_classify(path, &f))
-		return ns_error_set(err, NS_ERR_INPUT, "%s: not a Neuron capture file or export", path);
+	if ((rc = ns_capture_classify(path, &f, err)) <= 0)
+		return rc < 0 ? NS_ERR_NOMEM : ns_error_set(err, NS_ERR_INPUT, "%s: not a Neuron capture file or export", path);
 	f.path = (char *)path;
 	if (f.kind == NS_CAP_NTFF || f.kind == NS_CAP_PB) {
 		if ((rc = ns_ntff_identify(path, &raw, err)))

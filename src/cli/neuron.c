@@ -77,7 +77,7 @@ static int scan_unit(const char *dir, const char *export_root, bool shallow, str
 	*u = NULL;
 	int rc = ns_capture_scan(dir, &co, c, err);
 	if (rc == 0)
-		*u = ns_capture_find(*c, dir);
+		rc = ns_capture_find(*c, dir, u, err);
 	return rc;
 }
 
@@ -284,8 +284,8 @@ int ns_cli_neuron_probe(const char *input, bool *involved, bool *devprofs, struc
 	if (stat(input, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 		return 0; /* loading reports it; a stream is read once, by the trace reader */
 	if (!S_ISDIR(st.st_mode)) {
-		if (!ns_capture_classify(input, &f))
-			return 0;
+		if ((rc = ns_capture_classify(input, &f, err)) <= 0)
+			return rc < 0 ? NS_ERR_NOMEM : 0;
 		if (f.kind == NS_CAP_NTFF || f.kind == NS_CAP_PB)
 			return refuse_raw(input, f.kind, err);
 		if (f.kind == NS_CAP_SYSTEM_JSON || f.kind == NS_CAP_DEVICE_JSON || f.kind == NS_CAP_SUMMARY_JSON) {
