@@ -569,7 +569,7 @@ process folder below it).
 | `neuron-explorer view --session-dir ./profile_output --output-format json --output-file ...` writes `system_profile.json` and the device profiles | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" |
 | device export named `<instance>_pid_<pid>_nc_<N>_session_<S>.json` | neuron-formats.md §2.1 (E): the names of a third-party export folder; the issue 17 report |
 | system_profile.json keys | `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
-| `warnings` entries `{message, category}` (the doc's example message and category) | `tools/neuron-explorer/profile-schema-reference.rst`, "Warning" |
+| `warnings` entries `{message, category}` (the doc's example message and category), in the system export and in the device export | `tools/neuron-explorer/profile-schema-reference.rst`, "Warning" |
 """
 
 LAYOUT_README = """# capture-layouts (synthetic; written by tools/gen_captures.py)
@@ -607,8 +607,10 @@ def gen_explorer_dir(out):
     sysdoc["warnings"] = [{"message": "Current NEFF is missing compiler metrics. Please re-compile using latest "
                                       "version of the compiler.", "category": "Missing Data"}]
     write(os.path.join(root, "system_profile.json"), json.dumps(sysdoc, separators=(",", ":")) + "\n")
-    write(os.path.join(root, "%s_pid_%d_nc_0_session_0.json" % (INSTANCE, gf.PID)),
-          device_export(graph, 0, ntff, neff_name, [x for x in L if x.kernel]))
+    # the device export carries the doc's example warning too: its --device-detail rows are marked
+    dev = device_export(graph, 0, ntff, neff_name, [x for x in L if x.kernel])
+    dev = dev.replace('"warnings": []', '"warnings": ' + dumps(sysdoc["warnings"]))
+    write(os.path.join(root, "%s_pid_%d_nc_0_session_0.json" % (INSTANCE, gf.PID)), dev)
     write(os.path.join(out, cap, "README.md"), EXPLORER_README)
     write_truth(os.path.join(out, cap), cap,
                 "The fused RMSNorm run with the exports at the top of profile_output/, where neuron-explorer view -d "
