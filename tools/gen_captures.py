@@ -569,7 +569,7 @@ process folder below it).
 | `neuron-explorer view --session-dir ./profile_output --output-format json --output-file ...` writes `system_profile.json` and the device profiles | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON" |
 | device export named `<instance>_pid_<pid>_nc_<N>_session_<S>.json` | neuron-formats.md §2.1 (E): the names of a third-party export folder; the issue 17 report |
 | system_profile.json keys | `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
-| `warnings` entries `{message, category}` (the doc's example message and category) | `tools/neuron-explorer/profile-schema-reference.rst`, "Warning" |
+| `warnings` entries `{message, category}` (the doc's example message and category), in the system export and in the device export | `tools/neuron-explorer/profile-schema-reference.rst`, "Warning" |
 """
 
 LAYOUT_README = """# capture-layouts (synthetic; written by tools/gen_captures.py)
@@ -607,8 +607,10 @@ def gen_explorer_dir(out):
     sysdoc["warnings"] = [{"message": "Current NEFF is missing compiler metrics. Please re-compile using latest "
                                       "version of the compiler.", "category": "Missing Data"}]
     write(os.path.join(root, "system_profile.json"), json.dumps(sysdoc, separators=(",", ":")) + "\n")
-    write(os.path.join(root, "%s_pid_%d_nc_0_session_0.json" % (INSTANCE, gf.PID)),
-          device_export(graph, 0, ntff, neff_name, [x for x in L if x.kernel]))
+    # the device export carries the doc's example warning too: its --device-detail rows are marked
+    dev = device_export(graph, 0, ntff, neff_name, [x for x in L if x.kernel])
+    dev = dev.replace('"warnings": []', '"warnings": ' + dumps(sysdoc["warnings"]))
+    write(os.path.join(root, "%s_pid_%d_nc_0_session_0.json" % (INSTANCE, gf.PID)), dev)
     write(os.path.join(out, cap, "README.md"), EXPLORER_README)
     write_truth(os.path.join(out, cap), cap,
                 "The fused RMSNorm run with the exports at the top of profile_output/, where neuron-explorer view -d "
@@ -813,6 +815,47 @@ def gen_layouts(out):
     write(os.path.join(root, "parquet", "system_profile.pftrace"), b"\x0a\x00synthetic perfetto placeholder")
 
 
+MODEL_ID_README = """# capture-model-id (synthetic; written by tools/gen_captures.py)
+
+The naive RMSNorm run (trace.json with its device events) captured in model
+mode, with the `device_profile_model_<model_id>.json` exports that
+`neuron-explorer view -d ... --output-format json` writes "per compiled
+model". Models 1 to 4 carry their NEFF path in `model_name`; models 5 and 6
+carry none. The public docs tie a model id to no NEFF file (the
+`DeviceProfileList` rows have `model_id`, `nc_id`, `process_id` and a
+`device_profile_name` such as `neuron_profile_001`; no documented event or
+table gives a model id's NEFF), so neuron-stats pairs models 1-4 by
+`model_name` and names models 5 and 6 with the NEFFs they may belong to
+instead of guessing.
+
+| part | doc file, section (aws-neuron/aws-neuron-sdk @81ce03ae) |
+|---|---|
+| `device_profile_model_<model_id>.json` per compiled model | `tools/neuron-explorer/get-started.rst`, "Option C: Export to JSON"; `archive/profiler/neuron-profiler-2-0-beta-user-guide.rst`, "Generating JSON Output From Profiles" |
+| model-mode pair names `neff_<hash>.neff` + `<hash>_instid_0_vnc_0.ntff` | `tools/neuron-explorer/get-started.rst`, the note on matched pairs |
+| `model_id` only in `DeviceProfileList` (no NEFF there) | `tools/neuron-explorer/profile-schema-reference.rst`, "DeviceProfileList" |
+"""
+
+
+def gen_model_id(out):
+    g, _ = gf.gen_naive()
+    g.name = "capture-model-id"
+    L = launches(g)
+    cap = "capture-model-id"
+    unit = os.path.join(out, cap, "%s_pid_%d" % (INSTANCE, gf.PID))
+    write(os.path.join(unit, "trace.json"), g.render())
+    graphs = sorted({L_.graph for L_ in L if L_.kernel})
+    for mid, graph in enumerate(graphs, 1):
+        h = neff_hash(graph)
+        write(os.path.join(unit, "neff_%s.neff" % h), neff_file(graph, h, 0))
+        ntff = "%s_instid_0_vnc_0.ntff" % h
+        write(os.path.join(unit, ntff), ntff_placeholder("model %s" % h))
+        dev = device_export(graph, 0, ntff, "neff_%s.neff" % h, [r for r in L if r.kernel and r.graph == graph])
+        named = '"model_name": "/var/tmp/neuron-compile-cache/neff_%s.neff"' % h if mid <= 4 else '"model_id": %d' % mid
+        dev = dev.replace('"ntff_filename": "%s", "neff_name": "neff_%s.neff"' % (ntff, h), named)
+        write(os.path.join(unit, "device_profile_model_%d.json" % mid), dev)
+    write(os.path.join(out, cap, "README.md"), MODEL_ID_README)
+
+
 def gen_exports(out):
     """Single export files, good and damaged, for the parser tests."""
     d = os.path.join(out, "neuron-exports")
@@ -902,13 +945,13 @@ def gen_exports(out):
 
 def write_all(out):
     for fn in (gen_rmsnorm, gen_sysprofile, gen_lnc2, gen_explorer_dir, gen_2rank, gen_explorer_2rank, gen_layouts,
-               gen_exports):
+               gen_model_id, gen_exports):
         fn(out)
 
 
 OUTPUTS = ["capture-rmsnorm-naive", "capture-rmsnorm-fused", "capture-rmsnorm-compiled", "capture-sysprofile", "capture-lnc2",
            "capture-explorer-dir", "capture-explorer-dir-2rank",
-           "capture-2rank", "capture-layouts", "neuron-exports"]
+           "capture-2rank", "capture-layouts", "capture-model-id", "neuron-exports"]
 
 
 def main(argv=None):

@@ -65,6 +65,10 @@ static const struct {
 	[NS_GAP_NTFF_EMPTY] = { "is empty (0 bytes): not a device trace",
 				"the runtime did not write it (the process ended before the profile was saved?); "
 				"capture again" },
+	[NS_GAP_EXPORT_MODEL_ID] = { "names its NEFF only by its model id, which the Neuron docs tie to no NEFF file: "
+				     "not used",
+				     "rename it <ntff stem>__neff_<hash>.json (as neuron-stats writes) for the pair it "
+				     "belongs to, or convert that pair with the commands below" },
 };
 
 static const char *const ntff_modes[] = {
@@ -205,6 +209,11 @@ static void print_unit(const struct ns_capture *c, const struct ns_cap_unit *u)
 				 vis(u->files[u->pairs[gap->pair].ntff].name));
 		printf("    - %s%s%s\n      hint: %s\n", name, *name ? ": " : "", gap_text[gap->kind].what,
 		       gap_text[gap->kind].hint);
+		if (gap->kind == NS_GAP_EXPORT_MODEL_ID) {
+			char candidates[600];
+			ns_capture_model_export_gap(u, (size_t)gap->file, candidates, sizeof(candidates), NULL);
+			printf("      may belong to: %s\n", candidates[0] ? vis(candidates) : "no NEFF here lacks a device export");
+		}
 	}
 }
 
@@ -431,8 +440,8 @@ static int show_file(const char *path, struct ns_error *err)
 	struct ns_raw_info raw;
 	char detail[256];
 	int rc;
-	if (!ns_capture_classify(path, &f))
-		return ns_error_set(err, NS_ERR_INPUT, "%s: not a Neuron capture file or export", path);
+	if ((rc = ns_capture_classify(path, &f, err)) <= 0)
+		return rc < 0 ? NS_ERR_NOMEM : ns_error_set(err, NS_ERR_INPUT, "%s: not a Neuron capture file or export", path);
 	f.path = (char *)path;
 	if (f.kind == NS_CAP_NTFF || f.kind == NS_CAP_PB) {
 		if ((rc = ns_ntff_identify(path, &raw, err)))

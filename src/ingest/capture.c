@@ -227,23 +227,32 @@ static void parse_export_name(const char *name, struct ns_cap_file *f)
 	}
 }
 
-/* Reads up to SNIFF_BYTES (decompressed) of path into buf; returns the length. */
-static size_t sniff(const char *path, char *buf)
+/* A file that cannot be read is no capture file of its kind, but an
+ * allocation that failed while reading it must not pass for that: the
+ * sniffers below return -1 then (exit 6, not a file silently left out). */
+static bool source_oom(const struct ns_error *err)
+{
+	return err->status == NS_ERR_NOMEM;
+}
+
+/* Reads up to SNIFF_BYTES (decompressed) of path into buf; *len: the
+ * length. -1 on OOM. */
+static int sniff(const char *path, char *buf, size_t *len)
 {
 	struct ns_source *src = NULL;
-	struct ns_error err;
-	size_t len = 0;
+	struct ns_error err = { 0 };
+	*len = 0;
 	if (ns_source_open(path, 0, 0, &src, &err) == 0) {
-		while (len < SNIFF_BYTES) {
-			ssize_t got = ns_source_read(src, buf + len, SNIFF_BYTES - len, &err);
+		while (*len < SNIFF_BYTES) {
+			ssize_t got = ns_source_read(src, buf + *len, SNIFF_BYTES - *len, &err);
 			if (got <= 0)
 				break;
-			len += (size_t)got;
+			*len += (size_t)got;
 		}
 	}
 	ns_source_close(src);
-	buf[len] = '\0';
-	return len;
+	buf[*len] = '\0';
+	return source_oom(&err) ? -1 : 0;
 }
 
 static bool is_summary_id(const char *k, size_t len)
@@ -333,16 +342,18 @@ static bool key_walk_byte(struct key_walk *w, char c)
  * them, at any position in the file (read streaming, to its end if need
  * be: a fetch-events export may hold megabytes of events before its
  * data_version, a sorted system export its cpu_util before the rest). */
-static enum ns_cap_kind sniff_json(const char *path)
+static int sniff_json(const char *path, enum ns_cap_kind *kind_out)
 {
 	enum { N_MARKERS = NS_ARRAY_SIZE(json_markers) };
 	struct ns_source *src = NULL;
-	struct ns_error err;
+	struct ns_error err = { 0 };
 	struct key_walk w = { 0 };
 	char *buf = malloc(SNIFF_BYTES);
 	size_t best = N_MARKERS, keys = 0;
 	uint64_t at = 0;
 	enum ns_cap_kind kind = NS_CAP__COUNT;
+	if (!buf)
+		err.status = NS_ERR_NOMEM;
 	if (!buf || ns_source_open(path, 0, 0, &src, &err) != 0)
 		goto out;
 	for (;;) {
@@ -375,7 +386,8 @@ decide:
 out:
 	ns_source_close(src);
 	free(buf);
-	return kind;
+	*kind_out = kind;
+	return source_oom(&err) ? -1 : 0;
 }
 
 /* Explorer writes a processed profile as a folder of tables (parquet.c,
@@ -417,16 +429,18 @@ static enum ns_cap_kind parquet_profile_kind(const char *path, const char *name,
 
 /* The NEFF of a device export whose name does not say it: the first
  * "model_name" string holding a NEFF path (AWS's exports carry the path
- * there), read streaming; hash "" when there is none. */
-static void sniff_model_name(const char *path, char *hash, size_t n)
+ * there), read streaming; hash "" when there is none. -1 on OOM. */
+static int sniff_model_name(const char *path, char *hash, size_t n)
 {
 	static const char key[] = "\"model_name\"";
 	enum { KEEP = 1024 };
 	struct ns_source *src = NULL;
-	struct ns_error err;
+	struct ns_error err = { 0 };
 	char *buf = malloc(SNIFF_BYTES + KEEP + 1);
 	size_t have = 0;
 	hash[0] = '\0';
+	if (!buf)
+		err.status = NS_ERR_NOMEM;
 	if (!buf || ns_source_open(path, 0, 0, &src, &err) != 0)
 		goto out;
 	for (;;) {
@@ -457,9 +471,10 @@ static void sniff_model_name(const char *path, char *hash, size_t n)
 out:
 	ns_source_close(src);
 	free(buf);
+	return source_oom(&err) ? -1 : 0;
 }
 
-bool ns_capture_classify(const char *path, struct ns_cap_file *f)
+int ns_capture_classify(const char *path, struct ns_cap_file *f, struct ns_error *err)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
@@ -486,17 +501,22 @@ bool ns_capture_classify(const char *path, struct ns_cap_file *f)
 	} else if (ends_with(name, ".pftrace")) {
 		f->kind = NS_CAP_PERFETTO;
 	} else if (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".json.zst")) {
-		f->kind = sniff_json(path);
+		if (sniff_json(path, &f->kind))
+			goto oom;
 		if (f->kind == NS_CAP__COUNT)
-			return false;
+			return 0;
 		if (f->kind == NS_CAP_DEVICE_JSON || f->kind == NS_CAP_SUMMARY_JSON)
 			parse_export_name(name, f);
-		if (f->kind == NS_CAP_DEVICE_JSON && !f->stem[0] && !f->hash[0] && f->session < 0)
-			sniff_model_name(path, f->hash, sizeof(f->hash));
+		if (f->kind == NS_CAP_DEVICE_JSON && !f->stem[0] && !f->hash[0] && f->session < 0 &&
+		    sniff_model_name(path, f->hash, sizeof(f->hash)))
+			goto oom;
 	} else {
-		return false;
+		return 0;
 	}
-	return true;
+	return 1;
+oom:
+	ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
+	return -1;
 }
 
 /* ---- walking ---- */
@@ -534,31 +554,36 @@ static void set_name(struct ns_cap_file *f)
 }
 
 /* A table of a Parquet profile folder other than its metadata table: part
- * of the export its metadata table stands for, not a file of its own. */
-static bool parquet_table_of_profile(const char *path)
+ * of the export its metadata table stands for, not a file of its own.
+ * 1 when it is, 0 when not, -1 on OOM. */
+static int parquet_table_of_profile(const char *path)
 {
 	static const char *const anchors[] = { "Metadata.parquet", "SystemProfileMetadata.parquet" };
 	char *dir = ns_capture_folder(path);
-	bool found = false;
+	int found = dir ? 0 : -1;
 	for (size_t i = 0; dir && i < NS_ARRAY_SIZE(anchors) && !found; i++) {
 		char *meta;
-		if (asprintf(&meta, "%s/%s", dir, anchors[i]) < 0)
+		if (asprintf(&meta, "%s/%s", dir, anchors[i]) < 0) {
+			found = -1;
 			break;
-		found = access(meta, F_OK) == 0;
+		}
+		found = access(meta, F_OK) == 0 ? 1 : errno == ENOMEM ? -1 : 0;
 		free(meta);
 	}
 	free(dir);
 	return found;
 }
 
-/* Adds the capture file at path (stat'ed as st) to l, if it is one. */
+/* Adds the capture file at path (stat'ed as st) to l, if it is one. -1 on
+ * OOM. */
 static int add_if_capture(struct file_list *l, const char *path, const struct stat *st, bool converted)
 {
 	struct ns_cap_file f;
-	if (!ns_capture_classify(path, &f))
-		return 0;
-	if (f.kind == NS_CAP_PARQUET && parquet_table_of_profile(path))
-		return 0;
+	int is = ns_capture_classify(path, &f, NULL);
+	if (is <= 0)
+		return is;
+	if (f.kind == NS_CAP_PARQUET && (is = parquet_table_of_profile(path)) != 0)
+		return is < 0 ? -1 : 0;
 	if (converted && f.kind != NS_CAP_SYSTEM_JSON && f.kind != NS_CAP_DEVICE_JSON &&
 	    f.kind != NS_CAP_SUMMARY_JSON)
 		return 0;
@@ -648,14 +673,17 @@ static bool parse_process_dir(const char *name, struct ns_cap_unit *u)
 	return true;
 }
 
-/* distributedInfo.rank near the top of a Kineto trace, or -1. */
-static int64_t sniff_rank(const char *path)
+/* distributedInfo.rank of the trace at path into *rank (-1 if none); -1
+ * on OOM. */
+static int sniff_rank(const char *path, int64_t *rank)
 {
 	char *buf = malloc(SNIFF_BYTES + 1);
-	int64_t rank = -1;
-	if (!buf)
+	size_t n;
+	*rank = -1;
+	if (!buf || sniff(path, buf, &n)) {
+		free(buf);
 		return -1;
-	size_t n = sniff(path, buf);
+	}
 	const char *di = memmem(buf, n, "\"distributedInfo\"", 17);
 	if (di) {
 		const char *end = memchr(di, '}', n - (size_t)(di - buf));
@@ -664,27 +692,31 @@ static int64_t sniff_rank(const char *path)
 			r += 6;
 			while (*r == ' ' || *r == ':' || *r == '\t' || *r == '\n' || *r == '\r')
 				r++;
-			rank = digits(&r);
+			*rank = digits(&r);
 		}
 	}
 	free(buf);
-	return rank;
+	return 0;
 }
 
-static void describe_unit(struct ns_cap_unit *u)
+/* The instance, pid and session of a unit from its folder's name; -1 on
+ * OOM. */
+static int describe_unit(struct ns_cap_unit *u)
 {
 	const char *name = base_of(u->dir);
 	u->pid = -1;
 	u->rank = -1;
 	if (all_digits(name) && strlen(name) >= 9) {
 		char *parent = ns_capture_folder(u->dir);
+		if (!parent)
+			return -1;
 		copy_text(u->session, sizeof(u->session), name, strlen(name));
-		if (parent)
-			parse_process_dir(base_of(parent), u);
+		parse_process_dir(base_of(parent), u);
 		free(parent);
 	} else {
 		parse_process_dir(name, u);
 	}
+	return 0;
 }
 
 /* ---- pairing ---- */
@@ -827,7 +859,7 @@ static int find_gaps(struct ns_cap_unit *u, const bool *claimed)
 		if (f->kind == NS_CAP_NEFF && !f->shared && !paired && add_gap(u, NS_GAP_NEFF_NO_NTFF, (int64_t)k, -1))
 			return -1;
 		if ((f->kind == NS_CAP_DEVICE_JSON || f->kind == NS_CAP_SUMMARY_JSON) && !claimed[k] &&
-		    add_gap(u, NS_GAP_EXPORT_UNPAIRED, (int64_t)k, -1))
+		    add_gap(u, f->model_id >= 0 ? NS_GAP_EXPORT_MODEL_ID : NS_GAP_EXPORT_UNPAIRED, (int64_t)k, -1))
 			return -1;
 	}
 	for (size_t p = 0; p < u->n_pairs; p++)
@@ -841,6 +873,34 @@ static int find_gaps(struct ns_cap_unit *u, const bool *claimed)
 	if (trace_info >= 0 && ntrace < 0 && add_gap(u, NS_GAP_NO_NTRACE, trace_info, -1))
 		return -1;
 	return 0;
+}
+
+int ns_capture_model_export_gap(const struct ns_cap_unit *u, size_t file, char *out, size_t n,
+				struct ns_error *err)
+{
+	const struct ns_cap_file *f = &u->files[file];
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t p = 0; p < u->n_pairs; p++) {
+		const char *name = u->files[u->pairs[p].neff].name;
+		bool listed = false;
+		if (u->pairs[p].device_json >= 0)
+			continue;
+		for (size_t q = 0; q < p; q++) /* a NEFF of two pairs (two cores) once */
+			listed |= u->pairs[q].device_json < 0 && u->pairs[q].neff == u->pairs[p].neff;
+		if (!listed && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", name);
+	}
+	if (!err)
+		return NS_ERR_UNSUPPORTED;
+	ns_error_set(err, NS_ERR_UNSUPPORTED,
+		     "%s: not used: its NEFF is named only by its model id (%lld), and the Neuron docs tie a model "
+		     "id to no NEFF file; %s%s",
+		     f->path, (long long)f->model_id, out[0] ? "it may belong to " : "no NEFF here lacks a device export",
+		     out);
+	ns_error_hint(err, "rename it <ntff stem>__neff_<hash>.json (as neuron-stats writes) for the pair it "
+			   "belongs to, or convert that pair (`neuron-stats ls` gives the commands)");
+	return NS_ERR_UNSUPPORTED;
 }
 
 /* Indexes, pairs and gaps of a unit whose files are all added. */
@@ -863,8 +923,8 @@ static int finish_unit(struct ns_cap_unit *u)
 		    (!cur || (cur->converted && !f->converted) || (cur->split && !f->split && !f->converted)))
 			u->system_json = (int64_t)k;
 	}
-	if (u->trace >= 0)
-		u->rank = sniff_rank(u->files[u->trace].path);
+	if (u->trace >= 0 && sniff_rank(u->files[u->trace].path, &u->rank))
+		goto out;
 	for (size_t k = 0; k < u->n_files; k++)
 		if (u->files[k].kind == NS_CAP_NTFF && pair_ntff(u, k))
 			goto out;
@@ -903,7 +963,7 @@ static int add_converted(struct ns_cap_unit *u, const char *export_root, struct 
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	}
 	if (!(d = opendir(u->export_dir)))
-		return 0;
+		return errno == ENOMEM ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
 	for (struct dirent *de; (de = readdir(d)) != NULL && !rc;) {
 		struct stat st;
 		char *child;
@@ -1064,6 +1124,8 @@ static int relocate(struct ns_capture *c)
 			neff |= dst->files[k].kind == NS_CAP_NEFF;
 		}
 		char *parent = ntff && !neff ? ns_capture_folder(dst->dir) : NULL;
+		if (ntff && !neff && !parent)
+			return -1;
 		for (size_t p = 0; parent && p < c->n_units; p++) {
 			struct ns_cap_unit *up = &c->units[p];
 			size_t n_neff = 0, only = 0;
@@ -1133,7 +1195,8 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 			memset(&c->units[u], 0, sizeof(c->units[u]));
 			c->units[u].dir = dir;
 			c->n_units++;
-			describe_unit(&c->units[u]);
+			if (describe_unit(&c->units[u]))
+				return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		} else {
 			free(dir);
 		}
@@ -1185,14 +1248,15 @@ static int group(struct ns_capture *c, struct file_list *l, const struct ns_capt
 	return 0;
 }
 
-/* The number of process folders ("<instance>_pid_<pid>") in dir, up to 2. */
+/* The number of process folders ("<instance>_pid_<pid>") in dir, up to 2;
+ * -1 on OOM. */
 static int process_dirs(const char *dir)
 {
 	DIR *d = opendir(dir);
 	int n = 0;
 	struct ns_cap_unit probe;
 	if (!d)
-		return 0;
+		return errno == ENOMEM ? -1 : 0;
 	for (struct dirent *de; n < 2 && (de = readdir(d)) != NULL;)
 		n += de->d_name[0] != '.' && parse_process_dir(de->d_name, &probe);
 	closedir(d);
@@ -1212,7 +1276,7 @@ static int add_sibling_exports(const char *dir, struct file_list *l)
 	DIR *d = opendir(dir);
 	struct file_list found = { 0 };
 	bool other = false;
-	int rc = 0, seen = 0;
+	int rc = !d && errno == ENOMEM ? -1 : 0, seen = 0;
 	for (struct dirent *de; d && !other && !rc && (de = readdir(d)) != NULL;) {
 		struct ns_cap_file f;
 		struct stat st;
@@ -1230,7 +1294,9 @@ static int add_sibling_exports(const char *dir, struct file_list *l)
 			rc = -1;
 			break;
 		}
-		if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && ns_capture_classify(child, &f)) {
+		int is = stat(child, &st) == 0 && S_ISREG(st.st_mode) ? ns_capture_classify(child, &f, NULL) : 0;
+		rc = is < 0 ? -1 : 0;
+		if (is > 0) {
 			other = !is_export(f.kind) && (!json || f.kind == NS_CAP_TRACE);
 			if (!other && json && is_export(f.kind) && f.instance[0])
 				rc = add_if_capture(&found, child, &st, false);
@@ -1255,7 +1321,7 @@ static int add_sibling_exports(const char *dir, struct file_list *l)
 static int add_beside_exports(const char *dir, const char *skip, struct file_list *l)
 {
 	DIR *d = opendir(dir);
-	int rc = 0;
+	int rc = !d && errno == ENOMEM ? -1 : 0;
 	for (struct dirent *de; d && !rc && (de = readdir(d)) != NULL;) {
 		struct ns_cap_unit probe;
 		struct stat st;
@@ -1285,18 +1351,22 @@ static int add_beside_exports(const char *dir, const char *skip, struct file_lis
 static int add_ancestor_exports(const char *dir, struct file_list *l)
 {
 	char *cur = strdup(dir), *below = NULL;
-	int rc = 0;
+	int rc = cur ? 0 : -1;
 	for (int level = 0; cur && level < EXPORT_ANCESTORS && !rc; level++) {
 		char *parent = ns_capture_folder(cur);
 		free(below);
 		below = cur;
 		cur = parent;
+		if (!cur)
+			rc = -1;
 		if (!cur || strcmp(cur, ".") == 0)
 			break;
 		int procs = process_dirs(cur);
-		if (procs >= 1 && (rc = add_beside_exports(cur, below, l)))
+		if ((rc = procs < 0 ? -1 : 0) || (procs >= 1 && (rc = add_beside_exports(cur, below, l))))
 			break;
 		DIR *d = opendir(cur);
+		if (!d && errno == ENOMEM)
+			rc = -1;
 		for (struct dirent *de; d && (de = readdir(d)) != NULL && !rc;) {
 			struct ns_cap_file f;
 			struct stat st;
@@ -1312,8 +1382,11 @@ static int add_ancestor_exports(const char *dir, struct file_list *l)
 			}
 			/* a system export above several process folders covers them all */
 			size_t before = l->n;
-			if (stat(child, &st) == 0 && S_ISREG(st.st_mode) && ns_capture_classify(child, &f) &&
-			    is_export(f.kind) && (f.instance[0] || (f.kind == NS_CAP_SYSTEM_JSON && procs >= 1)))
+			int is = stat(child, &st) == 0 && S_ISREG(st.st_mode) ? ns_capture_classify(child, &f, NULL) : 0;
+			if (is < 0)
+				rc = -1;
+			else if (is > 0 && is_export(f.kind) &&
+				 (f.instance[0] || (f.kind == NS_CAP_SYSTEM_JSON && procs >= 1)))
 				rc = add_if_capture(l, child, &st, false);
 			if (!rc && l->n > before && !f.instance[0] && f.kind == NS_CAP_SYSTEM_JSON && procs > 1)
 				l->v[l->n - 1].split = true;
@@ -1389,16 +1462,19 @@ void ns_capture_free(struct ns_capture *c)
 	free(c);
 }
 
-const struct ns_cap_unit *ns_capture_find(const struct ns_capture *c, const char *dir)
+int ns_capture_find(const struct ns_capture *c, const char *dir, const struct ns_cap_unit **found,
+		    struct ns_error *err)
 {
 	char *want = realpath(dir, NULL);
-	const struct ns_cap_unit *found = NULL;
-	for (size_t u = 0; c && want && u < c->n_units && !found; u++) {
+	bool oom = !want && errno == ENOMEM;
+	*found = NULL;
+	for (size_t u = 0; c && want && u < c->n_units && !*found && !oom; u++) {
 		char *real = realpath(c->units[u].dir, NULL);
+		oom = !real && errno == ENOMEM;
 		if (real && strcmp(real, want) == 0)
-			found = &c->units[u];
+			*found = &c->units[u];
 		free(real);
 	}
 	free(want);
-	return found;
+	return oom ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
 }

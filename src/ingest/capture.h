@@ -76,6 +76,7 @@ enum ns_cap_gap_kind {
 	NS_GAP_NO_NTRACE,        /* file: trace_info.pb without ntrace.pb */
 	NS_GAP_EXPORT_UNPAIRED,  /* file: a device/summary export that names no NTFF found here */
 	NS_GAP_NTFF_EMPTY,       /* file: a 0-byte NTFF (never paired: nothing to convert) */
+	NS_GAP_EXPORT_MODEL_ID,  /* file: device_profile_model_<id>.json whose NEFF nothing here names */
 };
 
 struct ns_cap_gap {
@@ -122,12 +123,24 @@ int ns_capture_scan(const char *path, const struct ns_capture_opts *o, struct ns
 		    struct ns_error *err);
 void ns_capture_free(struct ns_capture *c);
 
-/* The unit whose folder is dir (compared by realpath), or NULL. */
-const struct ns_cap_unit *ns_capture_find(const struct ns_capture *c, const char *dir);
+/* *found: the unit whose folder is dir (compared by realpath), or NULL.
+ * Fails only when out of memory. */
+int ns_capture_find(const struct ns_capture *c, const char *dir, const struct ns_cap_unit **found,
+		    struct ns_error *err);
 
-/* Classifies one file by its name (and, for *.json, its first bytes).
- * Returns false for a file that is not a capture file. */
-bool ns_capture_classify(const char *path, struct ns_cap_file *f);
+/* A device_profile_model_<id>.json export whose NEFF nothing here names
+ * (NS_GAP_EXPORT_MODEL_ID): the public docs tie a model id to no NEFF file
+ * (DeviceProfileList has model_id, nc_id and device_profile_name only), so
+ * it is not used. Writes the NEFFs it may belong to (those of pairs without
+ * a device export), ", "-separated, into out ("" when none); and, with err,
+ * the whole message (NS_ERR_UNSUPPORTED, returned). */
+int ns_capture_model_export_gap(const struct ns_cap_unit *u, size_t file, char *out, size_t n,
+				struct ns_error *err);
+
+/* Classifies one file by its name (and, for *.json, its keys): 1 for a
+ * capture file, 0 for a file that is not one (or cannot be read), -1 when
+ * out of memory (err, if not NULL, set to NS_ERR_NOMEM). */
+int ns_capture_classify(const char *path, struct ns_cap_file *f, struct ns_error *err);
 
 /* The folder part of path ("." when it has none). Caller frees; NULL on OOM. */
 char *ns_capture_folder(const char *path);

@@ -77,7 +77,7 @@ static int scan_unit(const char *dir, const char *export_root, bool shallow, str
 	*u = NULL;
 	int rc = ns_capture_scan(dir, &co, c, err);
 	if (rc == 0)
-		*u = ns_capture_find(*c, dir);
+		rc = ns_capture_find(*c, dir, u, err);
 	return rc;
 }
 
@@ -284,8 +284,8 @@ int ns_cli_neuron_probe(const char *input, bool *involved, bool *devprofs, struc
 	if (stat(input, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 		return 0; /* loading reports it; a stream is read once, by the trace reader */
 	if (!S_ISDIR(st.st_mode)) {
-		if (!ns_capture_classify(input, &f))
-			return 0;
+		if ((rc = ns_capture_classify(input, &f, err)) <= 0)
+			return rc < 0 ? NS_ERR_NOMEM : 0;
 		if (f.kind == NS_CAP_NTFF || f.kind == NS_CAP_PB)
 			return refuse_raw(input, f.kind, err);
 		if (f.kind == NS_CAP_SYSTEM_JSON || f.kind == NS_CAP_DEVICE_JSON || f.kind == NS_CAP_SUMMARY_JSON) {
@@ -564,6 +564,19 @@ static void devprofs_release(struct devprofs *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* device_profile_model_<id>.json exports that pair with nothing: said
+ * before their pairs are converted or reported missing. */
+static void warn_model_exports(const struct ns_cap_unit *u)
+{
+	struct ns_error e = { 0 };
+	char candidates[512];
+	for (size_t g = 0; g < u->n_gaps; g++)
+		if (u->gaps[g].kind == NS_GAP_EXPORT_MODEL_ID) {
+			ns_capture_model_export_gap(u, (size_t)u->gaps[g].file, candidates, sizeof(candidates), &e);
+			ns_cli_warn(&e);
+		}
+}
+
 /* store: for the database (ingest): nothing is converted, nothing warned
  * about (the report does both), and no profile is no error. */
 static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo, const char *what, bool summaries,
@@ -585,6 +598,8 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 		goto out;
 	for (size_t p = 0; d->u && p < d->u->n_pairs; p++)
 		need |= d->u->pairs[p].device_json < 0;
+	if (need && !store)
+		warn_model_exports(d->u);
 	if (need && !store && ((rc = ns_cli_neuron_convert(d->u, NS_CONV_DEVICE, &ran, err)) ||
 		     (rc = scan_unit(dir, root, true, &d->c, &d->u, err))))
 		goto out;

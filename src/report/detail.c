@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/xwarn.h"
+
 #define GAP "  "
 #define NUM_W 14
 
@@ -132,13 +134,14 @@ static void write_text(FILE *out, const struct ns_detail_neff *v, size_t n, enum
 			strcat(val, "us");
 			percent(pct, sizeof(pct), &v[i], row);
 			strcat(pct, "%");
-			fprintf(out, "%*s" GAP "%4s" GAP "%*" PRIu64 GAP "%*s" GAP "%10s" GAP "\n", (int)neff_w, neff, core,
-				NUM_W, row->count, NUM_W, val, pct);
+			fprintf(out, "%*s" GAP "%4s" GAP "%*" PRIu64 GAP "%*s" GAP "%10s" GAP "%s\n", (int)neff_w, neff, core,
+				NUM_W, row->count, NUM_W, val, pct, ns_xwarn_detail_profile(&v[i]) ? NS_WARN_MARK : "");
 		}
 	}
 	dashes(out, name_w), dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W), dashes(out, NUM_W),
 		dashes(out, 10);
 	fputc('\n', out);
+	ns_xwarn_detail_note(out, v, n, false);
 
 	fputs("\nNEFF summary (the device profile's Summary; \"-\": not in the export)\n", out);
 	dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W);
@@ -174,11 +177,18 @@ static void write_text(FILE *out, const struct ns_detail_neff *v, size_t n, enum
 		fprintf(out, "%s %s\n", i ? "       " : "Source:", sources[i]);
 }
 
+/* CSV and JSON rows say whether they are warned (xwarn.h) whenever a trace
+ * of the report or a profile has warnings, as key_averages does. */
+static bool warned_field(const struct ns_detail_neff *v, size_t n, const struct ns_report_opts *o)
+{
+	return o->warned_column || ns_xwarn_detail_any(v, n);
+}
+
 static void write_json(FILE *out, const struct ns_detail_neff *v, size_t n, enum ns_detail key,
-		       char *const *sources, size_t n_sources)
+		       const struct ns_report_opts *o, char *const *sources, size_t n_sources)
 {
 	char val[64], pct[32];
-	bool first = true;
+	bool first = true, warned = warned_field(v, n, o);
 	/* keys of the trace's report object (json_open) */
 	fprintf(out, ", \"device_detail\": {\"key\": \"%s\", \"field\": \"%s\", \"rows\": [", ns_detail_name(key),
 		ns_detail_field(key));
@@ -196,8 +206,11 @@ static void write_json(FILE *out, const struct ns_detail_neff *v, size_t n, enum
 				fprintf(out, ", \"core\": %" PRId64, v[i].nc);
 			ns_format_us(val, sizeof(val), row->total_ns);
 			percent(pct, sizeof(pct), &v[i], row);
-			fprintf(out, ", \"instructions\": %" PRIu64 ", \"device_time_us\": %s, \"percent\": %s}", row->count, val,
+			fprintf(out, ", \"instructions\": %" PRIu64 ", \"device_time_us\": %s, \"percent\": %s", row->count, val,
 				pct);
+			if (warned)
+				fprintf(out, ", \"device_time_warned\": %s", ns_xwarn_detail_profile(&v[i]) ? "true" : "false");
+			fputc('}', out);
 		}
 	fputs(first ? "]}, \"neff_summary\": [" : "\n]}, \"neff_summary\": [", out);
 	for (size_t i = 0; i < n; i++) {
@@ -224,10 +237,13 @@ static void write_json(FILE *out, const struct ns_detail_neff *v, size_t n, enum
 	fputc(']', out);
 }
 
-static void write_csv(FILE *out, const struct ns_detail_neff *v, size_t n, enum ns_detail key)
+static void write_csv(FILE *out, const struct ns_detail_neff *v, size_t n, enum ns_detail key,
+		      const struct ns_report_opts *o)
 {
 	char val[64], pct[32];
-	fprintf(out, "%s,neff,core,instructions,device_time_us,percent\r\n", ns_detail_field(key));
+	bool warned = warned_field(v, n, o);
+	fprintf(out, "%s,neff,core,instructions,device_time_us,percent%s\r\n", ns_detail_field(key),
+		warned ? ",device_time_warned" : "");
 	for (size_t i = 0; i < n; i++)
 		for (size_t r = 0; r < v[i].dp->n_detail[key]; r++) {
 			const struct ns_detail_row *row = &v[i].dp->detail[key][r];
@@ -240,7 +256,8 @@ static void write_csv(FILE *out, const struct ns_detail_neff *v, size_t n, enum 
 				fprintf(out, ",%" PRId64, v[i].nc);
 			ns_format_us(val, sizeof(val), row->total_ns);
 			percent(pct, sizeof(pct), &v[i], row);
-			fprintf(out, ",%" PRIu64 ",%s,%s\r\n", row->count, val, pct);
+			fprintf(out, ",%" PRIu64 ",%s,%s%s\r\n", row->count, val, pct,
+				!warned ? "" : ns_xwarn_detail_profile(&v[i]) ? ",true" : ",false");
 		}
 	fputs("neff,core,instructions,instruction_time_us", out);
 	for (int k = 0; k < NS_MET__COUNT; k++)
@@ -269,10 +286,10 @@ int ns_report_detail(FILE *out, const struct ns_detail_neff *v, size_t n, enum n
 	(void)err;
 	switch (fmt) {
 	case NS_FMT_JSON:
-		write_json(out, v, n, key, sources, n_sources);
+		write_json(out, v, n, key, o, sources, n_sources);
 		break;
 	case NS_FMT_CSV:
-		write_csv(out, v, n, key);
+		write_csv(out, v, n, key, o);
 		break;
 	default:
 		write_text(out, v, n, key, o, sources, n_sources);

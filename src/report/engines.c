@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/xwarn.h"
+
 #define ENGINE_W 14
 #define GAP "  "
 
@@ -15,6 +17,13 @@ static bool row_has_time(const struct ns_engine_rows *rows, size_t r)
 		if (rows->ns[r][e])
 			return true;
 	return false;
+}
+
+/* CSV and JSON rows say whether they are warned (xwarn.h) whenever a trace
+ * of the report has warnings, as key_averages does. */
+static bool warned_field(const struct ns_agg *agg, const struct ns_report_opts *o)
+{
+	return o->warned_column || agg->trace->n_xwarn > 0;
 }
 
 /* Byte length of s cut to at most w code points (UTF-8). */
@@ -92,9 +101,10 @@ static void write_text(FILE *out, const struct ns_agg *agg, const struct ns_engi
 			strcat(val, "us");
 			fprintf(out, "%*s" GAP, ENGINE_W, val);
 		}
-		fputc('\n', out);
+		fputs(ns_xwarn_engines_row(agg->trace, true) ? NS_WARN_MARK "\n" : "\n", out);
 	}
 	rule(out, name_w, neff_w);
+	ns_xwarn_trace_note(out, agg->trace, false);
 	for (size_t i = 0; i < n_sources; i++)
 		fprintf(out, "%s %s\n", i ? "       " : "Source:", sources[i]);
 }
@@ -120,6 +130,8 @@ static void write_json(FILE *out, const struct ns_agg *agg, const struct ns_engi
 			ns_format_us(val, sizeof(val), rows->ns[r][e]);
 			fprintf(out, ", \"%s_us\": %s", ns_engine_name((enum ns_engine)e), val);
 		}
+		if (warned_field(agg, o))
+			fprintf(out, ", \"device_time_warned\": %s", ns_xwarn_engines_row(agg->trace, true) ? "true" : "false");
 		fputc('}', out);
 	}
 	fputs(first ? "], \"sources\": [" : "\n], \"sources\": [", out);
@@ -139,7 +151,7 @@ static void write_csv(FILE *out, const struct ns_agg *agg, const struct ns_engin
 	fputs(o->show_neff ? "name,neff" : "name", out);
 	for (int e = 0; e < NS_ENG__COUNT; e++)
 		fprintf(out, ",%s_us", ns_engine_name((enum ns_engine)e));
-	fputs("\r\n", out);
+	fputs(warned_field(agg, o) ? ",device_time_warned\r\n" : "\r\n", out);
 	for (size_t r = 0; r < rows->n; r++) {
 		if (!row_has_time(rows, r))
 			continue;
@@ -152,6 +164,8 @@ static void write_csv(FILE *out, const struct ns_agg *agg, const struct ns_engin
 			ns_format_us(val, sizeof(val), rows->ns[r][e]);
 			fprintf(out, ",%s", val);
 		}
+		if (warned_field(agg, o))
+			fputs(ns_xwarn_engines_row(agg->trace, true) ? ",true" : ",false", out);
 		fputs("\r\n", out);
 	}
 }

@@ -31,7 +31,7 @@ static void classify(const char *name)
 	struct ns_cap_file f;
 	struct ns_neff_filename nf;
 	snprintf(path, sizeof(path), "%s/none/%s", fuzz_tmpdir(), name);
-	if (ns_capture_classify(path, &f)) {
+	if (ns_capture_classify(path, &f, NULL) > 0) {
 		FUZZ_CHECK(memchr(f.hash, '\0', sizeof(f.hash)) && memchr(f.stem, '\0', sizeof(f.stem)),
 			   "an unterminated field");
 		(void)ns_cap_kind_name(f.kind);

@@ -5,7 +5,10 @@ tests/alloc/failalloc.c (LD_PRELOAD) makes the Nth malloc, calloc or
 realloc of a run return NULL. For `report --no-cache` and `report` with a
 (fresh) cache directory on gen_damaged's base.json (23 events), `report`
 of a directory holding it gzip'd, `ingest` of it and `report` of that
-database, the script first counts the calls of a normal run, then runs once per N
+database, `report --engines` and `report --device-detail hlo` of the fused RMSNorm
+Neuron capture (fixtures/capture-rmsnorm-fused) and `report --engines` of
+its neuron-explorer layout (fixtures/capture-explorer-dir: exports above
+the process folder), the script first counts the calls of a normal run, then runs once per N
 in 1..count (every Nth when the count is above MAX_RUNS, so the sweep stays
 under about a minute; the step is printed), and each run must end in one of
 two ways, nothing else:
@@ -18,7 +21,11 @@ two ways, nothing else:
 
 Before the fix, 13 of 26,236 such runs printed garbled op names with exit 0
 (the string table's setup failed in ns_trace_init and was ignored), and
-others said "invalid JSON" or "no trace found". Skipped (77) under the
+others said "invalid JSON" or "no trace found". In the Neuron capture
+discovery (issue 17), 14 of the 457 allocations of `report --engines` on
+the fused capture, swept one by one, gave a misleading answer: a trace or
+an export left out ("no framework trace", exit 3 with conversion commands,
+device time placed otherwise) or "not in a Neuron capture folder". Skipped (77) under the
 sanitizers, which have their own allocator.
 """
 
@@ -27,7 +34,7 @@ import shutil
 import sqlite3
 import sys
 
-from common import binary, check, cleanup, finish, run, sanitized, tmpdir, env
+from common import SRC, binary, check, cleanup, finish, run, sanitized, tmpdir, env
 import gen_damaged
 
 MAX_RUNS = int(os.environ.get("NS_ALLOC_MAX_RUNS", 250))  # per command
@@ -99,6 +106,16 @@ def main():
         kept = os.path.join(tmp, "kept.db")
         run([bin_, "ingest", trace, "-o", kept, "-q"], tmp, check_code=0)
         sweep(bin_, shim, tmp, "report DB", [bin_, kept, "--row-limit", "-1"])
+        # a Neuron capture (issue 17): discovery, pairing, the device exports
+        neuron = os.path.join(tmp, "capture-rmsnorm-fused")
+        shutil.copytree(os.path.join(SRC, "fixtures", "capture-rmsnorm-fused"), neuron)
+        sweep(bin_, shim, tmp, "report CAPTURE --engines", [bin_, "report", neuron, "--engines", "--no-cache"])
+        sweep(bin_, shim, tmp, "report CAPTURE --device-detail hlo",
+              [bin_, "report", neuron, "--device-detail", "hlo", "--no-cache"])
+        # exports found above the process folder (neuron-explorer view -d's layout)
+        xdir = os.path.join(tmp, "capture-explorer-dir")
+        shutil.copytree(os.path.join(SRC, "fixtures", "capture-explorer-dir"), xdir)
+        sweep(bin_, shim, tmp, "report EXPLORER-DIR --engines", [bin_, "report", xdir, "--engines", "--no-cache"])
     finally:
         cleanup(tmp)
     finish("alloc-failures")

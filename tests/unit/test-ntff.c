@@ -95,45 +95,45 @@ Test(ntff, neff_hash_normalize)
 Test(ntff, classify_names)
 {
 	struct ns_cap_file f;
-	cr_assert(ns_capture_classify(put("profile_nc_3_session_7.ntff", "x"), &f));
+	cr_assert_eq(ns_capture_classify(put("profile_nc_3_session_7.ntff", "x"), &f, NULL), 1);
 	cr_assert_eq(f.kind, NS_CAP_NTFF);
 	cr_assert_eq(f.naming, NS_NTFF_SESSION);
 	cr_assert_eq(f.nc, 3);
 	cr_assert_eq(f.session, 7);
 	cr_assert_str_eq(f.stem, "profile_nc_3_session_7");
-	cr_assert(ns_capture_classify(put("14382885777943380728_instid_0_vnc_10.ntff", "x"), &f));
+	cr_assert_eq(ns_capture_classify(put("14382885777943380728_instid_0_vnc_10.ntff", "x"), &f, NULL), 1);
 	cr_assert_eq(f.naming, NS_NTFF_MODEL);
 	cr_assert_str_eq(f.hash, "14382885777943380728"); /* above INT64_MAX: kept as text */
 	cr_assert_eq(f.nc, 10);
-	cr_assert(ns_capture_classify(put("profile_rank_4.ntff", "x"), &f));
+	cr_assert_eq(ns_capture_classify(put("profile_rank_4.ntff", "x"), &f, NULL), 1);
 	cr_assert_eq(f.naming, NS_NTFF_CLI);
 	cr_assert_eq(f.cli_rank, 4);
-	cr_assert(ns_capture_classify(put("model_1_pid_9_vnc_2_inst_0_20260101_000000.ntff", "x"), &f));
+	cr_assert_eq(ns_capture_classify(put("model_1_pid_9_vnc_2_inst_0_20260101_000000.ntff", "x"), &f, NULL), 1);
 	cr_assert_eq(f.naming, NS_NTFF_CONTINUOUS);
 	cr_assert_eq(f.nc, 2);
-	cr_assert(ns_capture_classify(put("neff_42_vnc_1.neff", "x"), &f));
+	cr_assert_eq(ns_capture_classify(put("neff_42_vnc_1.neff", "x"), &f, NULL), 1);
 	cr_assert_eq(f.kind, NS_CAP_NEFF);
 	cr_assert_str_eq(f.hash, "42");
 	cr_assert_eq(f.nc, 1);
-	cr_assert(ns_capture_classify(put("trace_info.pb", "x"), &f));
+	cr_assert_eq(ns_capture_classify(put("trace_info.pb", "x"), &f, NULL), 1);
 	cr_assert_eq(f.naming, NS_PB_TRACE_INFO);
 	/* JSON by content */
-	cr_assert(ns_capture_classify(put("a.json", "{\"system_profile_metadata\": []}"), &f));
+	cr_assert_eq(ns_capture_classify(put("a.json", "{\"system_profile_metadata\": []}"), &f, NULL), 1);
 	cr_assert_eq(f.kind, NS_CAP_SYSTEM_JSON);
-	cr_assert(ns_capture_classify(put("b.json", "{\"events\": [], \"data_version\": 2}"), &f));
+	cr_assert_eq(ns_capture_classify(put("b.json", "{\"events\": [], \"data_version\": 2}"), &f, NULL), 1);
 	cr_assert_eq(f.kind, NS_CAP_SYSTEM_JSON);
-	cr_assert(ns_capture_classify(put("c__neff_77.json", "{\"summary\": [{}], \"instruction\": []}"), &f));
+	cr_assert_eq(ns_capture_classify(put("c__neff_77.json", "{\"summary\": [{}], \"instruction\": []}"), &f, NULL), 1);
 	cr_assert_eq(f.kind, NS_CAP_DEVICE_JSON);
 	cr_assert_str_eq(f.stem, "c");
 	cr_assert_str_eq(f.hash, "77");
-	cr_assert(ns_capture_classify(put("x_nc_2_session_5.json", "{\"n_0123456789abcdef\": {\"total_time\": 1}}"), &f));
+	cr_assert_eq(ns_capture_classify(put("x_nc_2_session_5.json", "{\"n_0123456789abcdef\": {\"total_time\": 1}}"), &f, NULL), 1);
 	cr_assert_eq(f.kind, NS_CAP_SUMMARY_JSON);
 	cr_assert_eq(f.nc, 2);
 	cr_assert_eq(f.session, 5);
-	cr_assert(ns_capture_classify(put("t.json", "{\"schemaVersion\": 1, \"traceEvents\": []}"), &f));
+	cr_assert_eq(ns_capture_classify(put("t.json", "{\"schemaVersion\": 1, \"traceEvents\": []}"), &f, NULL), 1);
 	cr_assert_eq(f.kind, NS_CAP_TRACE);
-	cr_assert_not(ns_capture_classify(put("truth.json", "{\"capture\": 1}"), &f));
-	cr_assert_not(ns_capture_classify(put("notes.txt", "x"), &f));
+	cr_assert_eq(ns_capture_classify(put("truth.json", "{\"capture\": 1}"), &f, NULL), 0);
+	cr_assert_eq(ns_capture_classify(put("notes.txt", "x"), &f, NULL), 0);
 }
 
 /* One system export above two process folders: each gets it, split; a
@@ -160,7 +160,8 @@ Test(ntff, system_export_above_processes_is_split)
 	struct ns_capture_opts co = { NULL, true };
 	snprintf(one, sizeof(one), "%s/out/i-1_pid_11/1776672348756756906", tmpdir);
 	cr_assert_eq(ns_capture_scan(one, &co, &c, &err), 0, "%s", err.msg);
-	const struct ns_cap_unit *u = ns_capture_find(c, one);
+	const struct ns_cap_unit *u;
+	cr_assert_eq(ns_capture_find(c, one, &u, NULL), 0);
 	cr_assert_not_null(u);
 	cr_assert_eq(u->pid, 11);
 	cr_assert(unit_split(u));
@@ -168,7 +169,7 @@ Test(ntff, system_export_above_processes_is_split)
 	/* its own export wins */
 	put("out/i-1_pid_11/1776672348756756906/system_profile.json", "{\"trace_event\": []}");
 	cr_assert_eq(ns_capture_scan(one, &co, &c, &err), 0, "%s", err.msg);
-	u = ns_capture_find(c, one);
+	cr_assert_eq(ns_capture_find(c, one, &u, NULL), 0);
 	cr_assert_not_null(u);
 	cr_assert(u->system_json >= 0 && !unit_split(u));
 	ns_capture_free(c);
@@ -200,7 +201,8 @@ Test(ntff, named_exports_beside_the_process_folders)
 	struct ns_capture_opts co = { NULL, true };
 	snprintf(one, sizeof(one), "%s/cap/i-1_pid_10/1776672348756756905", tmpdir);
 	cr_assert_eq(ns_capture_scan(one, &co, &c, &err), 0, "%s", err.msg);
-	const struct ns_cap_unit *u = ns_capture_find(c, one);
+	const struct ns_cap_unit *u;
+	cr_assert_eq(ns_capture_find(c, one, &u, NULL), 0);
 	cr_assert_not_null(u);
 	cr_assert_eq(count_kind(u, NS_CAP_DEVICE_JSON), 1);
 	for (size_t i = 0; i < u->n_files; i++)
