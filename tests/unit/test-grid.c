@@ -1,10 +1,12 @@
-/* The grid engine (src/report/grid.c). Expected strings are written out by hand from
+/* The grid engine (src/report/grid.c) and the field table
+ * (src/report/fields.c). Expected strings are written out by hand from
  * the rules in grid.h (PyTorch's widths, cuts and gaps: spec A6.3, A6.7). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/fields.h"
 #include "report/grid.h"
 #include "report/report.h"
 
@@ -204,4 +206,94 @@ Test(grid, plain_style_has_no_rules_and_no_trailing_blanks)
 	cr_assert_str_eq(got, "  count  calls         c\n  key    name, Z to A\n", "%s", got);
 	free(got);
 	ns_grid_release(&g);
+}
+
+/* ---- the field table ---- */
+
+Test(fields, every_sort_key_and_alias_resolves_to_itself)
+{
+	size_t keys = 0;
+	for (size_t i = 0; i < ns_n_fields; i++)
+		for (size_t k = 0; k < 2; k++) {
+			const struct ns_sort_key *key = &ns_fields[i].sort[k];
+			const struct ns_field *f = NULL;
+			if (!key->name)
+				continue;
+			keys++;
+			cr_assert_eq(ns_sort_key_find_field(key->name, &f), key, "%s", key->name);
+			cr_assert_eq(f, &ns_fields[i]);
+			cr_assert_eq(ns_sort_key_field(key), &ns_fields[i]);
+			char aliases[256];
+			snprintf(aliases, sizeof(aliases), "%s", key->aliases);
+			for (char *a = strtok(aliases, " "); a; a = strtok(NULL, " "))
+				cr_assert_eq(ns_sort_key_find(a), key, "alias %s of %s", a, key->name);
+		}
+	cr_assert_geq(keys, 13); /* the 13 of PyTorch's sort_by, and any added since */
+}
+
+Test(fields, aliases_the_old_help_missed)
+{
+	cr_assert_str_eq(ns_sort_key_find("cpu_avg")->name, "cpu_time");
+	cr_assert_str_eq(ns_sort_key_find("calls")->name, "count");
+	cr_assert_str_eq(ns_sort_key_find("self_cuda_mem")->name, "self_device_memory_usage");
+	cr_assert_str_eq(ns_sort_key_find("self_xpu_time_total")->name, "self_device_time_total");
+	cr_assert(ns_sort_key_find("name")->ascending);
+	cr_assert(!ns_sort_key_find("key")->ascending);
+	cr_assert_null(ns_sort_key_find("Self CPU"));
+}
+
+Test(fields, generated_help_names_every_key_and_alias)
+{
+	char *help = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&help, &len);
+	cr_assert(f);
+	ns_fields_write_sort_help(f);
+	fclose(f);
+	for (size_t i = 0; i < ns_n_fields; i++)
+		for (size_t k = 0; k < 2; k++) {
+			const struct ns_sort_key *key = &ns_fields[i].sort[k];
+			char line[160];
+			if (!key->name)
+				continue;
+			snprintf(line, sizeof(line), "\n  %s ", key->name);
+			cr_assert(strstr(help, line), "%s missing from:\n%s", key->name, help);
+			cr_assert(strstr(help, key->aliases), "%s missing", key->aliases);
+		}
+	cr_assert(strstr(help, "  cpu_time                  CPU time per call               cpu_avg\n"), "%s", help);
+	cr_assert_null(strstr(help, " \n"), "no trailing blanks:\n%s", help);
+	free(help);
+}
+
+Test(fields, machine_names_and_places_are_unique)
+{
+	for (size_t i = 0; i < ns_n_fields; i++)
+		for (size_t j = i + 1; j < ns_n_fields; j++) {
+			const struct ns_field *a = &ns_fields[i], *b = &ns_fields[j];
+			cr_assert(!a->machine || !b->machine || strcmp(a->machine, b->machine), "%s", a->machine);
+			cr_assert(!a->at.text || a->at.text != b->at.text);
+			cr_assert(!a->at.machine || a->at.machine != b->at.machine);
+			cr_assert(!a->at.markdown || a->at.markdown != b->at.markdown);
+		}
+	for (size_t i = 0; i < ns_n_fields; i++) {
+		const struct ns_field *f = &ns_fields[i];
+		cr_assert(!f->at.machine || f->machine, "a CSV/JSON column needs a machine name");
+		cr_assert(!(f->at.text || f->at.markdown) || f->header, "a table column needs a header");
+		cr_assert(f->help && f->get);
+	}
+}
+
+Test(fields, each_getter_gives_a_cell_of_its_kind)
+{
+	static const enum ns_cell_type of_kind[] = {
+		[NS_KIND_TEXT] = NS_CELL_TEXT,	 [NS_KIND_COUNT] = NS_CELL_INT,	    [NS_KIND_TIME] = NS_CELL_TIME,
+		[NS_KIND_PERCENT] = NS_CELL_SHARE, [NS_KIND_BYTES] = NS_CELL_BYTES, [NS_KIND_FLAG] = NS_CELL_BOOL,
+	};
+	struct ns_avg row = { .count = 2, .self_cpu_ns = 3000, .self_cpu_time_total = 3.0 };
+	struct ns_field_ctx ctx = { .total_self_cpu = 3.0 };
+	for (size_t i = 0; i < ns_n_fields; i++) {
+		struct ns_cell c;
+		ns_fields[i].get(&ctx, &row, &c);
+		cr_assert_eq(c.type, of_kind[ns_fields[i].kind], "%s", ns_fields[i].machine);
+	}
 }
