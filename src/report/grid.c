@@ -107,6 +107,10 @@ const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col 
 	case NS_CELL_BOOL:
 		snprintf(buf, n, "%s", c->i ? "true" : "false");
 		break;
+	case NS_CELL_US:
+		ns_format_us(buf, n - 2, c->i);
+		strcat(buf, "us");
+		break;
 	}
 	return buf;
 }
@@ -378,6 +382,7 @@ static void put_value(FILE *out, const struct ns_cell *c, bool json)
 		(json ? ns_json_string : ns_csv_string)(out, c->text ? c->text : "");
 		break;
 	case NS_CELL_TIME:
+	case NS_CELL_US:
 		ns_format_us(buf, sizeof(buf), c->i);
 		fputs(buf, out);
 		break;

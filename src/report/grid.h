@@ -29,12 +29,13 @@ enum ns_cell_type {
 	NS_CELL_SHARE,     /* value * 100 / total as "12.34%" ("NaN" when total is 0); text/Markdown only */
 	NS_CELL_BYTES,     /* i bytes: "1.50 KB" in text/Markdown, the integer in CSV/JSON */
 	NS_CELL_BOOL,      /* i != 0: true or false */
+	NS_CELL_US,        /* i nanoseconds as exact decimal µs everywhere, "us" after it in text/Markdown */
 };
 
 struct ns_cell {
 	enum ns_cell_type type;
 	const char *text;
-	int64_t i;            /* INT, BYTES, BOOL; TIME: exact nanoseconds */
+	int64_t i;            /* INT, BYTES, BOOL; TIME, US: exact nanoseconds */
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
 };
 

@@ -187,6 +187,8 @@ Test(grid, cell_text_of_each_type)
 			 "1023 B");
 	cr_assert_str_eq(ns_grid_cell_text(&g, &col, &(struct ns_cell){ .type = NS_CELL_BOOL, .i = 1 }, b, 64), "true");
 	cr_assert_str_eq(ns_grid_cell_text(&g, &col, &(struct ns_cell){ .type = NS_CELL_TEXT }, b, 64), "-");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &col, &(struct ns_cell){ .type = NS_CELL_US, .i = -1500 }, b, 64),
+			 "-1.500us");
 	ns_grid_release(&g);
 }
 
