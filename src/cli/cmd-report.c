@@ -46,11 +46,7 @@ const struct ns_cmd_spec cmd_report_spec = {
 	.name = "report",
 	.usage = "neuron-stats [report] PATH [options]",
 	.summary = "Print PyTorch's key_averages() table for a trace, a capture directory or a database.",
-	.details = "Sort keys: self_cpu_time_total (self_cpu), cpu_time_total (cpu_total), cpu_time,\n"
-		   "self_device_time_total (self_device, self_neuron, self_cuda), device_time_total\n"
-		   "(device_total, neuron_total), device_time, cpu_memory_usage, self_cpu_memory_usage,\n"
-		   "device_memory_usage, self_device_memory_usage, count, key (Z-A), name (A-Z).\n"
-		   "PyTorch spellings with cuda/xpu/privateuse1 are accepted.",
+	.write_details = ns_fields_write_sort_help, /* from the field table (report/fields.c) */
 	.opts = report_opts,
 	.min_args = 1,
 	.max_args = 1,

@@ -197,4 +197,8 @@ void ns_opt_help(const struct ns_cmd_spec *spec, FILE *out)
 	}
 	if (spec->details)
 		fprintf(out, "\n%s\n", spec->details);
+	if (spec->write_details) {
+		fputc('\n', out);
+		spec->write_details(out);
+	}
 }

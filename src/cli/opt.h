@@ -47,6 +47,7 @@ struct ns_cmd_spec {
 	const char *details;  /* optional paragraph printed after the options (may be NULL) */
 	const struct ns_opt *opts;
 	int min_args, max_args; /* positional argument count bounds (-1 = unbounded) */
+	void (*write_details)(FILE *out); /* optional: generated text printed after details (sort keys) */
 };
 
 /* Parses argv[1..] (argv[0] is the command name). Options and positionals

@@ -1,6 +1,6 @@
 /* Report writers: key_averages rows -> PyTorch's table() text (byte for
- * byte), CSV, JSON and Markdown. Every sort key is one entry in a static
- * table (ns_sort_keys). */
+ * byte), CSV, JSON and Markdown. Every column and sort key is one row of
+ * the field table (fields.h); the forms are rendered by the grid (grid.h). */
 #ifndef NS_REPORT_H
 #define NS_REPORT_H
 
@@ -10,21 +10,12 @@
 #include "aggregate/aggregate.h"
 #include "common/error.h"
 #include "report/escape.h"
+#include "report/fields.h"
 
 enum ns_format { NS_FMT_TABLE = 0, NS_FMT_CSV, NS_FMT_JSON, NS_FMT_MARKDOWN };
 
-struct ns_sort_key {
-	const char *name;    /* PyTorch attribute name (after cuda/xpu/privateuse1 -> device) */
-	const char *aliases; /* space-separated short names */
-	const char *help;
-	double (*value)(const struct ns_avg *row); /* NULL: sorts by the row's name */
-	bool ascending;      /* PyTorch sorts descending (reverse=True); `name` sorts A->Z */
-};
-
-extern const struct ns_sort_key ns_sort_keys[];
-extern const size_t ns_n_sort_keys;
-
-/* Resolves a --sort argument (PyTorch attribute or alias); NULL if unknown. */
+/* Resolves a --sort argument (PyTorch attribute or alias, fields.h); NULL
+ * if unknown. */
 const struct ns_sort_key *ns_sort_key_find(const char *arg);
 
 struct ns_report_opts {

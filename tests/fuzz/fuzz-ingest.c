@@ -75,8 +75,9 @@ static void report_all(struct ns_agg *agg, uint64_t h)
 	ns_report_opts_init(&ro);
 	ro.row_limit = -1;
 	ro.top_level_only = h & 1;
-	if (ns_n_sort_keys && (h & 2))
-		ro.sort = &ns_sort_keys[(h >> 8) % ns_n_sort_keys];
+	const struct ns_field *f = &ns_fields[(h >> 8) % ns_n_fields]; /* its sort keys (report/fields.c) */
+	if ((h & 2) && f->sort[0].name)
+		ro.sort = &f->sort[((h >> 16) & 1) && f->sort[1].name];
 	static const char *const units[] = { NULL, "s", "ms", "us" };
 	ro.time_unit = units[(h >> 4) & 3];
 	for (int fmt = NS_FMT_TABLE; fmt <= NS_FMT_MARKDOWN; fmt++) {

@@ -23,7 +23,7 @@ static const struct ns_opt opts[] = {
 	NS_OPT_LAST,
 };
 
-static const struct ns_cmd_spec spec = { "t", "neuron-stats t [options]", "A test.", NULL, opts, 0, 0 };
+static const struct ns_cmd_spec spec = { "t", "neuron-stats t [options]", "A test.", NULL, opts, 0, 0, NULL };
 
 /* Parses one "--name=value"; returns ns_opt_parse's status. */
 static int parse1(const char *arg)

@@ -1,0 +1,461 @@
+/* The grid engine (grid.h): typed cells, and the text, CSV, JSON and
+ * Markdown renderers. */
+#include "report/grid.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/utf8.h"
+#include "common/vec.h"
+#include "report/escape.h"
+#include "report/report.h"
+
+#define GAP 2 /* spaces after every text-table cell (PyTorch's SPACING_SIZE) */
+
+void ns_grid_init(struct ns_grid *g, const char *time_unit)
+{
+	memset(g, 0, sizeof(*g));
+	g->time_unit = time_unit;
+}
+
+void ns_grid_release(struct ns_grid *g)
+{
+	free(g->cols);
+	free(g->widths);
+	free(g->cells);
+	free(g->marked);
+	memset(g, 0, sizeof(*g));
+}
+
+bool ns_grid_error(const struct ns_grid *g)
+{
+	return g->oom;
+}
+
+size_t ns_grid_col(struct ns_grid *g, const struct ns_grid_col *col)
+{
+	size_t widths_cap = g->cols_cap;
+	if (g->n_rows || NS_GROW(g->cols, g->cols_cap, g->n_cols + 1) ||
+	    NS_GROW(g->widths, widths_cap, g->cols_cap)) {
+		g->oom = true; /* columns come before rows */
+		return 0;
+	}
+	g->cols[g->n_cols] = *col;
+	g->widths[g->n_cols] = 0;
+	return g->n_cols++;
+}
+
+/* ---- cell text (text table and Markdown) ---- */
+
+void ns_grid_fmt_time(char *buf, size_t n, double us, const char *unit)
+{
+	if (unit && strcmp(unit, "s") == 0)
+		snprintf(buf, n, "%.3fs", us / 1e6);
+	else if (unit && strcmp(unit, "ms") == 0)
+		snprintf(buf, n, "%.3fms", us / 1e3);
+	else if (unit && strcmp(unit, "us") == 0)
+		snprintf(buf, n, "%.3fus", us);
+	else if (us >= 1e6)
+		snprintf(buf, n, "%.3fs", us / 1e6);
+	else if (us >= 1e3)
+		snprintf(buf, n, "%.3fms", us / 1e3);
+	else
+		snprintf(buf, n, "%.3fus", us);
+}
+
+/* PyTorch's _format_memory: binary units, two decimals. */
+static void fmt_bytes(char *buf, size_t n, int64_t bytes)
+{
+	const double K = 1024.0, M = K * 1024.0, G = M * 1024.0;
+	double mag = fabs((double)bytes);
+	if (mag >= G)
+		snprintf(buf, n, "%.2f GB", (double)bytes * 1.0 / G);
+	else if (mag >= M)
+		snprintf(buf, n, "%.2f MB", (double)bytes * 1.0 / M);
+	else if (mag >= K)
+		snprintf(buf, n, "%.2f KB", (double)bytes * 1.0 / K);
+	else
+		snprintf(buf, n, "%" PRId64 " B", bytes);
+}
+
+const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col *col, const struct ns_cell *c,
+			      char *buf, size_t n)
+{
+	buf[0] = '\0';
+	switch (c->type) {
+	case NS_CELL_EMPTY:
+		break;
+	case NS_CELL_TEXT:
+		return c->text ? c->text : col->none ? col->none : "";
+	case NS_CELL_INT:
+		snprintf(buf, n, "%" PRId64, c->i);
+		break;
+	case NS_CELL_TIME:
+		ns_grid_fmt_time(buf, n, c->us, g->time_unit);
+		break;
+	case NS_CELL_SHARE:
+		if (c->total == 0)
+			snprintf(buf, n, "NaN");
+		else
+			snprintf(buf, n, "%.2f%%", c->us * 100.0 / c->total);
+		break;
+	case NS_CELL_BYTES:
+		fmt_bytes(buf, n, c->i);
+		break;
+	case NS_CELL_BOOL:
+		snprintf(buf, n, "%s", c->i ? "true" : "false");
+		break;
+	case NS_CELL_US:
+		ns_format_us(buf, n - 2, c->i);
+		strcat(buf, "us");
+		break;
+	}
+	return buf;
+}
+
+/* ---- rows and widths ---- */
+
+/* The widest line of s (split at `split`, when not 0), in characters. */
+static size_t widest_piece(const char *s, char split)
+{
+	size_t widest = 0;
+	for (;;) {
+		const char *end = split ? strchr(s, split) : NULL;
+		size_t len = end ? (size_t)(end - s) : strlen(s), w = ns_utf8_width(s, len);
+		widest = w > widest ? w : widest;
+		if (!end)
+			return widest;
+		s = end + 1;
+	}
+}
+
+/* Widens the auto-sized columns to the row's cells (visible text). */
+static void measure(struct ns_grid *g, const struct ns_cell *cells)
+{
+	char buf[64];
+	for (size_t c = 0; c < g->n_cols && !g->oom; c++) {
+		const struct ns_grid_col *col = &g->cols[c];
+		if (col->width || col->width_of)
+			continue;
+		char *owned;
+		const char *text = ns_visible(ns_grid_cell_text(g, col, &cells[c], buf, sizeof(buf)), &owned);
+		if (!text) {
+			g->oom = true;
+			return;
+		}
+		size_t w = widest_piece(text, col->split);
+		free(owned);
+		g->widths[c] = w > g->widths[c] ? w : g->widths[c];
+	}
+}
+
+void ns_grid_row(struct ns_grid *g, const struct ns_cell *cells, bool shown, bool marked)
+{
+	if (g->oom)
+		return;
+	measure(g, cells);
+	if (!shown)
+		return;
+	if (NS_GROW(g->cells, g->cells_cap, (g->n_rows + 1) * g->n_cols) ||
+	    NS_GROW(g->marked, g->marked_cap, g->n_rows + 1)) {
+		g->oom = true;
+		return;
+	}
+	memcpy(&g->cells[g->n_rows * g->n_cols], cells, g->n_cols * sizeof(*cells));
+	g->marked[g->n_rows++] = marked;
+}
+
+size_t ns_grid_width(const struct ns_grid *g, size_t c)
+{
+	const struct ns_grid_col *col = &g->cols[c];
+	if (col->width)
+		return col->width;
+	if (col->width_of)
+		return ns_grid_width(g, col->width_of - 1);
+	size_t w = g->widths[c] + col->pad;
+	w = w < col->min ? col->min : w;
+	return col->cap > 0 && w > col->cap ? col->cap : w;
+}
+
+size_t ns_grid_line_width(const struct ns_grid *g)
+{
+	size_t w = 0;
+	for (size_t c = 0; c < g->n_cols; c++)
+		w += ns_grid_width(g, c) + (c ? GAP : 0);
+	return w;
+}
+
+/* ---- the text table ---- */
+
+void ns_grid_rule(FILE *out, char c, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		fputc(c, out);
+	fputc('\n', out);
+}
+
+static void spaces(FILE *out, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		fputc(' ', out);
+}
+
+/* Text as a text-table cell shows it: "..." + s[0..len) + "...", either
+ * dots empty; `width` in characters. */
+struct shown {
+	const char *before, *s, *after;
+	size_t len, width;
+};
+
+/* s[0..len) cut as the column says (spec A6.7). */
+static struct shown cut(const struct ns_grid_col *col, const char *s, size_t len)
+{
+	size_t w = ns_utf8_width(s, len), cap = col->cap;
+	struct shown out = { "", s, "", len, w };
+	if (col->cut == NS_CUT_END_DOTS && cap >= 3 && w >= cap - 3) {
+		out.len = ns_utf8_cut(s, len, cap - 3);
+		out.after = "...";
+		out.width = cap;
+	} else if (cap == 0 || w <= cap || col->cut == NS_CUT_NONE || col->cut == NS_CUT_END_DOTS) {
+		return out;
+	} else if (col->cut == NS_CUT_END) {
+		out.len = ns_utf8_cut(s, len, cap);
+		out.width = cap;
+	} else { /* NS_CUT_FRONT_DOTS: the last cap characters, the first three of them dots */
+		size_t skip = ns_utf8_cut(s, len, w - cap);
+		if (cap > 3) {
+			skip += ns_utf8_cut(s + skip, len - skip, 3);
+			out.before = "...";
+		}
+		out.s = s + skip;
+		out.len = len - skip;
+		out.width = cap;
+	}
+	return out;
+}
+
+/* Piece `line` of text split at `split` ("" past the last piece; the
+ * whole text when split is 0): its start and *len; *more: whether another
+ * piece follows. */
+static const char *piece(const char *text, char split, size_t line, size_t *len, bool *more)
+{
+	const char *s = text, *end = split ? strchr(s, split) : NULL;
+	for (size_t k = 0; k < line; k++) {
+		s = end ? end + 1 : s + strlen(s);
+		end = end ? strchr(s, split) : NULL;
+	}
+	*len = end ? (size_t)(end - s) : strlen(s);
+	*more = end != NULL;
+	return s;
+}
+
+/* One cell: piece `line` of its visible text, cut (not a header), padded
+ * to the column's width and followed by the gap; in the plain style the
+ * last cell is not padded. Whether the text has a piece after this one. */
+static bool put_cell(FILE *out, const struct ns_grid *g, const struct ns_cell *cells, size_t c, const char *text,
+		     size_t line, bool header)
+{
+	struct ns_grid_col col = g->cols[c];
+	size_t len;
+	bool more;
+	const char *s = piece(text, header ? 0 : col.split, line, &len, &more);
+	bool plain = g->style == NS_GRID_PLAIN, last = c + 1 == g->n_cols;
+	if (plain && cells && !last) { /* no trailing blanks: the last cell is the last one with text */
+		last = true;
+		for (size_t k = c + 1; k < g->n_cols && last; k++)
+			last = cells[k].type == NS_CELL_TEXT && (!cells[k].text || !*cells[k].text);
+	}
+	if (header)
+		col.cut = NS_CUT_NONE;
+	struct shown sh = cut(&col, s, len);
+	size_t w = ns_grid_width(g, c), pad = sh.width < w ? w - sh.width : 0;
+	if (!col.left)
+		spaces(out, pad);
+	fprintf(out, "%s%.*s%s", sh.before, (int)sh.len, sh.s, sh.after);
+	if (plain && last)
+		return more;
+	if (col.left)
+		spaces(out, pad);
+	spaces(out, GAP);
+	return more;
+}
+
+/* One line of a row: piece `line` of each cell (cells NULL: a blank line;
+ * header: the column headers, not cut); *more: whether any has more. */
+static int put_line(FILE *out, const struct ns_grid *g, const struct ns_cell *cells, size_t line, bool *more,
+		    bool header)
+{
+	char buf[64];
+	*more = false;
+	for (size_t c = 0; c < g->n_cols; c++) {
+		char *owned = NULL;
+		const char *text = "";
+		if (header)
+			text = ns_visible(g->cols[c].header ? g->cols[c].header : "", &owned);
+		else if (cells)
+			text = ns_visible(ns_grid_cell_text(g, &g->cols[c], &cells[c], buf, sizeof(buf)), &owned);
+		if (!text)
+			return -1;
+		if (put_cell(out, g, cells, c, text, line, header))
+			*more = true;
+		free(owned);
+	}
+	return 0;
+}
+
+static bool any_split(const struct ns_grid *g)
+{
+	for (size_t c = 0; c < g->n_cols; c++)
+		if (g->cols[c].split)
+			return true;
+	return false;
+}
+
+/* A row, its further lines (stack frames) and, when a column splits, the
+ * blank line PyTorch puts after each row (spec A6.7). */
+static int put_row(FILE *out, const struct ns_grid *g, size_t r)
+{
+	const struct ns_cell *cells = &g->cells[r * g->n_cols];
+	bool more;
+	if (g->style == NS_GRID_PLAIN)
+		fputs("  ", out);
+	if (put_line(out, g, cells, 0, &more, false))
+		return -1;
+	fprintf(out, "%s\n", g->marked[r] && g->mark ? g->mark : "");
+	for (size_t line = 1; more; line++) {
+		if (put_line(out, g, cells, line, &more, false))
+			return -1;
+		fputc('\n', out);
+	}
+	if (any_split(g)) {
+		put_line(out, g, NULL, 0, &more, false);
+		fputc('\n', out);
+	}
+	return 0;
+}
+
+/* "------  ----  " */
+static void separator(FILE *out, const struct ns_grid *g)
+{
+	for (size_t c = 0; c < g->n_cols; c++) {
+		for (size_t k = ns_grid_width(g, c); k > 0; k--)
+			fputc('-', out);
+		spaces(out, GAP);
+	}
+	fputc('\n', out);
+}
+
+int ns_grid_write_text(FILE *out, const struct ns_grid *g)
+{
+	bool more;
+	if (g->oom)
+		return -1;
+	if (g->style == NS_GRID_PYTORCH) {
+		separator(out, g);
+		if (put_line(out, g, NULL, 0, &more, true))
+			return -1;
+		fputc('\n', out);
+		separator(out, g);
+	}
+	for (size_t r = 0; r < g->n_rows; r++)
+		if (put_row(out, g, r))
+			return -1;
+	if (g->style == NS_GRID_PYTORCH)
+		separator(out, g);
+	return 0;
+}
+
+/* ---- machine forms: CSV and JSON ---- */
+
+/* A cell as CSV or JSON writes it: strings escaped, times in exact
+ * decimal microseconds. */
+static void put_value(FILE *out, const struct ns_cell *c, bool json)
+{
+	char buf[64];
+	switch (c->type) {
+	case NS_CELL_EMPTY:
+		fputs(json ? "null" : "", out);
+		break;
+	case NS_CELL_TEXT:
+		(json ? ns_json_string : ns_csv_string)(out, c->text ? c->text : "");
+		break;
+	case NS_CELL_TIME:
+	case NS_CELL_US:
+		ns_format_us(buf, sizeof(buf), c->i);
+		fputs(buf, out);
+		break;
+	case NS_CELL_SHARE: /* a ratio has no exact form: the percentage */
+		fprintf(out, "%.17g", c->total ? c->us * 100.0 / c->total : 0.0);
+		break;
+	case NS_CELL_BOOL:
+		fputs(c->i ? "true" : "false", out);
+		break;
+	case NS_CELL_INT:
+	case NS_CELL_BYTES:
+		fprintf(out, "%" PRId64, c->i);
+		break;
+	}
+}
+
+void ns_grid_write_csv(FILE *out, const struct ns_grid *g, bool header)
+{
+	for (size_t c = 0; header && c < g->n_cols; c++)
+		fprintf(out, "%s%s", c ? "," : "", g->cols[c].key);
+	if (header)
+		fputs("\r\n", out);
+	for (size_t r = 0; r < g->n_rows; r++) {
+		for (size_t c = 0; c < g->n_cols; c++) {
+			if (c)
+				fputc(',', out);
+			put_value(out, &g->cells[r * g->n_cols + c], false);
+		}
+		fputs("\r\n", out);
+	}
+}
+
+void ns_grid_write_json(FILE *out, const struct ns_grid *g)
+{
+	fputc('[', out);
+	for (size_t r = 0; r < g->n_rows; r++) {
+		fputs(r ? ",\n  {" : "\n  {", out);
+		for (size_t c = 0; c < g->n_cols; c++) {
+			fprintf(out, "%s\"%s\": ", c ? ", " : "", g->cols[c].key);
+			put_value(out, &g->cells[r * g->n_cols + c], true);
+		}
+		fputc('}', out);
+	}
+	fputs(g->n_rows ? "\n]" : "]", out);
+}
+
+/* ---- GitHub Markdown ---- */
+
+void ns_grid_write_markdown(FILE *out, const struct ns_grid *g)
+{
+	char buf[64];
+	for (size_t c = 0; c < g->n_cols; c++)
+		ns_md_cell(out, g->cols[c].header);
+	fputs("|\n|", out);
+	for (size_t c = 0; c < g->n_cols; c++) {
+		fputs(g->cols[c].md_left ? ":" : "", out);
+		for (int k = 0; k < g->cols[c].md_dashes; k++)
+			fputc('-', out);
+		fputs(g->cols[c].md_left ? "|" : ":|", out);
+	}
+	fputc('\n', out);
+	for (size_t r = 0; r < g->n_rows; r++) {
+		const struct ns_cell *cells = &g->cells[r * g->n_cols];
+		for (size_t c = 0; c < g->n_cols; c++) {
+			const char *text = ns_grid_cell_text(g, &g->cols[c], &cells[c], buf, sizeof(buf));
+			if (c == 0 && g->marked[r] && g->mark) { /* the mark after the first cell's text */
+				fputs("| ", out);
+				ns_md_text(out, text);
+				fprintf(out, " %s ", g->mark);
+			} else {
+				ns_md_cell(out, text);
+			}
+		}
+		fputs("|\n", out);
+	}
+}
