@@ -36,8 +36,10 @@ bool ns_grid_error(const struct ns_grid *g)
 
 size_t ns_grid_col(struct ns_grid *g, const struct ns_grid_col *col)
 {
+	/* widths is grown to cols_cap after cols: once one of them failed
+	 * (oom), their capacities differ and nothing more is added */
 	size_t widths_cap = g->cols_cap;
-	if (g->n_rows || NS_GROW(g->cols, g->cols_cap, g->n_cols + 1) ||
+	if (g->oom || g->n_rows || NS_GROW(g->cols, g->cols_cap, g->n_cols + 1) ||
 	    NS_GROW(g->widths, widths_cap, g->cols_cap)) {
 		g->oom = true; /* columns come before rows */
 		return 0;
