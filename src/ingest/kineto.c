@@ -933,15 +933,21 @@ static int dist_field(struct parser *ps, void *ctx, const struct span *key, cons
 	return 0;
 }
 
+/* The extent of the value at the scanner: 0, AT_CUT where the file ends
+ * first, or an error status. */
+static int next_value(struct parser *ps, size_t *start, size_t *end)
+{
+	int rc = ns_scan_value(&ps->sc, start, end, ps->err);
+	return rc == NS_SCAN_TRUNCATED ? AT_CUT : rc;
+}
+
 /* Reads a key of the top-level object and the ':' after it: 0 with
  * *key_id set, AT_CUT where the file ends, or an error status. */
 static int read_top_key(struct parser *ps, ns_str *key_id)
 {
 	struct ns_scan *sc = &ps->sc;
 	size_t start, end;
-	int rc = ns_scan_value(sc, &start, &end, ps->err);
-	if (rc == NS_SCAN_TRUNCATED)
-		return AT_CUT;
+	int rc = next_value(ps, &start, &end);
 	if (rc)
 		return rc;
 	struct span key = { sc->buf + start + 1, end - start - 2, false, true };
@@ -984,9 +990,7 @@ static int read_top_meta(struct parser *ps, ns_str key_id, const char *key_text)
 	struct ns_scan *sc = &ps->sc;
 	struct ns_trace *t = ps->t;
 	size_t start, end;
-	int rc = ns_scan_value(sc, &start, &end, ps->err);
-	if (rc == NS_SCAN_TRUNCATED)
-		return AT_CUT;
+	int rc = next_value(ps, &start, &end);
 	if (rc)
 		return rc;
 	const char *v = sc->buf + start;
