@@ -3,8 +3,20 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "common/vec.h"
 
 bool ns_cli_quiet;
+
+const struct ns_command ns_cli_commands[] = {
+	{ &cmd_report_spec, cmd_report },
+	{ &cmd_ingest_spec, cmd_ingest },
+	{ &cmd_diff_spec, cmd_diff },
+	{ &cmd_sql_spec, cmd_sql },
+	{ &cmd_neff_spec, cmd_neff },
+	{ &cmd_ls_spec, cmd_ls },
+	{ &cmd_completion_spec, cmd_completion },
+};
+const size_t ns_cli_n_commands = NS_ARRAY_SIZE(ns_cli_commands);
 
 int ns_cli_fail(const struct ns_error *err)
 {

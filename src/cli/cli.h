@@ -34,7 +34,10 @@ const struct ns_load_ui *ns_cli_load_ui(void);
 /* --group-by WHAT (name, shape, overload, stack=N; comma-separated) and
  * --format FMT (table, csv, json, markdown), shared by report and diff. */
 int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err);
-int ns_cli_parse_format(const char *s, enum ns_format *fmt, struct ns_error *err);
+void ns_cli_write_group_by_words(FILE *out); /* --group-by's words (shell completion) */
+extern const char *const ns_cli_formats[];    /* --format's choices, in enum ns_format's order */
+enum ns_format ns_cli_format(const char *name); /* the entry of ns_cli_formats --format stored; NULL: table */
+extern const char *const ns_cli_device_time_units[]; /* --device-time-unit's choices */
 
 /* Each command returns its exit code; main.c checks standard output once
  * after it (a failed write is exit 5), so a command never flushes itself. */
@@ -44,9 +47,20 @@ int cmd_sql(int argc, char **argv);
 int cmd_neff(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
 extern const struct ns_cmd_spec cmd_diff_spec;
+extern const struct ns_cmd_spec cmd_completion_spec;
+
+/* The command table: main() dispatches on it, --help lists it, the shell
+ * completion scripts are generated from it (cmd-completion.c). */
+struct ns_command {
+	const struct ns_cmd_spec *spec;
+	int (*run)(int argc, char **argv);
+};
+extern const struct ns_command ns_cli_commands[];
+extern const size_t ns_cli_n_commands;
 
 #endif

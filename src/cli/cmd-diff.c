@@ -14,16 +14,23 @@ static double opt_threshold = 5, opt_alpha = 0.05;
 static long opt_row_limit = -1, opt_top = 10;
 static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
 
+static void write_fail_on_words(FILE *out)
+{
+	fputs("regression\nnew\nremoved\n", out);
+}
+
 static const struct ns_opt diff_opts[] = {
-	NS_STRING('f', "format", "FMT", "table (default), markdown, json or csv", &opt_format),
-	NS_STRING('g', "group-by", "WHAT", "match rows also by shape, overload or stack=N, N >= 1 (as report)",
-		  &opt_group_by),
+	NS_ENUM('f', "format", "FMT", "table (default), markdown, json or csv", &opt_format, ns_cli_formats),
+	NS_WORDS('g', "group-by", "WHAT", "match rows also by shape, overload or stack=N, N >= 1 (as report)",
+		 &opt_group_by, ns_cli_write_group_by_words),
 	NS_FLAG(0, "by-neff", "Neuron: match rows also by NEFF hash (as report --by-neff)", &opt_by_neff),
-	NS_STRING('s', "sort", "KEY", "row order (see below); default: largest change of Self device", &opt_sort),
+	NS_WORDS('s', "sort", "KEY", "row order (see below); default: largest change of Self device", &opt_sort,
+		 ns_diff_write_sort_words),
 	NS_PERCENT('t', "threshold", "PCT", "smallest change that counts, in percent (default 5)", &opt_threshold, 0,
 		   1e9),
 	NS_REAL(0, "alpha", "A", "significance level of the Mann-Whitney U test (default 0.05)", &opt_alpha, 1e-12, 1),
-	NS_STRING(0, "fail-on", "WHAT", "exit 4 when a row is: regression, new, removed (comma-separated)", &opt_fail_on),
+	NS_WORDS(0, "fail-on", "WHAT", "exit 4 when a row is: regression, new, removed (comma-separated)", &opt_fail_on,
+		 write_fail_on_words),
 	NS_INT('n', "row-limit", "N", "table, json, csv: print at most N rows (default -1: all)", &opt_row_limit, -1,
 	       NS_NO_MAX),
 	NS_INT(0, "top", "N", "markdown: at most N rows per section (default 10; -1: all)", &opt_top, -1, NS_NO_MAX),
@@ -50,6 +57,7 @@ const struct ns_cmd_spec cmd_diff_spec = {
 	.opts = diff_opts,
 	.min_args = 2,
 	.max_args = 2,
+	.complete_args = NS_COMPLETE_FILE,
 };
 
 /* One run: its traces, aggregated and split into steps. */
@@ -132,7 +140,7 @@ int cmd_diff(int argc, char **argv)
 	struct ns_diff_opts dopts = { 0 };
 	struct ns_diff_write_opts wo = { .row_limit = -1, .top_n = 10 };
 	const struct ns_diff_sort_key *sort = NULL;
-	enum ns_format fmt = NS_FMT_TABLE;
+	enum ns_format fmt;
 	struct run_side sides[2];
 	struct ns_diff diff = { 0 };
 	unsigned fail_mask = 0;
@@ -143,7 +151,8 @@ int cmd_diff(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? NS_EXIT_OK : rc;
 	ns_cli_quiet = opt_quiet;
-	if ((opt_format && ns_cli_parse_format(opt_format, &fmt, &err)) || ns_cli_parse_group_by(opt_group_by, &ao, &err) ||
+	fmt = ns_cli_format(opt_format);
+	if (ns_cli_parse_group_by(opt_group_by, &ao, &err) ||
 	    (opt_fail_on && parse_fail_on(opt_fail_on, &fail_mask, &err)))
 		goto fail;
 	if (opt_sort && !(sort = ns_diff_sort_key_find(opt_sort))) {

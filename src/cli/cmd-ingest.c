@@ -8,7 +8,7 @@ static const char *opt_output;
 static bool opt_strict, opt_quiet, opt_force;
 
 static const struct ns_opt ingest_opts[] = {
-	NS_STRING('o', "output", "DB", "database to write (replaced atomically)", &opt_output),
+	NS_FILE('o', "output", "DB", "database to write (replaced atomically)", &opt_output),
 	NS_FLAG(0, "force", "replace DB even if it is not a neuron-stats database", &opt_force),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -28,6 +28,7 @@ const struct ns_cmd_spec cmd_ingest_spec = {
 	.opts = ingest_opts,
 	.min_args = 1,
 	.max_args = 1,
+	.complete_args = NS_COMPLETE_FILE,
 };
 
 static int ingest(const char *input, const struct ns_load_opts *lo, struct ns_error *err)

@@ -18,8 +18,8 @@
 static const char *opt_unit;
 
 static const struct ns_opt ls_opts[] = {
-	NS_STRING(0, "device-time-unit", "UNIT",
-		  "time unit of device-profile exports: ns, us, ms or s (default: detect)", &opt_unit),
+	NS_ENUM(0, "device-time-unit", "UNIT", "time unit of device-profile exports: ns, us, ms or s (default: detect)",
+		&opt_unit, ns_cli_device_time_units),
 	NS_OPT_LAST,
 };
 
@@ -34,6 +34,7 @@ const struct ns_cmd_spec cmd_ls_spec = {
 	.opts = ls_opts,
 	.min_args = 1,
 	.max_args = 1,
+	.complete_args = NS_COMPLETE_FILE,
 };
 
 /* Each gap: what it says (after the file or pair it names) and what to do. */
@@ -482,10 +483,6 @@ int cmd_ls(int argc, char **argv)
 	rc = ns_opt_parse(&cmd_ls_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (opt_unit && ns_time_unit_parse(opt_unit) == NS_TU_AUTO) {
-		ns_error_set(&err, NS_ERR_USAGE, "--device-time-unit: expected ns, us, ms or s, not '%s'", opt_unit);
-		return ns_cli_fail(&err);
-	}
 	if (stat(pos[0], &st) != 0) {
 		ns_error_sys(&err, NS_ERR_IO, errno, pos[0], "cannot open");
 		return ns_cli_fail(&err);

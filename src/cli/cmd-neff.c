@@ -7,9 +7,11 @@
 static bool opt_members;
 static const char *opt_format;
 
+static const char *const formats[] = { "text", "json", NULL };
+
 static const struct ns_opt neff_opts[] = {
 	NS_FLAG('m', "members", "also list the tar members (offset, size, name)", &opt_members),
-	NS_STRING('f', "format", "FORMAT", "text (default) or json", &opt_format),
+	NS_ENUM('f', "format", "FORMAT", "text (default) or json", &opt_format, formats),
 	NS_OPT_LAST,
 };
 
@@ -23,6 +25,7 @@ const struct ns_cmd_spec cmd_neff_spec = {
 	.opts = neff_opts,
 	.min_args = 1,
 	.max_args = 1,
+	.complete_args = NS_COMPLETE_FILE,
 };
 
 int cmd_neff(int argc, char **argv)
@@ -38,14 +41,8 @@ int cmd_neff(int argc, char **argv)
 	rc = ns_opt_parse(&cmd_neff_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? NS_EXIT_OK : rc;
-	if (opt_format && strcmp(opt_format, "json") == 0) {
+	if (opt_format && strcmp(opt_format, "json") == 0)
 		format = NS_NEFF_FORMAT_JSON;
-	} else if (opt_format && strcmp(opt_format, "text") != 0) {
-		ns_error_set(&err, NS_ERR_USAGE, "--format: unknown format '%s' (text, json)", opt_format);
-		rc = ns_cli_fail(&err);
-		goto out;
-	}
-
 	if (ns_neff_open(pos[0], &neff, &err) ||
 	    ns_neff_write_summary(neff, stdout, format, opt_members ? NS_NEFF_SUMMARY_MEMBERS : 0,
 				  &err)) {

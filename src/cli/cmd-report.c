@@ -15,15 +15,26 @@ static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet;
 static const char *opt_device_time_unit, *opt_device_detail; /* Neuron (docs/neuron.md) */
 static bool opt_by_neff, opt_engines;
 
+const char *const ns_cli_formats[] = { "table", "csv", "json", "markdown", NULL }; /* enum ns_format's order */
+static const char *const time_units[] = { "s", "ms", "us", NULL };
+static const char *const detail_keys[] = { "hlo", "layer", "opcode", NULL };
+const char *const ns_cli_device_time_units[] = { "ns", "us", "ms", "s", NULL };
+
+void ns_cli_write_group_by_words(FILE *out)
+{
+	fputs("name\nshape\noverload\nstack=\n", out);
+}
+
 static const struct ns_opt report_opts[] = {
-	NS_STRING('s', "sort", "KEY", "sort rows by KEY, descending (see below); default: first seen", &opt_sort),
+	NS_WORDS('s', "sort", "KEY", "sort rows by KEY, descending (see below); default: first seen", &opt_sort,
+		 ns_fields_write_sort_words),
 	NS_INT('n', "row-limit", "N", "print at most N rows (-1: all; default 100, as PyTorch)", &opt_row_limit, -1,
 	       NS_NO_MAX),
 	NS_FLAG(0, "top-level-only", "only rows whose first event has no CPU parent", &opt_top_level),
-	NS_STRING(0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit),
-	NS_STRING('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format),
-	NS_STRING('g', "group-by", "WHAT", "also group by shape, overload or stack=N, N >= 1 (comma-separated)",
-		  &opt_group_by),
+	NS_ENUM(0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit, time_units),
+	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
+	NS_WORDS('g', "group-by", "WHAT", "also group by shape, overload or stack=N, N >= 1 (comma-separated)",
+		 &opt_group_by, ns_cli_write_group_by_words),
 	NS_STRING(0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device),
 	/* a cut name is its first N-3 characters and "...": N >= 4 keeps one */
 	NS_INT_OR_ZERO(0, "max-name-width", "N", "name column cap (default 55; 0: no cap)", &opt_name_width, 4,
@@ -34,11 +45,11 @@ static const struct ns_opt report_opts[] = {
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_FLAG(0, "by-neff", "Neuron: a NEFF-hash column; rows split per op and NEFF", &opt_by_neff),
 	NS_FLAG(0, "engines", "Neuron: per-op engine active time from the device profile", &opt_engines),
-	NS_STRING(0, "device-detail", "KEY",
-		  "Neuron: device time per hlo (HLO op), layer or opcode in each NEFF, and the NEFF summary",
-		  &opt_device_detail),
-	NS_STRING(0, "device-time-unit", "UNIT", "Neuron device-profile time unit: ns, us, ms, s (default: detect)",
-		  &opt_device_time_unit),
+	NS_ENUM(0, "device-detail", "KEY",
+		"Neuron: device time per hlo (HLO op), layer or opcode in each NEFF, and the NEFF summary",
+		&opt_device_detail, detail_keys),
+	NS_ENUM(0, "device-time-unit", "UNIT", "Neuron device-profile time unit: ns, us, ms, s (default: detect)",
+		&opt_device_time_unit, ns_cli_device_time_units),
 	NS_OPT_LAST,
 };
 
@@ -50,6 +61,7 @@ const struct ns_cmd_spec cmd_report_spec = {
 	.opts = report_opts,
 	.min_args = 1,
 	.max_args = 1,
+	.complete_args = NS_COMPLETE_FILE,
 };
 
 int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err)
@@ -81,15 +93,12 @@ int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_er
 	return rc;
 }
 
-int ns_cli_parse_format(const char *s, enum ns_format *fmt, struct ns_error *err)
+enum ns_format ns_cli_format(const char *name)
 {
-	static const char *const names[] = { "table", "csv", "json", "markdown" };
-	for (int i = 0; i < 4; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*fmt = (enum ns_format)i;
-			return 0;
-		}
-	return ns_error_set(err, NS_ERR_USAGE, "--format: unknown format '%s' (table, csv, json, markdown)", s);
+	int i = 0;
+	while (name && ns_cli_formats[i] != name) /* (--format stores the entry itself) */
+		i++;
+	return (enum ns_format)i;
 }
 
 static void upper(char *s)
@@ -106,7 +115,7 @@ int cmd_report(int argc, char **argv)
 	struct ns_error err = { 0 };
 	struct ns_agg_opts ao = { .backend_override = -1 };
 	struct ns_report_opts ro;
-	enum ns_format fmt = NS_FMT_TABLE;
+	enum ns_format fmt;
 	struct ns_run run = { 0 };
 	struct ns_neuron_engines *engines = NULL; /* --engines: one per trace */
 	struct ns_neuron_detail *detail = NULL;   /* --device-detail: one per trace */
@@ -121,13 +130,7 @@ int cmd_report(int argc, char **argv)
 	ro.row_limit = opt_row_limit;
 	ro.top_level_only = opt_top_level;
 	ro.max_name_width = opt_name_width > INT_MAX ? 0 : (int)opt_name_width; /* wider than any name: no cap */
-	if (opt_time_unit) {
-		if (strcmp(opt_time_unit, "s") && strcmp(opt_time_unit, "ms") && strcmp(opt_time_unit, "us")) {
-			ns_error_set(&err, NS_ERR_USAGE, "--time-unit: expected s, ms or us, not '%s'", opt_time_unit);
-			goto fail;
-		}
-		ro.time_unit = opt_time_unit;
-	}
+	ro.time_unit = opt_time_unit;
 	if (opt_sort && !(ro.sort = ns_sort_key_find(opt_sort))) {
 		ns_error_set(&err, NS_ERR_USAGE, "--sort: unknown key '%s' (see neuron-stats report --help)", opt_sort);
 		goto fail;
@@ -137,14 +140,13 @@ int cmd_report(int argc, char **argv)
 		upper(device);
 		ro.device_label = device;
 	}
-	if ((opt_format && ns_cli_parse_format(opt_format, &fmt, &err)) || ns_cli_parse_group_by(opt_group_by, &ao, &err))
+	fmt = ns_cli_format(opt_format);
+	if (ns_cli_parse_group_by(opt_group_by, &ao, &err))
 		goto fail;
 	if (ns_cli_neuron_report_opts(opt_by_neff, opt_engines && opt_merge, opt_device_time_unit, &ao, &ro, &err))
 		goto fail;
-	if (opt_device_detail && (detail_key = ns_detail_parse(opt_device_detail)) == NS_DETAIL__COUNT) {
-		ns_error_set(&err, NS_ERR_USAGE, "--device-detail: expected hlo, layer or opcode, not '%s'", opt_device_detail);
-		goto fail;
-	}
+	if (opt_device_detail)
+		detail_key = ns_detail_parse(opt_device_detail);
 	if (opt_device_detail && opt_merge) {
 		ns_error_set(&err, NS_ERR_USAGE, "--device-detail works per trace: it cannot be used with --merge");
 		goto fail;

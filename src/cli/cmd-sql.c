@@ -19,8 +19,10 @@ static const char *opt_format, *opt_max_memory;
 static long opt_timeout = NS_SQL_TIMEOUT_DEFAULT;
 static bool opt_quiet;
 
+static const char *const formats[] = { "table", "csv", "json", NULL }; /* enum ns_sql_format's order */
+
 static const struct ns_opt sql_opts[] = {
-	NS_STRING('f', "format", "FMT", "table (default), csv or json", &opt_format),
+	NS_ENUM('f', "format", "FMT", "table (default), csv or json", &opt_format, formats),
 	NS_INT(0, "timeout", "SECONDS", "stop the query after SECONDS (default 60; 0: none)", &opt_timeout, 0,
 	       86400),
 	NS_STRING(0, "max-memory", "SIZE", "memory for the query, K/M/G suffixes (default 2G; 0: none)",
@@ -44,22 +46,8 @@ const struct ns_cmd_spec cmd_sql_spec = {
 	.opts = sql_opts,
 	.min_args = 2,
 	.max_args = 2,
+	.complete_args = NS_COMPLETE_FILE,
 };
-
-static int parse_format(const char *name, enum ns_sql_format *out, struct ns_error *err)
-{
-	static const struct {
-		const char *name;
-		enum ns_sql_format fmt;
-	} formats[] = { { "table", NS_SQL_TABLE }, { "csv", NS_SQL_CSV }, { "json", NS_SQL_JSON } };
-	for (size_t i = 0; i < NS_ARRAY_SIZE(formats); i++) {
-		if (strcmp(name, formats[i].name) == 0) {
-			*out = formats[i].fmt;
-			return 0;
-		}
-	}
-	return ns_error_set(err, NS_ERR_USAGE, "sql: unknown --format '%s' (table, csv or json)", name);
-}
 
 /* --timeout and --max-memory. */
 static int parse_limits(struct ns_sql_limits *limits, struct ns_error *err)
@@ -76,7 +64,7 @@ int cmd_sql(int argc, char **argv)
 {
 	struct ns_error err = { 0 };
 	struct ns_sql_limits limits;
-	enum ns_sql_format fmt = NS_SQL_TABLE;
+	int fmt = 0;
 	char **pos, *db = NULL;
 	bool temporary = false;
 	int npos, rc;
@@ -88,9 +76,11 @@ int cmd_sql(int argc, char **argv)
 	ns_cli_quiet = opt_quiet;
 	const char *input = pos[0], *query = pos[1];
 	struct ns_load_opts lo = { .use_cache = true, .ui = ns_cli_load_ui() };
-	if ((opt_format && (rc = parse_format(opt_format, &fmt, &err))) || (rc = parse_limits(&limits, &err)) ||
+	while (opt_format && formats[fmt] != opt_format) /* (--format stores the entry itself) */
+		fmt++;
+	if ((rc = parse_limits(&limits, &err)) ||
 	    (rc = ns_run_query_db(input, &lo, &db, &temporary, &err)) ||
-	    (rc = ns_sql_run(db ? db : input, query, fmt, stdout, &limits, &err)))
+	    (rc = ns_sql_run(db ? db : input, query, (enum ns_sql_format)fmt, stdout, &limits, &err)))
 		rc = ns_cli_fail(&err);
 	if (temporary)
 		unlink(db);

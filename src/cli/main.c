@@ -7,21 +7,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "common/vec.h"
-
-struct command {
-	const struct ns_cmd_spec *spec;
-	int (*run)(int argc, char **argv);
-};
-
-static const struct command commands[] = {
-	{ &cmd_report_spec, cmd_report },
-	{ &cmd_ingest_spec, cmd_ingest },
-	{ &cmd_diff_spec, cmd_diff },
-	{ &cmd_sql_spec, cmd_sql },
-	{ &cmd_neff_spec, cmd_neff },
-	{ &cmd_ls_spec, cmd_ls },
-};
 
 /* Checks standard output once, after the command (git's run_builtin): a
  * write that failed anywhere, --help included, is exit 5 unless the command
@@ -51,8 +36,8 @@ static void usage(FILE *out)
 	      "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures.\n\n"
 	      "commands:\n",
 	      out);
-	for (size_t i = 0; i < NS_ARRAY_SIZE(commands); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].spec->name, commands[i].spec->summary);
+	for (size_t i = 0; i < ns_cli_n_commands; i++)
+		fprintf(out, "  %-8s %s\n", ns_cli_commands[i].spec->name, ns_cli_commands[i].spec->summary);
 	fputs("\n'neuron-stats COMMAND --help' describes a command. Exit status: 0 ok, 1 bad input,\n"
 	      "2 usage, 3 unsupported format, 4 regression found (diff), 5 I/O error, 6 out of memory.\n",
 	      out);
@@ -88,9 +73,9 @@ int main(int argc, char **argv)
 		puts("neuron-stats 0.1.0");
 		return finish_stdout(0);
 	}
-	for (size_t i = 0; i < NS_ARRAY_SIZE(commands); i++)
-		if (strcmp(argv[1], commands[i].spec->name) == 0)
-			return finish_stdout(commands[i].run(argc - 1, argv + 1));
+	for (size_t i = 0; i < ns_cli_n_commands; i++)
+		if (strcmp(argv[1], ns_cli_commands[i].spec->name) == 0)
+			return finish_stdout(ns_cli_commands[i].run(argc - 1, argv + 1));
 	/* no command word: the report on PATH */
 	return finish_stdout(cmd_report(argc, argv));
 }

@@ -68,10 +68,22 @@ static int parse_real(const char *s, bool percent, double min, double max, doubl
 	return 0;
 }
 
+/* "a, b or c" */
+static void write_choices(const char *const *choices, char *buf, size_t n)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; choices[i] && used < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, "%s%s", i == 0 ? "" : choices[i + 1] ? ", " : " or ",
+					 choices[i]);
+}
+
 void ns_opt_range(const struct ns_opt *o, char *buf, size_t n)
 {
 	const char *arg = o->arg_name ? o->arg_name : "N";
-	if (o->type == NS_OPT_INT && isinf(o->max))
+	if (o->type == NS_OPT_ENUM)
+		write_choices(o->choices, buf, n);
+	else if (o->type == NS_OPT_INT && isinf(o->max))
 		snprintf(buf, n, "%s%s >= %.0f", o->zero_too ? "0 or " : "", arg, o->min);
 	else if (o->type == NS_OPT_INT)
 		snprintf(buf, n, "%s%s from %.0f to %.0f", o->zero_too ? "0 or " : "", arg, o->min, o->max);
@@ -101,6 +113,13 @@ static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, con
 	case NS_OPT_PERCENT:
 		if (parse_real(arg, o->type == NS_OPT_PERCENT, o->min, o->max, (double *)o->value) == 0)
 			return 0;
+		break;
+	case NS_OPT_ENUM:
+		for (const char *const *c = o->choices; *c; c++)
+			if (strcmp(arg, *c) == 0) {
+				*(const char **)o->value = *c;
+				return 0;
+			}
 		break;
 	case NS_OPT_END:
 		break;
@@ -184,7 +203,7 @@ void ns_opt_help(const struct ns_cmd_spec *spec, FILE *out)
 			len = snprintf(left, sizeof(left), "      --%s%s%s", o->long_name, o->arg_name ? " " : "",
 				       o->arg_name ? o->arg_name : "");
 		char range[128] = "";
-		if (o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT) {
+		if (o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT) { /* (ENUM: help names the choices) */
 			range[0] = ' ';
 			range[1] = '[';
 			ns_opt_range(o, range + 2, sizeof(range) - 3);

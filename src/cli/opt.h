@@ -15,6 +15,14 @@ enum ns_opt_type {
 	NS_OPT_INT,     /* long *value: a decimal integer within [min, max] (or 0, with zero_too) */
 	NS_OPT_REAL,    /* double *value: a decimal number within [min, max] */
 	NS_OPT_PERCENT, /* double *value: as NS_OPT_REAL, an optional trailing '%' */
+	NS_OPT_ENUM,    /* const char **value = the entry of choices equal to the argument */
+};
+
+/* What shell completion offers for an option's value (cli/complete.c). */
+enum ns_opt_complete {
+	NS_COMPLETE_NONE = 0, /* nothing: a number, a label */
+	NS_COMPLETE_FILE,     /* file names */
+	NS_COMPLETE_WORDS,    /* choices (NS_OPT_ENUM) or the words words() writes */
 };
 
 /* A numeric option's value is checked when it is parsed (a usage error
@@ -28,16 +36,30 @@ struct ns_opt {
 	void *value;
 	double min, max;      /* numeric types: the accepted range, inclusive */
 	bool zero_too;        /* NS_OPT_INT: 0 is accepted as well (a special value the help names) */
+	const char *const *choices;  /* NS_OPT_ENUM: the accepted values, NULL-terminated */
+	enum ns_opt_complete complete;
+	void (*words)(FILE *out);    /* NS_COMPLETE_WORDS without choices: the candidates, one per line */
 };
 
 /* Table entries, one per option (a command's table ends with NS_OPT_LAST). */
-#define NS_FLAG(s, l, help, var) { NS_OPT_FLAG, s, l, NULL, help, var, 0, 0, false }
-#define NS_STRING(s, l, arg, help, var) { NS_OPT_STRING, s, l, arg, help, var, 0, 0, false }
-#define NS_INT(s, l, arg, help, var, min, max) { NS_OPT_INT, s, l, arg, help, var, min, max, false }
-#define NS_INT_OR_ZERO(s, l, arg, help, var, min, max) { NS_OPT_INT, s, l, arg, help, var, min, max, true }
-#define NS_REAL(s, l, arg, help, var, min, max) { NS_OPT_REAL, s, l, arg, help, var, min, max, false }
-#define NS_PERCENT(s, l, arg, help, var, min, max) { NS_OPT_PERCENT, s, l, arg, help, var, min, max, false }
-#define NS_OPT_LAST { NS_OPT_END, 0, NULL, NULL, NULL, NULL, 0, 0, false }
+#define NS_OPT_(t, s, l, arg, text, var, ...) \
+	{ .type = (t), .short_name = (s), .long_name = (l), .arg_name = (arg), .help = (text), .value = (var), __VA_ARGS__ }
+#define NS_FLAG(s, l, text, var) NS_OPT_(NS_OPT_FLAG, s, l, NULL, text, var, .complete = NS_COMPLETE_NONE)
+#define NS_STRING(s, l, arg, text, var) NS_OPT_(NS_OPT_STRING, s, l, arg, text, var, .complete = NS_COMPLETE_NONE)
+/* a file name: the shell completes file names */
+#define NS_FILE(s, l, arg, text, var) NS_OPT_(NS_OPT_STRING, s, l, arg, text, var, .complete = NS_COMPLETE_FILE)
+/* one of choices (a usage error names them); the shell offers them */
+#define NS_ENUM(s, l, arg, text, var, list) \
+	NS_OPT_(NS_OPT_ENUM, s, l, arg, text, var, .choices = (list), .complete = NS_COMPLETE_WORDS)
+/* a string the command checks (a list, KEY=N); the shell offers what fn writes */
+#define NS_WORDS(s, l, arg, text, var, fn) \
+	NS_OPT_(NS_OPT_STRING, s, l, arg, text, var, .complete = NS_COMPLETE_WORDS, .words = (fn))
+#define NS_INT(s, l, arg, text, var, lo, hi) NS_OPT_(NS_OPT_INT, s, l, arg, text, var, .min = (lo), .max = (hi))
+#define NS_INT_OR_ZERO(s, l, arg, text, var, lo, hi) \
+	NS_OPT_(NS_OPT_INT, s, l, arg, text, var, .min = (lo), .max = (hi), .zero_too = true)
+#define NS_REAL(s, l, arg, text, var, lo, hi) NS_OPT_(NS_OPT_REAL, s, l, arg, text, var, .min = (lo), .max = (hi))
+#define NS_PERCENT(s, l, arg, text, var, lo, hi) NS_OPT_(NS_OPT_PERCENT, s, l, arg, text, var, .min = (lo), .max = (hi))
+#define NS_OPT_LAST { .type = NS_OPT_END }
 #define NS_NO_MAX INFINITY /* NS_INT: no upper bound but LONG_MAX's */
 
 struct ns_cmd_spec {
@@ -48,6 +70,7 @@ struct ns_cmd_spec {
 	const struct ns_opt *opts;
 	int min_args, max_args; /* positional argument count bounds (-1 = unbounded) */
 	void (*write_details)(FILE *out); /* optional: generated text printed after details (sort keys) */
+	enum ns_opt_complete complete_args; /* what the shell offers for the positional arguments */
 };
 
 /* Parses argv[1..] (argv[0] is the command name). Options and positionals

@@ -9,6 +9,7 @@
 #include "common/i64map.h"
 #include "common/vec.h"
 #include "report/diff-internal.h"
+#include "report/fields.h"
 
 #define NO_ROW (-1)
 #define KEY_SEP '\x1f' /* joins the key's fields into one interned string */
@@ -408,6 +409,14 @@ const struct ns_diff_sort_key *ns_diff_sort_key_find(const char *arg)
 		if (strcmp(ns_diff_sort_keys[i].name, arg) == 0 || alias_of(ns_diff_sort_keys[i].aliases, arg))
 			return &ns_diff_sort_keys[i];
 	return NULL;
+}
+
+void ns_diff_write_sort_words(FILE *out)
+{
+	for (size_t i = 0; i < ns_n_diff_sort_keys; i++) {
+		fprintf(out, "%s\n", ns_diff_sort_keys[i].name);
+		ns_write_words(out, ns_diff_sort_keys[i].aliases);
+	}
 }
 
 struct sort_item {

@@ -119,6 +119,8 @@ struct ns_diff_sort_key {
 extern const struct ns_diff_sort_key ns_diff_sort_keys[];
 extern const size_t ns_n_diff_sort_keys;
 const struct ns_diff_sort_key *ns_diff_sort_key_find(const char *arg);
+/* Every diff --sort key and alias, one per line (shell completion). */
+void ns_diff_write_sort_words(FILE *out);
 
 /* Matches the runs' rows, computes the statistics and verdicts, and orders
  * the rows by `sort` (NULL: largest absolute change of Self device first,

@@ -250,6 +250,25 @@ static void sort_help_rows(struct ns_grid *g, bool numeric)
 		}
 }
 
+void ns_write_words(FILE *out, const char *list)
+{
+	for (const char *p = list; *p;) {
+		size_t w = strcspn(p, " ");
+		fprintf(out, "%.*s\n", (int)w, p);
+		p += w + (p[w] == ' ');
+	}
+}
+
+void ns_fields_write_sort_words(FILE *out)
+{
+	for (size_t i = 0; i < ns_n_fields; i++)
+		for (size_t k = 0; k < NS_ARRAY_SIZE(ns_fields[i].sort); k++)
+			if (ns_fields[i].sort[k].name) {
+				fprintf(out, "%s\n", ns_fields[i].sort[k].name);
+				ns_write_words(out, ns_fields[i].sort[k].aliases);
+			}
+}
+
 /* "  KEY  HELP  ALIASES", aligned by the grid: the numbers, then the name. */
 void ns_fields_write_sort_help(FILE *out)
 {

@@ -93,5 +93,9 @@ const struct ns_field *ns_sort_key_field(const struct ns_sort_key *k);
 /* The sort-key part of `report --help`: one line per key with its aliases
  * and help. */
 void ns_fields_write_sort_help(FILE *out);
+/* Writes each word of a space-separated list on a line of its own. */
+void ns_write_words(FILE *out, const char *list);
+/* Every --sort key and alias, one per line (shell completion). */
+void ns_fields_write_sort_words(FILE *out);
 
 #endif

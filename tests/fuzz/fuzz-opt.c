@@ -1,6 +1,7 @@
 /* The command-line parser (src/cli/opt.c) with the real option tables of
  * every command except the SQL itself (nothing is run: only ns_opt_parse
- * and the value parsers of --group-by, --format and --sort). The input is
+ * and the value parsers of --group-by and --sort; --format and the other
+ * choices are NS_OPT_ENUM, checked by ns_opt_parse). The input is
  * the argument list, NUL-separated; its first byte picks the command.
  *
  * Properties: parsing returns 0 (help: -1, usage error: 2) and the
@@ -18,7 +19,8 @@
 #define MAX_ARGS 64
 
 static const struct ns_cmd_spec *const specs[] = {
-	&cmd_report_spec, &cmd_ingest_spec, &cmd_diff_spec, &cmd_sql_spec, &cmd_neff_spec,
+	&cmd_report_spec, &cmd_ingest_spec, &cmd_diff_spec, &cmd_sql_spec, &cmd_neff_spec, &cmd_ls_spec,
+	&cmd_completion_spec,
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -68,10 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the value parsers on every argument */
 	for (int j = 1; j < argc; j++) {
 		struct ns_agg_opts ao = { .backend_override = -1 };
-		enum ns_format fmt;
 		struct ns_error err = { 0 };
 		(void)ns_cli_parse_group_by(orig[j], &ao, &err);
-		(void)ns_cli_parse_format(orig[j], &fmt, &err);
 		(void)ns_sort_key_find(orig[j]);
 	}
 	free(text);

@@ -14,16 +14,20 @@
 
 static long v_int = 7, v_cap = 55;
 static double v_real = 0.5, v_pct = 5;
+static const char *v_unit;
+static const char *const units[] = { "s", "ms", "us", NULL };
 
 static const struct ns_opt opts[] = {
 	NS_INT('n', "rows", "N", "rows", &v_int, -1, NS_NO_MAX),
 	NS_INT_OR_ZERO(0, "cap", "N", "cap", &v_cap, 4, NS_NO_MAX),
 	NS_REAL(0, "alpha", "A", "alpha", &v_real, 1e-12, 1),
 	NS_PERCENT('t', "threshold", "PCT", "threshold", &v_pct, 0, 1e9),
+	NS_ENUM('u', "unit", "UNIT", "unit: s, ms or us", &v_unit, units),
 	NS_OPT_LAST,
 };
 
-static const struct ns_cmd_spec spec = { "t", "neuron-stats t [options]", "A test.", NULL, opts, 0, 0, NULL };
+static const struct ns_cmd_spec spec = { .name = "t", .usage = "neuron-stats t [options]", .summary = "A test.",
+					 .opts = opts };
 
 /* Parses one "--name=value"; returns ns_opt_parse's status. */
 static int parse1(const char *arg)
@@ -94,6 +98,26 @@ Test(opt, a_refused_value_names_the_range, .init = cr_redirect_stderr)
 				"Try 'neuron-stats t --help' for more information.\n");
 }
 
+Test(opt, a_choice_is_one_of_the_list, .init = cr_redirect_stderr)
+{
+	cr_expect_eq(parse1("--unit=ms"), 0);
+	cr_expect_eq(v_unit, units[1], "the value is the list's own entry");
+	cr_expect_eq(parse1("-uus"), 0);
+	cr_expect_eq(v_unit, units[2]);
+	for (const char *const *a = (const char *const[]){ "--unit=MS", "--unit=", "--unit=m", "--unit=mss", NULL }; *a; a++)
+		cr_expect_eq(parse1(*a), 2, "%s accepted", *a);
+	cr_expect_eq(v_unit, units[2], "a refused value leaves the old one");
+}
+
+Test(opt, a_refused_choice_names_the_choices, .init = cr_redirect_stderr)
+{
+	cr_expect_eq(parse1("--unit=ns"), 2);
+	fflush(stderr);
+	cr_expect_stderr_eq_str("neuron-stats: error: t: --unit: expected s, ms or us, not 'ns'\n"
+				"usage: neuron-stats t [options]\n"
+				"Try 'neuron-stats t --help' for more information.\n");
+}
+
 Test(opt, help_prints_each_range)
 {
 	char *text = NULL;
@@ -106,6 +130,7 @@ Test(opt, help_prints_each_range)
 			       "  -n, --rows N                rows [N >= -1]\n"
 			       "      --cap N                 cap [0 or N >= 4]\n"
 			       "      --alpha A               alpha [A from 1e-12 to 1]\n"
-			       "  -t, --threshold PCT         threshold [PCT from 0 to 1000000000]\n");
+			       "  -t, --threshold PCT         threshold [PCT from 0 to 1000000000]\n"
+			       "  -u, --unit UNIT             unit: s, ms or us\n");
 	free(text);
 }
