@@ -654,7 +654,7 @@ struct sink_log {
 	bool kept_flag[32];
 };
 
-static int sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+static int sink(void *ctx, const struct ns_trace *t, const struct ns_row_event *raw, struct ns_error *err)
 {
 	(void)t;
 	(void)err;
@@ -691,7 +691,7 @@ Test(kineto, sink_sees_every_element_with_its_offset_and_line)
 	ns_trace_release(&t);
 }
 
-static int failing_sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+static int failing_sink(void *ctx, const struct ns_trace *t, const struct ns_row_event *raw, struct ns_error *err)
 {
 	(void)ctx;
 	(void)t;
