@@ -79,7 +79,7 @@ enum ns_event_flag {
 };
 
 /* 64 bytes: the model's largest array. What only the store needs (Ev Idx,
- * Record function id, ...) stays in struct ns_raw_event. */
+ * Record function id, ...) stays in the ingest row (ingest/rows.h). */
 struct ns_event {
 	int64_t ts_ns;
 	int64_t dur_ns;       /* 0 for instants and flows */

@@ -10,42 +10,17 @@
 
 #include "common/error.h"
 #include "common/trace.h"
-
-/* Everything the parser learned about one traceEvents element. Pointers are
- * valid only during the sink callback. */
-struct ns_raw_event {
-	struct ns_event ev;        /* compact part (also pushed to the model when kept) */
-	bool kept;                 /* pushed into ns_trace.events */
-	uint8_t ph;                /* enum ns_ph */
-	ns_str cat_text;           /* category as written, 0 if absent */
-	int64_t rf_id;             /* args "Record function id" */
-	int64_t seq_nr;            /* args "Sequence number" */
-	int64_t fwd_tid;           /* args "Fwd thread id" */
-	int64_t device;            /* args "device" */
-	int64_t stream;            /* args "stream" */
-	int64_t ev_idx;            /* args "Ev Idx" */
-	int64_t bytes;             /* args "Bytes" (0 if absent; memory records also have it in ev.mem) */
-	int16_t mem_device_type;   /* args "Device Type", or -1 (likewise) */
-	ns_str input_types;        /* raw JSON of args "Input type", compacted */
-	const char *args;          /* raw JSON text of "args" (NULL if absent) */
-	size_t args_len;
-	const char *id_text;       /* flows: raw "id" token (may be a string) */
-	size_t id_len;
-	uint64_t byte_offset;      /* where the event object starts in the (decompressed) stream */
-	uint64_t line;
-};
-
-/* Called for every traceEvents element, kept or not, in file order. A
- * non-zero return stops ingest with that status. */
-typedef int (*ns_event_sink)(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw,
-			     struct ns_error *err);
+#include "ingest/rows.h"
 
 struct ns_ingest_opts {
 	bool strict;                 /* a truncated file is an error, not a warning */
 	uint64_t max_decompressed;   /* cap on decompressed bytes (0 = default 64 GiB) */
 	uint32_t max_ratio;          /* cap on decompressed/compressed ratio (0 = default 1000) */
 	uint32_t read_chunk;         /* tests: at most this many bytes per source read (0 = no cap) */
-	ns_event_sink sink;          /* optional */
+	/* optional: every element as a decoded row (rows.h), and, with
+	 * flow_sink, the flows paired */
+	ns_event_sink sink;
+	ns_flow_sink flow_sink;
 	void *sink_ctx;
 	/* optional progress: bytes of input consumed so far, total input size */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);

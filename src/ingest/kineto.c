@@ -45,6 +45,9 @@ struct parser {
 	size_t fixed_cap;
 	int64_t dur_sum, bytes_sum; /* over kept events, up to SUM_LIMIT */
 	struct last_track last_track;
+	struct ns_flow_pairs flows; /* with a flow sink */
+	char *meta_text;      /* the decoded text of a metadata row */
+	size_t meta_text_cap;
 	uint64_t next_progress;
 	struct ns_error *err;
 };
@@ -275,7 +278,7 @@ static int walk_object(struct parser *ps, const char *p, size_t n, int depth, fi
 struct event_fields {
 	struct span name, cat, ph, pid, tid, ts, dur, args, id;
 	bool has_name, has_cat, has_ph, has_pid, has_tid, has_ts, has_dur, has_args, has_id;
-	struct ns_raw_event *raw;
+	struct ns_row_event *raw;
 };
 
 static int int_field(struct parser *ps, const struct span *val, const char *val_start, const char *key,
@@ -312,7 +315,7 @@ static int neff_field(struct parser *ps, const struct span *val, const char *val
 static int args_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
 		      const char *val_start)
 {
-	struct ns_raw_event *raw = ctx;
+	struct ns_row_event *raw = ctx;
 	struct ns_event *ev = &raw->ev;
 	switch (key->len) {
 	case 4:
@@ -384,7 +387,7 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 }
 
 /* What args_field sets, back to "absent". */
-static void reset_args(struct ns_raw_event *raw)
+static void reset_args(struct ns_row_event *raw)
 {
 	struct ns_event *ev = &raw->ev;
 	ev->external_id = ev->correlation = NS_NONE;
@@ -536,7 +539,7 @@ static int thread_of(struct parser *ps, const struct event_fields *f, uint32_t *
  * may end before them) into *f and *raw, and sets *end past it. Its only
  * effects beyond those are the strings its args intern. */
 static int read_event(struct parser *ps, const char *p, size_t n, struct event_fields *f,
-		      struct ns_raw_event *raw, size_t *end)
+		      struct ns_row_event *raw, size_t *end)
 {
 	memset(f, 0, sizeof(*f));
 	f->raw = raw;
@@ -602,9 +605,111 @@ static int counter_field(struct parser *ps, void *ctx, const struct span *key, c
 	return 0;
 }
 
+/* The value of one args key of a metadata event: the first one, as the
+ * store always read it. */
+struct meta_arg {
+	const char *key;
+	bool found;
+	struct span val;
+};
+
+static int meta_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
+		      const char *val_start)
+{
+	struct meta_arg *arg = ctx;
+	(void)ps;
+	(void)val_start;
+	if (!arg->found && span_is(key, arg->key)) {
+		arg->found = true;
+		arg->val = *val;
+	}
+	return 0;
+}
+
+/* The metadata events that say something of a process or thread, and the
+ * args key they say it in. */
+static const struct {
+	const char *name, *arg;
+	enum ns_row_meta_kind kind;
+} meta_events[] = {
+	{ "process_name", "name", NS_ROW_META_PROCESS_NAME },
+	{ "process_labels", "labels", NS_ROW_META_PROCESS_LABELS },
+	{ "process_sort_index", "sort_index", NS_ROW_META_PROCESS_SORT_INDEX },
+	{ "thread_sort_index", "sort_index", NS_ROW_META_THREAD_SORT_INDEX },
+};
+
+/* A string value, decoded, up to a NUL; anything else is no text. */
+static int meta_text(struct parser *ps, const struct span *val, struct ns_row_meta *m)
+{
+	if (!val->is_string)
+		return 0;
+	if (reserve(&ps->meta_text, &ps->meta_text_cap, val->len + 1))
+		return fail_at(ps, val->p, "out of memory");
+	size_t len = val->escaped ? ns_json_unescape(val->p, val->len, ps->meta_text)
+				  : (memcpy(ps->meta_text, val->p, val->len), val->len);
+	const char *nul = memchr(ps->meta_text, '\0', len);
+	m->has_text = true;
+	m->text = ps->meta_text;
+	m->len = nul ? (size_t)(nul - ps->meta_text) : len;
+	return 0;
+}
+
+/* A number value, truncated toward zero to an integer (NS_NONE out of
+ * the 64-bit range); anything else is no number. */
+static int meta_number(struct parser *ps, const struct span *val, struct ns_row_meta *m)
+{
+	if (val->is_string || !val->len || (val->p[0] != '-' && (val->p[0] < '0' || val->p[0] > '9')))
+		return 0;
+	if (reserve(&ps->scratch, &ps->scratch_cap, val->len + 1))
+		return fail_at(ps, val->p, "out of memory");
+	memcpy(ps->scratch, val->p, val->len);
+	ps->scratch[val->len] = '\0';
+	double d = strtod(ps->scratch, NULL);
+	m->has_sort_index = true;
+	m->sort_index = d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : NS_NONE;
+	return 0;
+}
+
+/* What a process_* or thread_sort_index event says, for the sink. */
+static int decode_meta(struct parser *ps, const struct event_fields *f, struct ns_row_event *raw)
+{
+	struct ns_row_meta *m = &raw->meta;
+	const char *name = ns_strtab_get(&ps->t->strings, raw->ev.name);
+	struct meta_arg arg = { 0 };
+	if (!f->has_args)
+		return 0;
+	m->kind = strncmp(name, "process_", 8) == 0 ? NS_ROW_META_PROCESS_OTHER : NS_ROW_META_NONE;
+	for (size_t i = 0; i < NS_ARRAY_SIZE(meta_events); i++) {
+		if (strcmp(name, meta_events[i].name) == 0) {
+			m->kind = (uint8_t)meta_events[i].kind;
+			arg.key = meta_events[i].arg;
+		}
+	}
+	int rc = arg.key ? walk_object(ps, f->args.p, f->args.len, 2, meta_field, NULL, &arg, NULL) : 0;
+	if (rc || !arg.found)
+		return rc;
+	if (!arg.val.is_string && is_nonfinite(&arg.val)) {
+		m->kind = NS_ROW_META_NONE; /* (not JSON: such args never said anything) */
+		return 0;
+	}
+	return strcmp(arg.key, "sort_index") == 0 ? meta_number(ps, &arg.val, m) : meta_text(ps, &arg.val, m);
+}
+
+/* A flow event's "id" token: an integer (also a quoted one), else its text
+ * as written, without the quotes of a string. */
+static void decode_flow_id(const struct span *id, struct ns_row_flow_id *out)
+{
+	*out = (struct ns_row_flow_id){ .present = true, .text = id->p, .len = id->len };
+	out->is_int = ns_parse_int64(id->p, id->len, &out->num) == 0;
+	if (!out->is_int && out->len >= 2 && out->text[0] == '"' && out->text[out->len - 1] == '"') {
+		out->text++;
+		out->len -= 2;
+	}
+}
+
 /* The fields every event has: checks their types, interns name, category
  * and thread, converts ts and dur to ns, and notes args and id. */
-static int convert_fields(struct parser *ps, const struct event_fields *f, struct ns_raw_event *raw)
+static int convert_fields(struct parser *ps, const struct event_fields *f, struct ns_row_event *raw)
 {
 	struct ns_event *ev = &raw->ev;
 	struct ns_trace *t = ps->t;
@@ -655,10 +760,8 @@ static int convert_fields(struct parser *ps, const struct event_fields *f, struc
 		raw->args = f->args.p;
 		raw->args_len = f->args.len;
 	}
-	if (f->has_id) {
-		raw->id_text = f->id.p;
-		raw->id_len = f->id.len;
-	}
+	if (f->has_id && (raw->ph == NS_PH_S || raw->ph == NS_PH_F))
+		decode_flow_id(&f->id, &raw->flow_id);
 	return 0;
 }
 
@@ -666,7 +769,7 @@ static int convert_fields(struct parser *ps, const struct event_fields *f, struc
  * its kind and raw->kept for the ones it uses (slices, memory records,
  * ac2g flows), sums counters, names threads. */
 static int classify_event(struct parser *ps, const char *p, const struct event_fields *f,
-			  struct ns_raw_event *raw)
+			  struct ns_row_event *raw)
 {
 	struct ns_event *ev = &raw->ev;
 	struct ns_trace *t = ps->t;
@@ -706,12 +809,15 @@ static int classify_event(struct parser *ps, const char *p, const struct event_f
 			t->n_untimed_launches++;
 		if (cat != NS_CAT_AC2G || !f->has_id || !f->has_ts)
 			break;
-		if (ns_parse_int64(f->id.p, f->id.len, &ev->correlation))
+		if (!raw->flow_id.is_int)
 			break; /* a string flow id cannot link to a correlation */
+		ev->correlation = raw->flow_id.num;
 		ev->kind = raw->ph == NS_PH_S ? NS_KIND_FLOW_S : NS_KIND_FLOW_F;
 		raw->kept = true;
 		break;
 	case NS_PH_M:
+		if (ps->opts && ps->opts->sink && (rc = decode_meta(ps, f, raw)))
+			return rc;
 		if (f->has_name && span_is(&f->name, "thread_name") && f->has_args) {
 			struct span thread_name = { 0 };
 			rc = walk_object(ps, f->args.p, f->args.len, 2, name_field, NULL, &thread_name, NULL);
@@ -729,7 +835,7 @@ static int classify_event(struct parser *ps, const char *p, const struct event_f
 
 /* Adds a kept event to the trace, within the limits on the sums of
  * durations and bytes. */
-static int keep_event(struct parser *ps, const char *p, struct ns_raw_event *raw)
+static int keep_event(struct parser *ps, const char *p, struct ns_row_event *raw)
 {
 	struct ns_event *ev = &raw->ev;
 	struct ns_trace *t = ps->t;
@@ -753,11 +859,24 @@ static int keep_event(struct parser *ps, const char *p, struct ns_raw_event *raw
 	return 0;
 }
 
+/* Hands the row of the element just read to the sinks, and the flow it
+ * closes, if any. */
+static int hand_out(struct parser *ps, const struct ns_row_event *raw)
+{
+	const struct ns_ingest_opts *o = ps->opts;
+	int rc = 0;
+	if (o && o->sink && (rc = o->sink(o->sink_ctx, ps->t, raw, ps->err)))
+		return rc;
+	if (o && o->flow_sink && raw->flow_id.present)
+		rc = ns_flow_pairs_add(&ps->flows, ps->t, raw, o->flow_sink, o->sink_ctx, ps->err);
+	return rc;
+}
+
 /* Makes the event that read_event read from p a traceEvents element:
  * checks and converts its fields, keeps it if the analysis uses it, and
  * hands it to the sink. */
 static int finish_event(struct parser *ps, const char *p, const struct event_fields *f,
-			struct ns_raw_event *raw)
+			struct ns_row_event *raw)
 {
 	int rc;
 	if ((rc = convert_fields(ps, f, raw)) || (rc = classify_event(ps, p, f, raw)))
@@ -765,9 +884,7 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 	if (raw->kept && (rc = keep_event(ps, p, raw)))
 		return rc;
 	ps->t->n_trace_events++;
-	if (ps->opts && ps->opts->sink)
-		return ps->opts->sink(ps->opts->sink_ctx, ps->t, raw, ps->err);
-	return 0;
+	return hand_out(ps, raw);
 }
 
 static void note_truncation(struct parser *ps, uint64_t offset)
@@ -818,7 +935,7 @@ static int unexpected(struct parser *ps, int c, const char *expected)
  * as needed, and parsed again, with the failed attempt undone (its strings,
  * its message). Framing every element read each byte twice: a sixth of a
  * report's time. */
-static int next_event(struct parser *ps, struct event_fields *f, struct ns_raw_event *raw, size_t *start,
+static int next_event(struct parser *ps, struct event_fields *f, struct ns_row_event *raw, size_t *start,
 		      size_t *end)
 {
 	struct ns_scan *sc = &ps->sc;
@@ -851,7 +968,7 @@ static int parse_events_array(struct parser *ps)
 {
 	struct ns_scan *sc = &ps->sc;
 	struct event_fields f;
-	struct ns_raw_event raw;
+	struct ns_row_event raw;
 	int c;
 	ns_scan_advance(sc, 1);
 	c = ns_scan_peek(sc, ps->err);
@@ -1132,6 +1249,7 @@ static int ingest_source(const char *path, struct ns_source *src, struct ns_trac
 {
 	struct parser ps = { .t = t, .opts = opts, .err = err };
 	int rc, c;
+	ns_flow_pairs_init(&ps.flows);
 
 	if (opts && opts->read_chunk)
 		ns_source_set_max_read(src, opts->read_chunk);
@@ -1157,6 +1275,8 @@ static int ingest_source(const char *path, struct ns_source *src, struct ns_trac
 	int64_t extra_at = -1;
 	if (rc == 0 && t->truncated_at < 0)
 		rc = check_end(&ps, &extra_at);
+	if (rc == 0 && opts && opts->flow_sink) /* (the starts never closed) */
+		rc = ns_flow_pairs_finish(&ps.flows, t, opts->flow_sink, opts->sink_ctx, err);
 	if (rc == 0 && extra_at >= 0)
 		ns_error_set(warn, NS_OK, "%s: data after the end of the JSON text at byte %lld is ignored", path,
 			     (long long)extra_at);
@@ -1180,6 +1300,8 @@ static int ingest_source(const char *path, struct ns_source *src, struct ns_trac
 out:
 	ns_scan_release(&ps.sc);
 	ns_source_close(src);
+	ns_flow_pairs_release(&ps.flows);
+	free(ps.meta_text);
 	free(ps.scratch);
 	free(ps.fixed);
 	return rc;

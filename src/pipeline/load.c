@@ -83,12 +83,21 @@ static int store_result(struct sink *sk, int rc)
 }
 
 /* An ns_event_sink (ctx = struct sink *). */
-static int sink_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+static int sink_event(void *ctx, const struct ns_trace *t, const struct ns_row_event *row, struct ns_error *err)
 {
 	struct sink *sk = ctx;
 	if (!sk->store)
 		return 0;
-	return store_result(sk, ns_store_event(sk->store, t, raw, store_err(sk, err)));
+	return store_result(sk, ns_store_event(sk->store, t, row, store_err(sk, err)));
+}
+
+/* An ns_flow_sink (ctx = struct sink *). */
+static int sink_flow(void *ctx, const struct ns_trace *t, const struct ns_row_flow *row, struct ns_error *err)
+{
+	struct sink *sk = ctx;
+	if (!sk->store)
+		return 0;
+	return store_result(sk, ns_store_flow(sk->store, t, row, store_err(sk, err)));
 }
 
 /* The key_averages rows, made on a thread of their own while the calling
@@ -162,6 +171,7 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 			if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &ids[i], &trace_id, store_err(sk, err)))))
 				return rc;
 			io.sink = sink_event;
+			io.flow_sink = sink_flow;
 			io.sink_ctx = sk;
 		}
 		rc = ns_ingest_file(paths[i], t, &io, &warn, err);

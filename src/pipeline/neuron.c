@@ -356,18 +356,13 @@ static uint32_t unit_lnc_size(const struct ns_cap_unit *u)
 	return lnc;
 }
 
-/* Hands the events from index first on to the sink, as ingest does. */
+/* Hands the events from index first on to the sink, as ingest does: each
+ * as the row of a kept "X" event without args. */
 static int feed(struct ns_trace *t, size_t first, ns_event_sink sink, void *sink_ctx, struct ns_error *err)
 {
 	for (size_t i = first; sink && i < t->n_events; i++) {
-		struct ns_raw_event raw;
-		memset(&raw, 0, sizeof(raw));
-		raw.ev = t->events[i];
-		raw.kept = true;
-		raw.ph = NS_PH_X;
-		raw.rf_id = raw.seq_nr = raw.fwd_tid = raw.device = raw.stream = raw.ev_idx = NS_NONE;
-		raw.mem_device_type = -1;
-		int rc = sink(sink_ctx, t, &raw, err);
+		struct ns_row_event row = ns_row_event_of(&t->events[i]);
+		int rc = sink(sink_ctx, t, &row, err);
 		if (rc)
 			return rc;
 	}

@@ -27,7 +27,6 @@
  */
 #include "store/store.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,17 +93,22 @@ static const struct ns_rowq_stmt stmt_def[STMT__COUNT] = {
 #define NO_STRING UINT32_MAX /* an absent database string id */
 #define NO_THREAD UINT32_MAX
 
-/* One flow endpoint (ph s or f), kept until the trace ends so starts and
- * ends can be paired by (cat, id) whatever their order in the file. */
+/* One side of a flow. */
 struct flow_end {
-	int64_t id_int;   /* the flow id, when it is an integer */
 	int64_t ts_ns;
-	uint32_t event;   /* events.id */
+	uint32_t event;   /* position in traceEvents */
 	uint32_t thread;  /* index into ns_trace.threads, or NO_THREAD */
+	bool present;
+};
+
+/* A flow, kept until the trace's events end: the rows go in ordered by
+ * (cat, id) in the database's string ids, then file order. */
+struct flow {
+	int64_t id_int;   /* the flow id, when it is an integer */
 	ns_str cat;       /* database string id of the category */
 	ns_str id_text;   /* database string id of a non-integer flow id */
-	uint8_t ph;
 	bool id_is_int;
+	struct flow_end start, end;
 };
 
 /* A process seen in process_* metadata events, keyed by its pid as written. */
@@ -134,7 +138,7 @@ struct ns_store {
 	int64_t src_size, src_mtime_ns;
 	uint32_t *gmap;            /* trace string id -> database string id + 1 (0: not yet) */
 	size_t gmap_cap;
-	struct flow_end *flows;    /* until ns_store_end_events */
+	struct flow *flows;        /* until ns_store_end_events */
 	size_t n_flows, cap_flows;
 	bool events_ended;         /* ns_store_end_events ran for this trace */
 	bool stats_written;        /* ns_store_event_stats ran for this trace */
@@ -603,26 +607,30 @@ int ns_store_begin_trace(struct ns_store *s, const struct ns_source_id *src, int
 	return 0;
 }
 
-/* Remembers a flow start or end for pairing in ns_store_end_trace. */
-static int note_flow(struct ns_store *s, const struct ns_trace *t, const struct ns_raw_event *raw,
-		     const int64_t *id_int, ns_str id_text, struct ns_error *err)
+/* One side of a flow row, with its thread checked. */
+static struct flow_end flow_end_of(const struct ns_trace *t, const struct ns_row_flow_end *e)
 {
+	return (struct flow_end){ .ts_ns = e->ts_ns, .event = e->event,
+				  .thread = e->thread < t->n_threads ? e->thread : NO_THREAD, .present = e->present };
+}
+
+int ns_store_flow(void *ctx, const struct ns_trace *t, const struct ns_row_flow *row, struct ns_error *err)
+{
+	struct ns_store *s = ctx;
 	if (s->n_flows == s->cap_flows &&
 	    grow_zeroed((void **)&s->flows, &s->cap_flows, sizeof(*s->flows), s->n_flows + 1) < 0)
-		return nomem(err, "recording flow events");
-	ns_str cat = map_string(s, t, raw->cat_text);
-	if (cat == NO_STRING)
-		return nomem(err, "recording flow events");
-	s->flows[s->n_flows++] = (struct flow_end){
-		.id_int = id_int ? *id_int : 0,
-		.ts_ns = raw->ev.ts_ns,
-		.event = raw->ev.idx,
-		.thread = raw->ev.thread < t->n_threads ? raw->ev.thread : NO_THREAD,
-		.cat = cat,
-		.id_text = id_text,
-		.ph = raw->ph,
-		.id_is_int = id_int != NULL,
+		return nomem(err, "recording flows");
+	struct flow f = {
+		.id_int = row->id.is_int ? row->id.num : 0,
+		.cat = map_string(s, t, row->cat),
+		.id_text = row->id.is_int ? NO_STRING : ns_strtab_intern(&s->strings, row->id.text, row->id.len),
+		.id_is_int = row->id.is_int,
+		.start = flow_end_of(t, &row->start),
+		.end = flow_end_of(t, &row->end),
 	};
+	if (f.cat == NO_STRING || (!f.id_is_int && f.id_text == NO_STRING))
+		return nomem(err, "recording flows");
+	s->flows[s->n_flows++] = f;
 	return 0;
 }
 
@@ -640,66 +648,53 @@ static struct process *find_process(struct ns_store *s, const struct ns_thread *
 	return p;
 }
 
-/* Interns a JSON string value into the database strings (NO_STRING if the
- * value is not a string; *oom on allocation failure). */
-static ns_str intern_json_string(struct ns_store *s, const cJSON *v, bool *oom)
+/* A decoded text of a metadata row as a database string (NO_STRING if
+ * none; *oom on allocation failure). */
+static ns_str intern_meta_text(struct ns_store *s, const struct ns_row_meta *m, bool *oom)
 {
-	const char *text = cJSON_GetStringValue(v);
-	if (!text)
+	if (!m->has_text)
 		return NO_STRING;
-	ns_str sid = ns_strtab_intern(&s->strings, text, strlen(text));
+	ns_str sid = ns_strtab_intern(&s->strings, m->text, m->len);
 	if (sid == NO_STRING)
 		*oom = true;
 	return sid;
 }
 
-/* process_name / process_labels / process_sort_index / thread_sort_index
- * metadata events (ph "M") feed the processes and threads tables. */
-static int note_metadata_event(struct ns_store *s, const struct ns_trace *t, const struct ns_raw_event *raw,
-			       struct ns_error *err)
+/* thread_sort_index: the threads table's sort_index. */
+static int note_thread_sort(struct ns_store *s, uint32_t thread, int64_t sort_index)
 {
-	const char *name = ns_strtab_get(&t->strings, raw->ev.name);
-	bool is_process = strncmp(name, "process_", 8) == 0;
-	bool is_thread_sort = strcmp(name, "thread_sort_index") == 0;
-	cJSON *args = NULL;
+	size_t old_cap = s->cap_thread_sort;
+	if (grow_zeroed((void **)&s->thread_sort, &s->cap_thread_sort, sizeof(*s->thread_sort), (size_t)thread + 1) < 0)
+		return -1;
+	for (size_t i = old_cap; i < s->cap_thread_sort; i++)
+		s->thread_sort[i] = NS_NONE;
+	s->thread_sort[thread] = sort_index;
+	return 0;
+}
+
+/* process_name / process_labels / process_sort_index / thread_sort_index
+ * metadata rows feed the processes and threads tables. */
+static int note_metadata(struct ns_store *s, const struct ns_trace *t, const struct ns_row_event *row,
+			 struct ns_error *err)
+{
+	const struct ns_row_meta *m = &row->meta;
 	bool oom = false;
-	int rc = 0;
-	if ((!is_process && !is_thread_sort) || !raw->args || raw->ev.thread >= t->n_threads)
-		goto out;
-	args = cJSON_ParseWithLength(raw->args, raw->args_len);
-	if (!args)
-		goto out; /* not ours to validate: ingest already accepted the event */
-	const cJSON *sort_index = cJSON_GetObjectItemCaseSensitive(args, "sort_index");
-	if (is_thread_sort) {
-		if (!cJSON_IsNumber(sort_index))
-			goto out;
-		size_t old_cap = s->cap_thread_sort;
-		if (grow_zeroed((void **)&s->thread_sort, &s->cap_thread_sort, sizeof(*s->thread_sort),
-				(size_t)raw->ev.thread + 1) < 0) {
+	if (m->kind == NS_ROW_META_NONE || row->ev.thread >= t->n_threads)
+		return 0;
+	if (m->kind == NS_ROW_META_THREAD_SORT_INDEX) {
+		oom = m->has_sort_index && note_thread_sort(s, row->ev.thread, m->sort_index) < 0;
+	} else {
+		struct process *p = find_process(s, &t->threads[row->ev.thread]);
+		if (!p)
 			oom = true;
-			goto out;
-		}
-		for (size_t i = old_cap; i < s->cap_thread_sort; i++)
-			s->thread_sort[i] = NS_NONE;
-		s->thread_sort[raw->ev.thread] = (int64_t)sort_index->valuedouble;
-		goto out;
+		else if (m->kind == NS_ROW_META_PROCESS_NAME)
+			p->name = intern_meta_text(s, m, &oom);
+		else if (m->kind == NS_ROW_META_PROCESS_LABELS)
+			p->labels = intern_meta_text(s, m, &oom);
+		else if (m->kind == NS_ROW_META_PROCESS_SORT_INDEX && m->has_sort_index)
+			p->sort_index = m->sort_index;
 	}
-	struct process *p = find_process(s, &t->threads[raw->ev.thread]);
-	if (!p) {
-		oom = true;
-		goto out;
-	}
-	if (strcmp(name, "process_name") == 0)
-		p->name = intern_json_string(s, cJSON_GetObjectItemCaseSensitive(args, "name"), &oom);
-	else if (strcmp(name, "process_labels") == 0)
-		p->labels = intern_json_string(s, cJSON_GetObjectItemCaseSensitive(args, "labels"), &oom);
-	else if (strcmp(name, "process_sort_index") == 0 && cJSON_IsNumber(sort_index))
-		p->sort_index = (int64_t)sort_index->valuedouble;
-out:
-	if (oom)
-		rc = nomem(err, "recording process metadata");
-	cJSON_Delete(args);
-	return rc;
+	return oom ? nomem(err, "recording process metadata") : 0;
 }
 
 /* A flow event's id: an integer, or a text (without its quotes). */
@@ -709,23 +704,18 @@ struct flow_id {
 	ns_str text; /* NO_STRING for none */
 };
 
-/* Reads raw's flow id into *fid; false when interning its text ran out of
+/* Reads row's flow id into *fid; false when interning its text ran out of
  * memory. */
-static bool read_flow_id(struct ns_store *s, const struct ns_raw_event *raw, struct flow_id *fid)
+static bool read_flow_id(struct ns_store *s, const struct ns_row_event *row, struct flow_id *fid)
 {
 	*fid = (struct flow_id){ .text = NO_STRING };
-	if (!raw->id_text || !raw->id_len)
+	if (!row->flow_id.present)
 		return true;
-	fid->is_int = ns_parse_int64(raw->id_text, raw->id_len, &fid->num) == 0;
+	fid->is_int = row->flow_id.is_int;
+	fid->num = row->flow_id.num;
 	if (fid->is_int)
 		return true;
-	const char *id = raw->id_text;
-	size_t len = raw->id_len;
-	if (len >= 2 && id[0] == '"' && id[len - 1] == '"') {
-		id++;
-		len -= 2;
-	}
-	fid->text = ns_strtab_intern(&s->strings, id, len);
+	fid->text = ns_strtab_intern(&s->strings, row->flow_id.text, row->flow_id.len);
 	return fid->text != NO_STRING;
 }
 
@@ -734,25 +724,25 @@ struct event_strings {
 	ns_str name, cat, dims, types, stack;
 };
 
-/* Queues the `events` row of raw. */
-static int put_event_row(struct ns_store *s, const struct ns_trace *t, const struct ns_raw_event *raw,
+/* Queues the `events` row. */
+static int put_event_row(struct ns_store *s, const struct ns_trace *t, const struct ns_row_event *row,
 			 const struct event_strings *str, const struct flow_id *fid, struct ns_error *err)
 {
 	static const char *const ph_text[] = { [NS_PH_X] = "X", [NS_PH_I] = "i", [NS_PH_S] = "s",
 					       [NS_PH_F] = "f", [NS_PH_M] = "M", [NS_PH_C] = "C",
 					       [NS_PH_B] = "B", [NS_PH_E] = "E", [NS_PH_OTHER] = "?" };
-	const struct ns_event *ev = &raw->ev;
+	const struct ns_event *ev = &row->ev;
 	const struct ns_thread *th = ev->thread < t->n_threads ? &t->threads[ev->thread] : NULL;
 	struct ns_rowq *q = s->rows;
 	int64_t id = event_id(s, ev->idx);
 	ns_rowq_row(q, STMT_EVENT);
 	ns_rowq_int(q, s->trace_id);
 	put_rowid(q, &s->end_event_id, id);
-	ns_rowq_int(q, raw->kept);
-	ns_rowq_text(q, ph_text[raw->ph <= NS_PH_OTHER ? raw->ph : NS_PH_OTHER], 1);
+	ns_rowq_int(q, row->kept);
+	ns_rowq_text(q, ph_text[row->ph <= NS_PH_OTHER ? row->ph : NS_PH_OTHER], 1);
 	put_sid(q, str->cat);
 	ns_rowq_int(q, ev->cat);
-	ns_rowq_opt(q, raw->kept ? ev->kind : NS_NONE);
+	ns_rowq_opt(q, row->kept ? ev->kind : NS_NONE);
 	ns_rowq_int(q, ev->flags);
 	ns_rowq_int(q, str->name);
 	if (th) {
@@ -766,18 +756,18 @@ static int put_event_row(struct ns_store *s, const struct ns_trace *t, const str
 	}
 	ns_rowq_opt(q, ev->ts_ns);
 	ns_rowq_opt(q, ev->dur_ns);
-	bool mem = raw->kept && ns_event_is_memory(ev);
+	bool mem = row->kept && ns_event_is_memory(ev);
 	ns_rowq_opt(q, mem ? NS_NONE : ev->external_id); /* (the union holds ev->mem there) */
 	ns_rowq_opt(q, mem ? NS_NONE : ev->correlation);
-	ns_rowq_opt(q, raw->rf_id);
-	ns_rowq_opt(q, raw->seq_nr);
-	ns_rowq_opt(q, raw->fwd_tid);
-	ns_rowq_opt(q, raw->device);
-	ns_rowq_opt(q, raw->stream);
-	ns_rowq_opt(q, raw->ev_idx);
+	ns_rowq_opt(q, row->rf_id);
+	ns_rowq_opt(q, row->seq_nr);
+	ns_rowq_opt(q, row->fwd_tid);
+	ns_rowq_opt(q, row->device);
+	ns_rowq_opt(q, row->stream);
+	ns_rowq_opt(q, row->ev_idx);
 	/* bytes is 0 for everything but memory events: NULL there */
-	ns_rowq_opt(q, raw->bytes == 0 && !mem ? NS_NONE : raw->bytes);
-	ns_rowq_opt(q, raw->mem_device_type < 0 ? NS_NONE : raw->mem_device_type);
+	ns_rowq_opt(q, row->bytes == 0 && !mem ? NS_NONE : row->bytes);
+	ns_rowq_opt(q, row->mem_device_type < 0 ? NS_NONE : row->mem_device_type);
 	put_sid(q, str->dims);
 	put_sid(q, str->types);
 	put_sid(q, str->stack);
@@ -785,41 +775,37 @@ static int put_event_row(struct ns_store *s, const struct ns_trace *t, const str
 		ns_rowq_int(q, fid->num);
 	else
 		put_database_text(s, fid->text);
-	if (raw->args)
-		ns_rowq_text(q, raw->args, raw->args_len);
+	if (row->args)
+		ns_rowq_text(q, row->args, row->args_len);
 	else
 		ns_rowq_null(q);
 	put_model_text_opt(q, t, ev->neff);
 	return ns_rowq_end_row(q, err);
 }
 
-int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+int ns_store_event(void *ctx, const struct ns_trace *t, const struct ns_row_event *row, struct ns_error *err)
 {
 	struct ns_store *s = ctx;
-	const struct ns_event *ev = &raw->ev;
-	bool is_flow = raw->ph == NS_PH_S || raw->ph == NS_PH_F;
+	const struct ns_event *ev = &row->ev;
+	bool is_flow = row->ph == NS_PH_S || row->ph == NS_PH_F;
 	bool oom = false;
 	struct flow_id fid = { .text = NO_STRING };
 	int rc;
 
 	struct event_strings str = {
 		.name = map_string(s, t, ev->name),
-		.cat = map_optional(s, t, raw->cat_text, &oom),
+		.cat = map_optional(s, t, row->cat_text, &oom),
 		.dims = map_optional(s, t, ev->input_dims, &oom),
-		.types = map_optional(s, t, raw->input_types, &oom),
+		.types = map_optional(s, t, row->input_types, &oom),
 		.stack = map_optional(s, t, ev->stack, &oom),
 	};
-	if (is_flow && !read_flow_id(s, raw, &fid))
+	if (is_flow && !read_flow_id(s, row, &fid))
 		oom = true;
 	if (str.name == NO_STRING || oom)
 		return nomem(err, "storing events");
-	if ((rc = put_event_row(s, t, raw, &str, &fid, err)))
+	if ((rc = put_event_row(s, t, row, &str, &fid, err)))
 		return rc;
-	if (raw->ph == NS_PH_M)
-		return note_metadata_event(s, t, raw, err);
-	if (is_flow && (fid.is_int || fid.text != NO_STRING))
-		return note_flow(s, t, raw, fid.is_int ? &fid.num : NULL, fid.text, err);
-	return 0;
+	return row->ph == NS_PH_M ? note_metadata(s, t, row, err) : 0;
 }
 
 static int write_threads(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
@@ -898,10 +884,16 @@ static int write_xwarnings(struct ns_store *s, const struct ns_trace *t, struct 
 	return 0;
 }
 
-/* Orders flow endpoints by (cat, id), then file order. */
-static int cmp_flow_end(const void *pa, const void *pb)
+/* The event a flow row is ordered by: its start's, else its end's. */
+static uint32_t flow_event(const struct flow *f)
 {
-	const struct flow_end *a = pa, *b = pb;
+	return f->start.present ? f->start.event : f->end.event;
+}
+
+/* Orders flows by (cat, id), then file order. */
+static int cmp_flow(const void *pa, const void *pb)
+{
+	const struct flow *a = pa, *b = pb;
 	if (a->cat != b->cat)
 		return a->cat < b->cat ? -1 : 1;
 	if (a->id_is_int != b->id_is_int)
@@ -911,21 +903,15 @@ static int cmp_flow_end(const void *pa, const void *pb)
 			return a->id_int < b->id_int ? -1 : 1;
 		return a->id_text < b->id_text ? -1 : 1;
 	}
-	return a->event < b->event ? -1 : a->event > b->event;
+	return flow_event(a) < flow_event(b) ? -1 : flow_event(a) > flow_event(b);
 }
 
-static bool same_flow(const struct flow_end *a, const struct flow_end *b)
-{
-	return a->cat == b->cat && a->id_is_int == b->id_is_int &&
-	       (a->id_is_int ? a->id_int == b->id_int : a->id_text == b->id_text);
-}
-
-/* One endpoint's five columns (NULLs if absent). */
+/* One side's five columns (NULLs if absent). */
 static void put_flow_end(struct ns_store *s, const struct ns_trace *t, const struct flow_end *e)
 {
 	struct ns_rowq *q = s->rows;
-	const struct ns_thread *th = e && e->thread != NO_THREAD ? &t->threads[e->thread] : NULL;
-	ns_rowq_opt(q, e ? event_id(s, e->event) : NS_NONE);
+	const struct ns_thread *th = e->present && e->thread != NO_THREAD ? &t->threads[e->thread] : NULL;
+	ns_rowq_opt(q, e->present ? event_id(s, e->event) : NS_NONE);
 	if (th) {
 		ns_rowq_int(q, e->thread);
 		put_track(q, t, th->pid_text, th->pid);
@@ -934,54 +920,29 @@ static void put_flow_end(struct ns_store *s, const struct ns_trace *t, const str
 		for (int k = 0; k < 3; k++)
 			ns_rowq_null(q);
 	}
-	ns_rowq_opt(q, e ? e->ts_ns : NS_NONE);
+	ns_rowq_opt(q, e->present ? e->ts_ns : NS_NONE);
 }
 
-static int write_flow(struct ns_store *s, const struct ns_trace *t, const struct flow_end *start,
-		      const struct flow_end *end, struct ns_error *err)
-{
-	struct ns_rowq *q = s->rows;
-	const struct flow_end *any = start ? start : end;
-	ns_rowq_row(q, STMT_FLOW);
-	ns_rowq_int(q, s->trace_id);
-	put_database_text(s, any->cat);
-	if (any->id_is_int)
-		ns_rowq_int(q, any->id_int);
-	else
-		put_database_text(s, any->id_text);
-	put_flow_end(s, t, start);
-	put_flow_end(s, t, end);
-	return ns_rowq_end_row(q, err);
-}
-
-/* Pairs flow starts and ends of one (cat, id) in file order: an "s" opens
- * a flow, the next "f" closes it; an "s" that is never closed and an "f"
- * with nothing open are stored with the other side NULL. */
+/* The flows rows, in the order of cmp_flow. */
 static int write_flows(struct ns_store *s, const struct ns_trace *t, struct ns_error *err)
 {
+	struct ns_rowq *q = s->rows;
 	int rc = 0;
 	if (s->n_flows)
-		qsort(s->flows, s->n_flows, sizeof(*s->flows), cmp_flow_end);
-	const struct flow_end *open = NULL;
+		qsort(s->flows, s->n_flows, sizeof(*s->flows), cmp_flow);
 	for (size_t i = 0; i < s->n_flows && !rc; i++) {
-		const struct flow_end *e = &s->flows[i];
-		if (open && !same_flow(open, e)) {
-			rc = write_flow(s, t, open, NULL, err);
-			open = NULL;
-			if (rc)
-				break;
-		}
-		if (e->ph == NS_PH_S) {
-			if (open)
-				rc = write_flow(s, t, open, NULL, err);
-			open = e;
-		} else {
-			rc = write_flow(s, t, open, e, err);
-			open = NULL;
-		}
+		const struct flow *f = &s->flows[i];
+		ns_rowq_row(q, STMT_FLOW);
+		ns_rowq_int(q, s->trace_id);
+		put_database_text(s, f->cat);
+		if (f->id_is_int)
+			ns_rowq_int(q, f->id_int);
+		else
+			put_database_text(s, f->id_text);
+		put_flow_end(s, t, &f->start);
+		put_flow_end(s, t, &f->end);
+		rc = ns_rowq_end_row(q, err);
 	}
-	if (open && !rc)
-		rc = write_flow(s, t, open, NULL, err);
 	return rc;
 }
 

@@ -11,7 +11,7 @@
 #include "aggregate/aggregate.h"
 #include "common/error.h"
 #include "common/trace.h"
-#include "ingest/ingest.h"
+#include "ingest/rows.h"
 #include "ntff/ntff.h"
 
 #define NS_SCHEMA_VERSION 6 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
@@ -52,8 +52,13 @@ void ns_store_reserve(struct ns_store *s, int64_t bytes);
 /* Starts a trace; returns its trace id in *trace_id. */
 int ns_store_begin_trace(struct ns_store *s, const struct ns_source_id *src, int64_t *trace_id,
 			 struct ns_error *err);
-/* An ns_event_sink (ctx = struct ns_store *): inserts one traceEvents element. */
-int ns_store_event(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err);
+/* An ns_event_sink (ctx = struct ns_store *): inserts the row of one
+ * traceEvents element (its process and thread metadata kept for the
+ * processes and threads tables). */
+int ns_store_event(void *ctx, const struct ns_trace *t, const struct ns_row_event *row, struct ns_error *err);
+/* An ns_flow_sink (ctx = struct ns_store *): keeps one flow for the flows
+ * table, written by ns_store_end_events. */
+int ns_store_flow(void *ctx, const struct ns_trace *t, const struct ns_row_flow *row, struct ns_error *err);
 /* Writes what the events alone give (threads, processes, metadata, the
  * paired flows) and frees what was kept for it: call it before aggregating,
  * so that the flow list is not alive beside the aggregator's arrays.

@@ -34,12 +34,6 @@ ALLOWED = {
     ("layers", "aggregate/neuron.h", "ntff/ntff.h"):
         ("Self NEURON per op is attached inside aggregation, from the ntff timeline",
          "the pipeline: ntff/ attaches device events through an interface, a caller-supplied grouping key"),
-    ("layers", "store/store.h", "ingest/ingest.h"):
-        ("the store is written from the Kineto parser's raw-event sink",
-         "decoded rows into the store"),
-    ("layers", "store/store.c", "cjson/cJSON.h"):
-        ("store.c parses each event's args with cJSON and pairs flows again",
-         "decoded rows into the store"),
     ("people", "store/sql.c", "FILE *"):
         ("`sql` output: its own table, CSV and JSON renderers",
          "the grid engine: `sql` output as a layout over report/'s grid"),

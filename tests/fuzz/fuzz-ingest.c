@@ -25,7 +25,7 @@ struct sink_state {
 	uint64_t last_offset;
 };
 
-static int sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+static int sink(void *ctx, const struct ns_trace *t, const struct ns_row_event *raw, struct ns_error *err)
 {
 	struct sink_state *st = ctx;
 	(void)err;

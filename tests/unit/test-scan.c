@@ -654,7 +654,7 @@ struct sink_log {
 	bool kept_flag[32];
 };
 
-static int sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+static int sink(void *ctx, const struct ns_trace *t, const struct ns_row_event *raw, struct ns_error *err)
 {
 	(void)t;
 	(void)err;
@@ -691,7 +691,7 @@ Test(kineto, sink_sees_every_element_with_its_offset_and_line)
 	ns_trace_release(&t);
 }
 
-static int failing_sink(void *ctx, struct ns_trace *t, const struct ns_raw_event *raw, struct ns_error *err)
+static int failing_sink(void *ctx, const struct ns_trace *t, const struct ns_row_event *raw, struct ns_error *err)
 {
 	(void)ctx;
 	(void)t;
@@ -708,6 +708,90 @@ Test(kineto, sink_error_stops_ingest)
 	ns_trace_init(&t);
 	cr_assert_eq(ns_ingest_file(path, &t, &o, NULL, &err), NS_ERR_IO);
 	cr_assert_str_eq(err.msg, "sink says no");
+	ns_trace_release(&t);
+}
+
+/* The rows a sink gets: metadata decoded, flows paired by (cat, id). */
+struct row_log {
+	char text[4][32];
+	int64_t sort_index[4];
+	uint8_t kind[4];
+	int n_meta;
+	char flows[8][48];
+	int n_flows;
+};
+
+static int meta_sink(void *ctx, const struct ns_trace *t, const struct ns_row_event *row, struct ns_error *err)
+{
+	struct row_log *log = ctx;
+	(void)t;
+	(void)err;
+	if (row->meta.kind == NS_ROW_META_NONE || log->n_meta == 4)
+		return 0;
+	snprintf(log->text[log->n_meta], sizeof(log->text[0]), "%.*s", (int)row->meta.len,
+		 row->meta.has_text ? row->meta.text : "");
+	log->sort_index[log->n_meta] = row->meta.has_sort_index ? row->meta.sort_index : -1;
+	log->kind[log->n_meta++] = row->meta.kind;
+	return 0;
+}
+
+static int flow_sink(void *ctx, const struct ns_trace *t, const struct ns_row_flow *row, struct ns_error *err)
+{
+	struct row_log *log = ctx;
+	(void)err;
+	if (log->n_flows == 8)
+		return 0;
+	char id[16];
+	if (row->id.is_int)
+		snprintf(id, sizeof(id), "%lld", (long long)row->id.num);
+	else
+		snprintf(id, sizeof(id), "'%.*s'", (int)row->id.len, row->id.text);
+	snprintf(log->flows[log->n_flows++], sizeof(log->flows[0]), "%s %s %d-%d", ns_strtab_get(&t->strings, row->cat),
+		 id, row->start.present ? (int)row->start.event : -1, row->end.present ? (int)row->end.event : -1);
+	return 0;
+}
+
+static int cmp_text(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+Test(kineto, rows_decode_metadata_and_pair_flows)
+{
+	const char *path = write_text("rows.json",
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"py\\u0074hon\", \"name\": \"x\"}},\n"
+		"{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": 1, \"tid\": 2, \"args\": {\"sort_index\": 7.9}},\n"
+		"{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": 1, \"tid\": 0, \"args\": {\"labels\": 5}},\n"
+		"{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 7, \"pid\": 1, \"tid\": 2, \"ts\": 1},\n"
+		"{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": \"7\", \"pid\": 1, \"tid\": 2, \"ts\": 2},\n"
+		"{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 7, \"pid\": 0, \"tid\": 7, \"ts\": 3},\n"
+		"{\"ph\": \"f\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"id\": \"x\", \"pid\": 1, \"tid\": 2, \"ts\": 4},\n"
+		"{\"ph\": \"s\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"id\": \"x\", \"pid\": 1, \"tid\": 2, \"ts\": 5},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 2, \"ts\": 6, \"dur\": 1}\n"
+		"]}\n");
+	struct row_log log = { 0 };
+	struct ns_ingest_opts o = { .sink = meta_sink, .flow_sink = flow_sink, .sink_ctx = &log };
+	struct ns_trace t;
+	struct ns_error err = { 0 };
+	ns_trace_init(&t);
+	cr_assert_eq(ns_ingest_file(path, &t, &o, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(log.n_meta, 3);
+	/* the first of a repeated key, escapes decoded */
+	cr_assert_eq(log.kind[0], NS_ROW_META_PROCESS_NAME);
+	cr_assert_str_eq(log.text[0], "python");
+	cr_assert_eq(log.kind[1], NS_ROW_META_THREAD_SORT_INDEX);
+	cr_assert_eq(log.sort_index[1], 7);
+	cr_assert_eq(log.kind[2], NS_ROW_META_PROCESS_LABELS);
+	cr_assert_str_eq(log.text[2], "", "a labels value that is not a string is no text");
+	/* 7 and "7" are one id: the second start leaves the first open for
+	 * good; an end with nothing open stands alone */
+	qsort(log.flows, (size_t)log.n_flows, sizeof(log.flows[0]), cmp_text);
+	cr_assert_eq(log.n_flows, 4);
+	cr_assert_str_eq(log.flows[0], "ac2g 7 3--1");
+	cr_assert_str_eq(log.flows[1], "ac2g 7 4-5");
+	cr_assert_str_eq(log.flows[2], "fwdbwd 'x' -1-6");
+	cr_assert_str_eq(log.flows[3], "fwdbwd 'x' 7--1");
 	ns_trace_release(&t);
 }
 

@@ -102,7 +102,14 @@ struct raw_spec {
 	int16_t mem_device_type;
 	const char *input_dims, *input_types, *stack, *neff, *args, *id;
 	int64_t rf_id, seq_nr, device, stream;
+	struct ns_row_meta meta; /* ph M: what ingest decodes of its args */
 };
+
+#define META_TEXT(k, s) ((struct ns_row_meta){ .kind = (k), .has_text = true, .text = (s), .len = sizeof(s) - 1 })
+#define META_SORT(k, v) ((struct ns_row_meta){ .kind = (k), .has_sort_index = true, .sort_index = (v) })
+
+/* The flows of the trace being emitted, paired as ingest pairs them. */
+static struct ns_flow_pairs emitted_flows;
 
 /* A raw event with every optional field absent, as parse_event starts; the
  * call site overrides some of these defaults, which is the point. */
@@ -112,10 +119,11 @@ struct raw_spec {
 			    .rf_id = NS_NONE, .seq_nr = NS_NONE, .device = NS_NONE, .stream = NS_NONE,     \
 			    .mem_device_type = -1, .pid = "", .tid = "", __VA_ARGS__ })
 
-/* Pushes (if kept) and sinks one traceEvents element. */
+/* Pushes (if kept) and sinks one traceEvents element, and the flow it
+ * closes. */
 static void emit(struct ns_store *s, struct ns_trace *t, struct raw_spec spec)
 {
-	struct ns_raw_event raw;
+	struct ns_row_event raw;
 	struct ns_error err = { 0 };
 	memset(&raw, 0, sizeof(raw));
 	raw.ev.idx = (uint32_t)t->n_trace_events;
@@ -149,14 +157,30 @@ static void emit(struct ns_store *s, struct ns_trace *t, struct raw_spec spec)
 	raw.input_types = spec.input_types ? S(t, spec.input_types) : 0;
 	raw.args = spec.args;
 	raw.args_len = spec.args ? strlen(spec.args) : 0;
-	raw.id_text = spec.id;
-	raw.id_len = spec.id ? strlen(spec.id) : 0;
+	if (spec.id) {
+		char *end;
+		raw.flow_id = (struct ns_row_flow_id){ .present = true, .text = spec.id, .len = strlen(spec.id) };
+		raw.flow_id.num = strtoll(spec.id, &end, 10);
+		raw.flow_id.is_int = !*end;
+	}
+	raw.meta = spec.meta;
 	if (raw.kept) {
 		cr_assert_eq(ns_trace_push(t, &raw.ev), 0);
 		t->has_cat[raw.ev.cat] = true;
 	}
 	t->n_trace_events++;
 	cr_assert_eq(ns_store_event(s, t, &raw, &err), 0, "%s", err.msg);
+	if (raw.flow_id.present)
+		cr_assert_eq(ns_flow_pairs_add(&emitted_flows, t, &raw, ns_store_flow, s, &err), 0, "%s", err.msg);
+}
+
+/* The flows still open, at the end of the trace's events. */
+static void emit_end(struct ns_store *s, struct ns_trace *t)
+{
+	struct ns_error err = { 0 };
+	cr_assert_eq(ns_flow_pairs_finish(&emitted_flows, t, ns_store_flow, s, &err), 0, "%s", err.msg);
+	ns_flow_pairs_release(&emitted_flows);
+	ns_flow_pairs_init(&emitted_flows);
 }
 
 static void add_meta(struct ns_trace *t, const char *key, const char *value_json)
@@ -201,16 +225,17 @@ static void write_example_events(struct ns_store *s, struct ns_trace *t)
 	emit(s, t, RAW(.ph = NS_PH_F, .cat = "ac2g", .name = "ac2g", .pid = "0", .tid = "7", .ts_ns = 1045000,
 		       .kept = true, .kind = NS_KIND_FLOW_F, .correlation = 101, .id = "101"));
 	emit(s, t, RAW(.ph = NS_PH_M, .name = "process_name", .pid = "4242", .tid = "0", .ts_ns = 1000000,
-		       .args = "{\"name\": \"python3\"}"));
+		       .args = "{\"name\": \"python3\"}", .meta = META_TEXT(NS_ROW_META_PROCESS_NAME, "python3")));
 	emit(s, t, RAW(.ph = NS_PH_M, .name = "process_labels", .pid = "4242", .tid = "0", .ts_ns = 1000000,
-		       .args = "{\"labels\": \"CPU\"}"));
+		       .args = "{\"labels\": \"CPU\"}", .meta = META_TEXT(NS_ROW_META_PROCESS_LABELS, "CPU")));
 	emit(s, t, RAW(.ph = NS_PH_M, .name = "process_sort_index", .pid = "0", .tid = "0", .ts_ns = 1000000,
-		       .args = "{\"sort_index\": 5000000}"));
+		       .args = "{\"sort_index\": 5000000}",
+		       .meta = META_SORT(NS_ROW_META_PROCESS_SORT_INDEX, 5000000)));
 	emit(s, t, RAW(.ph = NS_PH_M, .name = "thread_name", .pid = "4242", .tid = "4242", .ts_ns = 1000000,
 		       .args = "{\"name\": \"thread 4242 (python3)\"}"));
 	t->threads[thread_of(t, "4242", "4242")].name = S(t, "thread 4242 (python3)");
 	emit(s, t, RAW(.ph = NS_PH_M, .name = "thread_sort_index", .pid = "0", .tid = "7", .ts_ns = 1000000,
-		       .args = "{\"sort_index\": 7}"));
+		       .args = "{\"sort_index\": 7}", .meta = META_SORT(NS_ROW_META_THREAD_SORT_INDEX, 7)));
 	emit(s, t, RAW(.ph = NS_PH_F, .cat = "fwdbwd", .name = "fwdbwd", .pid = "4242", .tid = "4243",
 		       .ts_ns = 1200000, .id = "x7"));
 	emit(s, t, RAW(.ph = NS_PH_S, .cat = "fwdbwd", .name = "fwdbwd", .pid = "4242", .tid = "4242",
@@ -223,6 +248,7 @@ static void write_example_events(struct ns_store *s, struct ns_trace *t)
 		       .tid = "PyTorch Profiler", .ts_ns = 1000000, .dur_ns = 300000, .kept = true,
 		       .args = "{\"Op count\": 0}"));
 	emit(s, t, RAW(.ph = NS_PH_I, .name = "Record Window End", .ts_ns = 1300500));
+	emit_end(s, t);
 }
 
 static void fill_example_trace_fields(struct ns_trace *t)
@@ -866,7 +892,7 @@ Test(store, write_failure_is_an_io_error_and_leaves_nothing)
 	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
 	ns_trace_init(&t);
 	do {
-		struct ns_raw_event raw;
+		struct ns_row_event raw;
 		memset(&raw, 0, sizeof(raw));
 		raw.ev.idx = (uint32_t)t.n_trace_events++;
 		raw.ev.ts_ns = raw.ev.external_id = raw.ev.correlation = raw.ev_idx = NS_NONE;
@@ -1136,7 +1162,7 @@ Test(store, bench)
 	struct ns_error err = { 0 };
 	struct ns_trace t;
 	struct ns_agg agg = { 0 };
-	struct ns_raw_event *raws = calloc(n_events, sizeof(*raws));
+	struct ns_row_event *raws = calloc(n_events, sizeof(*raws));
 	enum { N_ARGS = 1024 };
 	char *args[N_ARGS], *flow_ids[N_ARGS];
 	int64_t id;
@@ -1156,7 +1182,7 @@ Test(store, bench)
 		cr_assert(asprintf(&flow_ids[k], "%d", 100000 + k) > 0);
 	}
 	for (size_t i = 0; i < n_events; i++) {
-		struct ns_raw_event *raw = &raws[i];
+		struct ns_row_event *raw = &raws[i];
 		int phase = (int)(i % 5);
 		int64_t corr = 100000 + (int64_t)(i / 5);
 		raw->ev = (struct ns_event){ .ts_ns = 1000000 + (int64_t)i * 1000, .external_id = corr,
@@ -1178,8 +1204,9 @@ Test(store, bench)
 			raw->args = args[i % N_ARGS];
 			raw->args_len = strlen(raw->args);
 		} else {
-			raw->id_text = flow_ids[(i / 5) % N_ARGS];
-			raw->id_len = strlen(raw->id_text);
+			const char *flow_id = flow_ids[(i / 5) % N_ARGS];
+			raw->flow_id = (struct ns_row_flow_id){ .present = true, .is_int = true, .num = atoll(flow_id),
+								.text = flow_id, .len = strlen(flow_id) };
 		}
 		cr_assert_eq(ns_trace_push(&t, &raw->ev), 0);
 		t.n_trace_events++;
@@ -1201,8 +1228,12 @@ Test(store, bench)
 	cr_assert_eq(ns_store_create(db, &s, &err), 0, "%s", err.msg);
 	cr_assert_eq(ns_store_begin_trace(s, &example_source, &id, &err), 0);
 	double start = now_s();
-	for (size_t i = 0; i < n_events; i++)
+	for (size_t i = 0; i < n_events; i++) {
 		cr_assert_eq(ns_store_event(s, &t, &raws[i], &err), 0, "%s", err.msg);
+		if (raws[i].flow_id.present)
+			cr_assert_eq(ns_flow_pairs_add(&emitted_flows, &t, &raws[i], ns_store_flow, s, &err), 0, "%s", err.msg);
+	}
+	emit_end(s, &t);
 	double sunk = now_s();
 	cr_assert_eq(ns_store_end_trace(s, &t, &agg, &err), 0, "%s", err.msg);
 	double ended = now_s();
