@@ -6,6 +6,7 @@
 #include "aggregate/steps.h"
 #include "cli/cli.h"
 #include "common/vec.h"
+#include "ntff/rows.h"
 #include "pipeline/load.h"
 #include "report/diff.h"
 
@@ -151,7 +152,7 @@ int cmd_diff(int argc, char **argv)
 		goto fail;
 	}
 	if (opt_by_neff)
-		ao.group_by |= NS_GROUP_NEFF;
+		ns_ntff_group_by_neff(&ao);
 	dopts.threshold_pct = opt_threshold;
 	dopts.alpha = opt_alpha;
 	dopts.group_by = ao.group_by;

@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate/neuron.h"
 #include "cli/cli.h"
 #include "common/vec.h"
 #include "neff/neff.h"
+#include "ntff/rows.h"
 #include "pipeline/cache.h"
 #include "report/detail.h"
 #include "report/engines.h"
@@ -784,7 +784,7 @@ int ns_cli_neuron_report_opts(bool by_neff, bool engines_merged, const char *dev
 	if (engines_merged)
 		return ns_error_set(err, NS_ERR_USAGE, "--engines works per trace: it cannot be used with --merge");
 	if (by_neff) {
-		ao->group_by |= NS_GROUP_NEFF;
+		ns_ntff_group_by_neff(ao);
 		ro->show_neff = true;
 	}
 	return 0;
@@ -794,7 +794,7 @@ int ns_cli_neuron_report_engines(const struct ns_agg *agg, const struct ns_neuro
 				 const struct ns_report_opts *ro, enum ns_format fmt, struct ns_error *err)
 {
 	struct ns_engine_rows rows = { 0 };
-	int rc = ns_agg_engines(agg, &ne->tl, &rows, err);
+	int rc = ns_ntff_engine_rows(agg, &ne->tl, &rows, err);
 	if (!rc)
 		rc = ns_report_engines(stdout, agg, &rows, ro, fmt, ne->sources, ne->n_sources, err);
 	ns_engine_rows_release(&rows);

@@ -31,9 +31,6 @@ FOLDERS = ["common", "ingest", "neff", "ntff", "aggregate", "store", "report", "
 
 # (rule, file under src/, what) -> (reason, the issue 18 step that removes it)
 ALLOWED = {
-    ("layers", "aggregate/neuron.h", "ntff/ntff.h"):
-        ("Self NEURON per op is attached inside aggregation, from the ntff timeline",
-         "the pipeline: ntff/ attaches device events through an interface, a caller-supplied grouping key"),
     ("layers", "store/store.h", "ingest/ingest.h"):
         ("the store is written from the Kineto parser's raw-event sink",
          "decoded rows into the store"),
