@@ -9,7 +9,7 @@
 
 #include "common/utf8.h"
 #include "common/vec.h"
-#include "ingest/capture.h"
+#include "neff/neff.h"
 #include "ingest/scan.h"
 #include "ingest/source.h"
 

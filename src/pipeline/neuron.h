@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "common/trace.h"
-#include "ingest/capture.h"
+#include "ntff/capture.h"
 #include "ingest/ingest.h"
 #include "ntff/ntff.h"
 #include "pipeline/load.h"

@@ -11,10 +11,11 @@
 #include <unistd.h>
 
 #include "aggregate/aggregate.h"
-#include "ntff/rows.h"
-#include "ingest/capture.h"
+#include "neff/neff.h"
+#include "ntff/capture.h"
 #include "ntff/ntff.h"
 #include "ntff/ntff-internal.h"
+#include "ntff/rows.h"
 
 static char tmpdir[256];
 
