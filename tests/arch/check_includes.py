@@ -7,7 +7,8 @@ Reads every .c and .h file under src/ and, per folder, its #include lines and
   layers    common/ includes only common/; aggregate/ never includes ntff/,
             neff/, store/, ingest/ (the JSON layer and Kineto parsing), cJSON
             or SQLite; store/ never includes Kineto parsing (ingest/ingest.h,
-            ingest/scan.h) or cJSON.
+            ingest/scan.h) or cJSON; ingest/ never includes ntff/ or a
+            layer above it (aggregate/, store/, report/, pipeline/, cli/).
   env       only cli/ and pipeline/ read the environment (getenv, environ,
             setenv, ...) or start processes (posix_spawn, fork, exec*,
             system, popen).
@@ -76,6 +77,8 @@ LAYER_RULES = {
     # folder: (forbidden include prefixes, what the docs call it)
     "aggregate": ("ntff/", "neff/", "store/", "ingest/", "cjson/", "sqlite3.h"),
     "store": ("ingest/ingest.h", "ingest/scan.h", "cjson/"),
+    # the generic byte-source/JSON/Kineto layer: Neuron captures are ntff/'s
+    "ingest": ("ntff/", "aggregate/", "store/", "report/", "pipeline/", "cli/"),
 }
 ENV_CALLS = ("getenv", "secure_getenv", "setenv", "unsetenv", "putenv", "clearenv",
              "posix_spawn", "posix_spawnp", "fork", "vfork", "execl", "execlp", "execle",
