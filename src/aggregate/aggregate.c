@@ -8,7 +8,6 @@
 
 #include <libiberty/demangle.h>
 
-#include "aggregate/neuron.h"
 #include "aggregate/unfinished.h"
 #include "common/i64map.h"
 #include "common/vec.h"
@@ -1241,7 +1240,7 @@ static ns_str stack_prefix(struct ns_trace *t, ns_str stack, int n)
 }
 
 /* The hash of a row's grouping key (name, device type, user annotation,
- * overload, shapes, stack, NEFF), and whether two rows have the same key. */
+ * overload, shapes, stack, the caller's extra key), and whether two rows have the same key. */
 static uint64_t avg_key_hash(const struct ns_avg *k)
 {
 	return ((uint64_t)k->key * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)k->overload << 1) ^
@@ -1289,10 +1288,10 @@ static int key_averages(struct ns_agg *a)
 	struct ns_i64map row_of_key;
 	int64_t *chain = NULL; /* next row with the same key hash */
 	size_t cap_rows = 0;    /* of avgs and chain (rows are few: grown, not sized by events) */
-	ns_str *neff_of = NULL; /* --by-neff keys per fevent */
+	ns_str *extra_of = NULL; /* the caller's extra key per fevent */
 	int rc = -1;
 	ns_i64map_init(&row_of_key);
-	if ((o->group_by & NS_GROUP_NEFF) && !(neff_of = ns_agg_neff_keys(t, a)))
+	if (o->extra_keys && !(extra_of = o->extra_keys(t, a)))
 		goto out;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
@@ -1309,8 +1308,8 @@ static int key_averages(struct ns_agg *a)
 			key.input_shapes = ns_fevent_shapes(a, fe);
 		if (o->stack_n > 0 && (key.stack = stack_prefix(t, ns_fevent_stack(a, fe), o->stack_n)) == UINT32_MAX)
 			goto out;
-		if (neff_of)
-			key.neff = neff_of[f];
+		if (extra_of)
+			key.neff = extra_of[f];
 		uint64_t h = avg_key_hash(&key);
 		int64_t row = ns_i64map_get(&row_of_key, (int64_t)h, NO_INDEX);
 		while (row != NO_INDEX && !same_avg_key(&a->avgs[row], &key))
@@ -1335,7 +1334,7 @@ static int key_averages(struct ns_agg *a)
 	rc = 0;
 out:
 	free(chain);
-	free(neff_of);
+	free(extra_of);
 	ns_i64map_release(&row_of_key);
 	return rc;
 }

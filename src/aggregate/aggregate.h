@@ -69,7 +69,7 @@ struct ns_fmem {
 struct ns_avg {
 	ns_str key, overload, input_shapes;
 	ns_str stack;           /* the first event's stack, cut to N frames with --group-by stack=N */
-	ns_str neff;            /* NS_GROUP_NEFF: the NEFF key (aggregate/neuron.h), else 0 */
+	ns_str neff;            /* the caller's extra key (ns_agg_opts.extra_keys: --by-neff's NEFF hash), else 0 */
 	uint8_t device_type;
 	bool is_user_annotation;
 	bool is_async;
@@ -80,13 +80,22 @@ struct ns_avg {
 	int64_t cpu_mem, device_mem, self_cpu_mem, self_device_mem;
 };
 
+/* NS_GROUP_NEFF tells the report and the diff that rows are split by the
+ * NEFF key; aggregation itself groups by whatever opts.extra_keys gives. */
 enum ns_group_by { NS_GROUP_NAME = 0, NS_GROUP_SHAPE = 1 << 0, NS_GROUP_OVERLOAD = 1 << 1, NS_GROUP_NEFF = 1 << 2 };
+
+struct ns_agg;
 
 struct ns_agg_opts {
 	unsigned group_by;      /* enum ns_group_by bits */
 	int stack_n;            /* --group-by stack=N (0 = off) */
 	bool split_overloads;   /* capture_overload_names: "aten::add.Tensor" -> name + overload */
 	int backend_override;   /* -1 = infer from the trace, else enum ns_backend */
+	/* A caller's extra grouping key (NULL: none): called once the
+	 * FunctionEvents are built, it returns a->n_fevents keys (calloc'd,
+	 * freed by aggregation; 0: none), NULL when out of memory. --by-neff's
+	 * is ntff/rows.h ns_ntff_neff_keys. */
+	ns_str *(*extra_keys)(struct ns_trace *t, const struct ns_agg *a);
 };
 
 struct ns_agg {
@@ -192,6 +201,16 @@ static inline int32_t ns_fevent_parent(const struct ns_fevent *fe)
 static inline int32_t ns_fevent_launcher(const struct ns_fevent *fe)
 {
 	return fe->device_type != NS_DEV_CPU ? fe->link : -1;
+}
+
+/* The op whose row owns a device event's time besides its own row: its
+ * launcher op, or the same-name parent that was merged into (spec A3
+ * _remove_dup_nodes); -1 for none. */
+static inline int64_t ns_fevent_owner(const struct ns_agg *a, int64_t op)
+{
+	while (op >= 0 && a->fevents[op].removed)
+		op = ns_fevent_parent(&a->fevents[op]);
+	return op;
 }
 
 struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f);

@@ -6,6 +6,7 @@
 #include "aggregate/steps.h"
 #include "cli/cli.h"
 #include "common/vec.h"
+#include "ntff/rows.h"
 #include "pipeline/load.h"
 #include "report/diff.h"
 
@@ -140,7 +141,7 @@ int cmd_diff(int argc, char **argv)
 	struct ns_diff_opts dopts = { 0 };
 	struct ns_diff_write_opts wo = { .row_limit = -1, .top_n = 10 };
 	const struct ns_diff_sort_key *sort = NULL;
-	enum ns_format fmt;
+	enum ns_format fmt = NS_FMT_TABLE;
 	struct run_side sides[2];
 	struct ns_diff diff = { 0 };
 	unsigned fail_mask = 0;
@@ -160,7 +161,7 @@ int cmd_diff(int argc, char **argv)
 		goto fail;
 	}
 	if (opt_by_neff)
-		ao.group_by |= NS_GROUP_NEFF;
+		ns_ntff_group_by_neff(&ao);
 	dopts.threshold_pct = opt_threshold;
 	dopts.alpha = opt_alpha;
 	dopts.group_by = ao.group_by;

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "common/vec.h"
-#include "ingest/capture.h"
+#include "ntff/capture.h"
 #include "ntff/ntff.h"
 #include "pipeline/neuron.h"
 #include "report/report.h"

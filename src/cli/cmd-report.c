@@ -7,6 +7,9 @@
 #include "cli/cli.h"
 #include "pipeline/load.h"
 #include "pipeline/neuron.h"
+#include "ntff/rows.h"
+#include "report/detail.h"
+#include "report/engines.h"
 #include "report/report.h"
 
 static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;
@@ -108,6 +111,160 @@ static void upper(char *s)
 			*s = (char)(*s - 'a' + 'A');
 }
 
+/* The parsed options, checked, into ro, ao, fmt and
+ * detail_key (device holds the upper-cased --device label). */
+static int check_opts(struct ns_report_opts *ro, struct ns_agg_opts *ao, enum ns_format *fmt,
+		      enum ns_detail *detail_key, char device[64], struct ns_error *err)
+{
+	ns_report_opts_init(ro);
+	ro->row_limit = opt_row_limit;
+	ro->top_level_only = opt_top_level;
+	ro->max_name_width = opt_name_width > INT_MAX ? 0 : (int)opt_name_width; /* wider than any name: no cap */
+	ro->time_unit = opt_time_unit;
+	if (opt_sort && !(ro->sort = ns_sort_key_find(opt_sort)))
+		return ns_error_set(err, NS_ERR_USAGE, "--sort: unknown key '%s' (see neuron-stats report --help)", opt_sort);
+	if (opt_device) {
+		snprintf(device, 64, "%s", opt_device);
+		upper(device);
+		ro->device_label = device;
+	}
+	int rc;
+	*fmt = ns_cli_format(opt_format);
+	if ((rc = ns_cli_parse_group_by(opt_group_by, ao, err)) ||
+	    (rc = ns_cli_neuron_report_opts(opt_by_neff, opt_engines && opt_merge, opt_device_time_unit, ao, ro, err)))
+		return rc;
+	if (opt_device_detail)
+		*detail_key = ns_detail_parse(opt_device_detail);
+	if (opt_device_detail && opt_merge)
+		return ns_error_set(err, NS_ERR_USAGE, "--device-detail works per trace: it cannot be used with --merge");
+	return 0;
+}
+
+/* --merge: the run's traces become one. */
+static int merge_run(struct ns_run *run, struct ns_error *err)
+{
+	struct ns_trace merged;
+	int rc = ns_trace_merge(run->traces, run->n, &merged, err);
+	if (rc) {
+		ns_trace_release(&merged);
+		return rc;
+	}
+	ns_run_release(run);
+	run->traces = malloc(sizeof(*run->traces));
+	if (!run->traces) {
+		ns_trace_release(&merged);
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	}
+	run->traces[0] = merged;
+	run->n = 1;
+	return 0;
+}
+
+/* --engines and --device-detail: the device profiles of every trace, loaded
+ * before any report is printed (a missing one fails with no output). */
+struct neuron_extras {
+	struct ns_neuron_engines *engines; /* --engines: one per trace */
+	struct ns_neuron_detail *detail;   /* --device-detail: one per trace */
+	enum ns_detail detail_key;
+};
+
+static int load_extras(const struct ns_run *run, const struct ns_load_opts *lo, struct neuron_extras *x,
+		       struct ns_error *err)
+{
+	int rc;
+	if (opt_engines) {
+		if (!(x->engines = calloc(run->n + 1, sizeof(*x->engines))))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		for (size_t i = 0; i < run->n; i++)
+			if ((rc = ns_cli_neuron_engines(&run->traces[i], lo, &x->engines[i], err)))
+				return rc;
+	}
+	if (opt_device_detail) {
+		if (!(x->detail = calloc(run->n + 1, sizeof(*x->detail))))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		for (size_t i = 0; i < run->n; i++)
+			if ((rc = ns_cli_neuron_detail(&run->traces[i], lo, &x->detail[i], err)))
+				return rc;
+	}
+	return 0;
+}
+
+static void extras_release(struct neuron_extras *x, size_t n)
+{
+	for (size_t i = 0; x->engines && i < n; i++)
+		ns_cli_neuron_engines_release(&x->engines[i]);
+	free(x->engines);
+	for (size_t i = 0; x->detail && i < n; i++)
+		ns_cli_neuron_detail_release(&x->detail[i]);
+	free(x->detail);
+}
+
+/* The --engines table of one aggregated trace, after its report. */
+static int report_engines(const struct ns_agg *agg, const struct ns_neuron_engines *ne, const struct ns_report_opts *ro,
+			  enum ns_format fmt, struct ns_error *err)
+{
+	struct ns_engine_rows rows = { 0 };
+	int rc = ns_ntff_engine_rows(agg, &ne->tl, &rows, err);
+	if (!rc)
+		rc = ns_report_engines(stdout, agg, &rows, ro, fmt, ne->sources, ne->n_sources, err);
+	ns_engine_rows_release(&rows);
+	return rc;
+}
+
+/* One trace's report, with its --engines and --device-detail tables. */
+static int report_trace(struct ns_trace *t, const struct ns_agg_opts *ao, const struct ns_report_opts *ro,
+			enum ns_format fmt, const struct neuron_extras *x, size_t i, struct ns_error *err)
+{
+	struct ns_agg agg;
+	int rc = ns_aggregate(t, ao, &agg, err);
+	if (rc)
+		return rc;
+	rc = ns_report_write(stdout, &agg, ro, fmt, err);
+	if (!rc && x->engines)
+		rc = report_engines(&agg, &x->engines[i], ro, fmt, err);
+	if (!rc && x->detail)
+		rc = ns_report_detail(stdout, x->detail[i].v, x->detail[i].n, x->detail_key, ro, fmt, x->detail[i].sources,
+				      x->detail[i].n_sources, err);
+	if (fmt == NS_FMT_JSON)
+		fputc('}', stdout);
+	ns_agg_release(&agg);
+	return rc;
+}
+
+/* Several traces make one document: a JSON array of report objects, one
+ * CSV table with path and rank columns; --engines adds keys to each JSON
+ * object (docs/cli.md, "report"). */
+static int report_run(const struct ns_run *run, const struct ns_agg_opts *ao, struct ns_report_opts *ro,
+		      enum ns_format fmt, const struct neuron_extras *x, struct ns_error *err)
+{
+	char header[4200];
+	for (size_t i = 0; i < run->n; i++) /* one CSV header: the column when any trace has Explorer warnings */
+		ro->warned_column |= run->traces[i].n_xwarn > 0;
+	ro->json_open = fmt == NS_FMT_JSON;
+	ro->trace_columns = fmt == NS_FMT_CSV && run->n > 1;
+	for (size_t i = 0; i < run->n; i++) {
+		struct ns_trace *t = &run->traces[i];
+		ro->no_csv_header = i > 0;
+		if (fmt == NS_FMT_JSON && run->n > 1)
+			fputs(i ? ",\n" : "[", stdout);
+		if (run->n > 1) {
+			if (t->rank != NS_NONE)
+				snprintf(header, sizeof(header), "%s (rank %lld)", t->path, (long long)t->rank);
+			else
+				snprintf(header, sizeof(header), "%s", t->path);
+			ro->header = header;
+			if (i && (fmt == NS_FMT_TABLE || fmt == NS_FMT_MARKDOWN))
+				fputc('\n', stdout);
+		}
+		int rc = report_trace(t, ao, ro, fmt, x, i, err);
+		if (rc)
+			return rc;
+	}
+	if (fmt == NS_FMT_JSON)
+		fputs(run->n > 1 ? "]\n" : "\n", stdout);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	char **pos;
@@ -115,130 +272,28 @@ int cmd_report(int argc, char **argv)
 	struct ns_error err = { 0 };
 	struct ns_agg_opts ao = { .backend_override = -1 };
 	struct ns_report_opts ro;
-	enum ns_format fmt;
+	enum ns_format fmt = NS_FMT_TABLE;
 	struct ns_run run = { 0 };
-	struct ns_neuron_engines *engines = NULL; /* --engines: one per trace */
-	struct ns_neuron_detail *detail = NULL;   /* --device-detail: one per trace */
-	enum ns_detail detail_key = NS_DETAIL__COUNT;
+	struct neuron_extras extras = { .detail_key = NS_DETAIL__COUNT };
 	char device[64] = "";
 
 	rc = ns_opt_parse(&cmd_report_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
-	ns_report_opts_init(&ro);
-	ro.row_limit = opt_row_limit;
-	ro.top_level_only = opt_top_level;
-	ro.max_name_width = opt_name_width > INT_MAX ? 0 : (int)opt_name_width; /* wider than any name: no cap */
-	ro.time_unit = opt_time_unit;
-	if (opt_sort && !(ro.sort = ns_sort_key_find(opt_sort))) {
-		ns_error_set(&err, NS_ERR_USAGE, "--sort: unknown key '%s' (see neuron-stats report --help)", opt_sort);
+	if (check_opts(&ro, &ao, &fmt, &extras.detail_key, device, &err))
 		goto fail;
-	}
-	if (opt_device) {
-		snprintf(device, sizeof(device), "%s", opt_device);
-		upper(device);
-		ro.device_label = device;
-	}
-	fmt = ns_cli_format(opt_format);
-	if (ns_cli_parse_group_by(opt_group_by, &ao, &err))
-		goto fail;
-	if (ns_cli_neuron_report_opts(opt_by_neff, opt_engines && opt_merge, opt_device_time_unit, &ao, &ro, &err))
-		goto fail;
-	if (opt_device_detail)
-		detail_key = ns_detail_parse(opt_device_detail);
-	if (opt_device_detail && opt_merge) {
-		ns_error_set(&err, NS_ERR_USAGE, "--device-detail works per trace: it cannot be used with --merge");
-		goto fail;
-	}
-
 	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .device_time_unit = opt_device_time_unit, .ui = ns_cli_load_ui() };
-	if (ns_run_load(pos[0], &lo, &run, &err))
+	if (ns_run_load(pos[0], &lo, &run, &err) || (opt_merge && run.n > 1 && merge_run(&run, &err)) ||
+	    load_extras(&run, &lo, &extras, &err) || report_run(&run, &ao, &ro, fmt, &extras, &err))
 		goto fail;
-	if (opt_merge && run.n > 1) {
-		struct ns_trace merged;
-		if (ns_trace_merge(run.traces, run.n, &merged, &err)) {
-			ns_trace_release(&merged);
-			goto fail;
-		}
-		ns_run_release(&run);
-		run.traces = malloc(sizeof(*run.traces));
-		if (!run.traces) {
-			ns_trace_release(&merged);
-			ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
-			goto fail;
-		}
-		run.traces[0] = merged;
-		run.n = 1;
-	}
-	if (opt_engines) {
-		if (!(engines = calloc(run.n + 1, sizeof(*engines)))) {
-			ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
-			goto fail;
-		}
-		for (size_t i = 0; i < run.n; i++)
-			if (ns_cli_neuron_engines(&run.traces[i], &lo, &engines[i], &err))
-				goto fail;
-	}
-	if (opt_device_detail) {
-		if (!(detail = calloc(run.n + 1, sizeof(*detail)))) {
-			ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
-			goto fail;
-		}
-		for (size_t i = 0; i < run.n; i++)
-			if (ns_cli_neuron_detail(&run.traces[i], &lo, &detail[i], &err))
-				goto fail;
-	}
-	/* Several traces make one document: a JSON array of report objects, one
-	 * CSV table with path and rank columns; --engines adds keys to each
-	 * JSON object (docs/cli.md, "report"). */
-	for (size_t i = 0; i < run.n; i++) /* one CSV header: the column when any trace has Explorer warnings */
-		ro.warned_column |= run.traces[i].n_xwarn > 0;
-	ro.json_open = fmt == NS_FMT_JSON;
-	ro.trace_columns = fmt == NS_FMT_CSV && run.n > 1;
-	for (size_t i = 0; i < run.n; i++) {
-		struct ns_trace *t = &run.traces[i];
-		struct ns_agg agg;
-		char header[4200];
-		if (ns_aggregate(t, &ao, &agg, &err))
-			goto fail;
-		ro.no_csv_header = i > 0;
-		if (fmt == NS_FMT_JSON && run.n > 1)
-			fputs(i ? ",\n" : "[", stdout);
-		if (run.n > 1) {
-			if (t->rank != NS_NONE)
-				snprintf(header, sizeof(header), "%s (rank %lld)", t->path, (long long)t->rank);
-			else
-				snprintf(header, sizeof(header), "%s", t->path);
-			ro.header = header;
-			if (i && (fmt == NS_FMT_TABLE || fmt == NS_FMT_MARKDOWN))
-				fputc('\n', stdout);
-		}
-		rc = ns_report_write(stdout, &agg, &ro, fmt, &err);
-		if (!rc && engines)
-			rc = ns_cli_neuron_report_engines(&agg, &engines[i], &ro, fmt, &err);
-		if (!rc && detail)
-			rc = ns_cli_neuron_report_detail(&detail[i], detail_key, &ro, fmt, &err);
-		if (fmt == NS_FMT_JSON)
-			fputc('}', stdout);
-		ns_agg_release(&agg);
-		if (rc)
-			goto fail;
-	}
-	if (fmt == NS_FMT_JSON)
-		fputs(run.n > 1 ? "]\n" : "\n", stdout);
 	rc = 0;
 	goto out;
 fail:
 	rc = ns_cli_fail(&err);
 out:
-	for (size_t i = 0; engines && i < run.n; i++)
-		ns_cli_neuron_engines_release(&engines[i]);
-	free(engines);
-	for (size_t i = 0; detail && i < run.n; i++)
-		ns_cli_neuron_detail_release(&detail[i]);
-	free(detail);
+	extras_release(&extras, run.n);
 	ns_run_release(&run);
 	return rc;
 }

@@ -12,6 +12,13 @@ static void warn(void *ctx, const struct ns_error *w)
 	ns_cli_warn(w);
 }
 
+static void note(void *ctx, const char *text)
+{
+	(void)ctx;
+	if (!ns_cli_quiet)
+		fprintf(stderr, "neuron-stats: %s\n", text);
+}
+
 /* What a parse learned that the table does not show (docs/report.md):
  * device launches the legacy export gives no time, and the counters of a
  * CUPTI range-profiler trace, which are not times. */
@@ -62,7 +69,8 @@ static void show_progress(void *ctx, const char *path, uint64_t done, uint64_t t
 
 const struct ns_load_ui *ns_cli_load_ui(void)
 {
-	static const struct ns_load_ui quiet = { .warn = warn, .parsed = print_notes };
-	static const struct ns_load_ui progress = { .warn = warn, .parsed = print_notes, .progress = show_progress };
+	static const struct ns_load_ui quiet = { .warn = warn, .note = note, .parsed = print_notes };
+	static const struct ns_load_ui progress = { .warn = warn, .note = note, .parsed = print_notes,
+						    .progress = show_progress };
 	return !ns_cli_quiet && isatty(2) ? &progress : &quiet;
 }

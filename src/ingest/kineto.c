@@ -9,7 +9,7 @@
 
 #include "common/utf8.h"
 #include "common/vec.h"
-#include "ingest/capture.h"
+#include "neff/neff.h"
 #include "ingest/scan.h"
 #include "ingest/source.h"
 
@@ -991,15 +991,11 @@ static int parse_events_array(struct parser *ps)
 					   ns_source_size(sc->src));
 			ps->next_progress = sc->base + sc->pos + PROGRESS_STEP;
 		}
-		c = ns_scan_peek(sc, ps->err);
-		if (c == ',') {
-			ns_scan_advance(sc, 1);
+		int more = ns_scan_list_next(sc, ']', &c, ps->err);
+		if (more > 0)
 			continue;
-		}
-		if (c == ']') {
-			ns_scan_advance(sc, 1);
+		if (more == 0)
 			return 0;
-		}
 		rc = unexpected(ps, c, "expected ',' or ']' after an event");
 		if (rc == AT_CUT)
 			note_truncation(ps, sc->base + sc->pos);

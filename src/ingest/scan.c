@@ -120,6 +120,15 @@ int ns_scan_peek(struct ns_scan *s, struct ns_error *err)
 	}
 }
 
+int ns_scan_list_next(struct ns_scan *s, char close, int *c, struct ns_error *err)
+{
+	*c = ns_scan_peek(s, err);
+	if (*c != ',' && *c != (unsigned char)close)
+		return -1;
+	ns_scan_advance(s, 1);
+	return *c == ',';
+}
+
 void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n)
 {
 	uint64_t line = s->line, line_start = s->line_start;

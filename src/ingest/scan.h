@@ -38,6 +38,11 @@ void ns_scan_release(struct ns_scan *s);
 int ns_scan_peek(struct ns_scan *s, struct ns_error *err);
 /* Consumes one byte (after ns_scan_peek said it is there). */
 void ns_scan_advance(struct ns_scan *s, size_t n);
+/* After an element of an array (close ']') or object (close '}'):
+ * consumes ',' and returns 1 (an element follows), or close and returns 0
+ * (the list ended); else returns -1 with *c the byte found, as
+ * ns_scan_peek gives it. */
+int ns_scan_list_next(struct ns_scan *s, char close, int *c, struct ns_error *err);
 /* Finds the complete JSON value starting at the next non-space byte and
  * makes it contiguous in s->buf at [*start, *end). Returns 0,
  * NS_SCAN_TRUNCATED if the input ended inside it (or before it), or an error

@@ -455,6 +455,32 @@ bool ns_neff_parse_filename(const char *name, struct ns_neff_filename *ret)
 	return true;
 }
 
+size_t ns_neff_hash_normalize(const char *s, size_t len, char *out, size_t n)
+{
+	char name[512];
+	while (len && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && len <= 18) {
+		uint64_t v = 0;
+		size_t i = 2;
+		for (; i < len && isxdigit((unsigned char)s[i]); i++)
+			v = v * 16 + (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0' : (tolower((unsigned char)s[i]) - 'a' + 10));
+		if (i == len) {
+			snprintf(out, n, "%llu", (unsigned long long)v);
+			return strlen(out);
+		}
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)len, s);
+	if (len < sizeof(name) && ns_neff_hash_from_filename(name, out, n) > 0)
+		return strlen(out);
+	snprintf(out, n, "%.*s", (int)len, s);
+	return strlen(out);
+}
+
 int ns_neff_hash_from_filename(const char *name, char *out, size_t n)
 {
 	struct ns_neff_filename parsed;

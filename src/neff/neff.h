@@ -190,5 +190,11 @@ bool ns_neff_parse_filename(const char *name, struct ns_neff_filename *ret);
  * (> 0), 0 when the name follows none of the patterns, or -1 when out
  * (n bytes, NUL included) is too small. */
 int ns_neff_hash_from_filename(const char *name, char *out, size_t n);
+/* The NEFF hash in the form capture file names use: decimal digits. A
+ * "0x"-prefixed hex value of up to 16 digits becomes its decimal u64; a
+ * NEFF file name or path (neff_<hash>[_vnc_<N>].neff, graph_<hash>.neff)
+ * becomes its hash; anything else is kept as written, trimmed. Returns the
+ * length written to out (NUL-terminated), 0 for an empty value. */
+size_t ns_neff_hash_normalize(const char *s, size_t len, char *out, size_t n);
 
 #endif

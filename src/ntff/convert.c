@@ -95,42 +95,57 @@ void ns_ntff_cmds_free(struct ns_ntff_cmd *c, size_t n)
 	free(c);
 }
 
+/* A command line being built: measured first (buf NULL), then written. */
+struct line {
+	char *buf;
+	size_t len;
+};
+
+static void put(struct line *l, const char *s, size_t n)
+{
+	if (l->buf)
+		memcpy(l->buf + l->len, s, n);
+	l->len += n;
+}
+
 /* Appends s to the line, single-quoted if it holds shell metacharacters. */
-static void put_word(FILE *f, const char *s)
+static void put_word(struct line *l, const char *s)
 {
 	if (*s && !strpbrk(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!")) {
-		fputs(s, f);
+		put(l, s, strlen(s));
 		return;
 	}
-	fputc('\'', f);
+	put(l, "'", 1);
 	for (; *s; s++) {
 		if (*s == '\'')
-			fputs("'\\''", f);
+			put(l, "'\\''", 4);
 		else
-			fputc(*s, f);
+			put(l, s, 1);
 	}
-	fputc('\'', f);
+	put(l, "'", 1);
+}
+
+static void put_cmd(struct line *l, const struct ns_ntff_cmd *c)
+{
+	for (int a = 0; a < 16 && c->argv[a]; a++) {
+		if (a)
+			put(l, " ", 1);
+		put_word(l, c->argv[a]);
+	}
+	if (c->stdout_path) {
+		put(l, " > ", 3);
+		put_word(l, c->stdout_path);
+	}
 }
 
 char *ns_ntff_cmd_text(const struct ns_ntff_cmd *c)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
+	struct line l = { NULL, 0 };
+	put_cmd(&l, c);
+	if (!(l.buf = malloc(l.len + 1)))
 		return NULL;
-	for (int a = 0; a < 16 && c->argv[a]; a++) {
-		if (a)
-			fputc(' ', f);
-		put_word(f, c->argv[a]);
-	}
-	if (c->stdout_path) {
-		fputs(" > ", f);
-		put_word(f, c->stdout_path);
-	}
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	l.len = 0;
+	put_cmd(&l, c);
+	l.buf[l.len] = '\0';
+	return l.buf;
 }

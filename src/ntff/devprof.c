@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/vec.h"
+#include "neff/neff.h" /* ns_neff_hash_normalize */
 
 /* Top-level keys by role; anything else is kept as an unknown key. */
 static const struct {

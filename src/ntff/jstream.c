@@ -87,16 +87,10 @@ static int stream_array(struct ns_scan *sc, const struct jstream_cb *cb, void *c
 				return rc;
 		}
 		ns_scan_advance(sc, end - sc->pos);
-		c = ns_scan_peek(sc, err);
-		if (c == ',') {
-			ns_scan_advance(sc, 1);
+		int more = ns_scan_list_next(sc, ']', &c, err);
+		if (more > 0)
 			continue;
-		}
-		if (c == ']') {
-			ns_scan_advance(sc, 1);
-			return 0;
-		}
-		return unexpected(sc, c, "expected ',' or ']' in an array", err);
+		return more == 0 ? 0 : unexpected(sc, c, "expected ',' or ']' in an array", err);
 	}
 }
 

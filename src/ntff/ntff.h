@@ -21,7 +21,7 @@
 #include "common/error.h"
 #include "common/strtab.h"
 #include "common/trace.h"
-#include "ingest/capture.h"
+#include "ntff/capture.h"
 
 /* ---- units and engines ---- */
 

@@ -11,6 +11,7 @@
 
 #include "common/vec.h"
 #include "ingest/scan.h"
+#include "neff/neff.h" /* ns_neff_hash_normalize */
 
 #define FRAMEWORK_TYPE 99999 /* "type" of framework events in the JSON export */
 #define MAX_NEST 3

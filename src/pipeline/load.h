@@ -16,6 +16,9 @@ struct ns_load_ui {
 	void *ctx;
 	/* a warning ("neuron-stats: warning: " + warn->msg) */
 	void (*warn)(void *ctx, const struct ns_error *warn);
+	/* a line for people ("neuron-stats: " + text): a conversion run, how
+	 * Neuron device events were matched */
+	void (*note)(void *ctx, const char *text);
 	/* after trace t is parsed: what it learned that the table does not show */
 	void (*parsed)(void *ctx, const struct ns_trace *t);
 	/* a big input's progress: done of total bytes; total 0 when it ends */

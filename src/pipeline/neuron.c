@@ -16,16 +16,37 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate/neuron.h"
-#include "cli/cli.h"
 #include "common/vec.h"
 #include "neff/neff.h"
+#include "ntff/rows.h"
 #include "pipeline/cache.h"
 #include "report/detail.h"
-#include "report/engines.h"
 #include "store/store.h"
 
 extern char **environ;
+
+/* What the load tells its user (lo->ui; cli/ prints it): a line for people,
+ * "neuron-stats: " + the text, and a warning. */
+static void tell(const struct ns_load_opts *lo, const char *fmt, ...) NS_PRINTF(2, 3);
+static void tell(const struct ns_load_opts *lo, const char *fmt, ...)
+{
+	char *text = NULL;
+	va_list ap;
+	if (!lo || !lo->ui || !lo->ui->note)
+		return;
+	va_start(ap, fmt);
+	int len = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (len >= 0)
+		lo->ui->note(lo->ui->ctx, text);
+	free(len >= 0 ? text : NULL);
+}
+
+static void warn(const struct ns_load_opts *lo, const struct ns_error *w)
+{
+	if (lo && lo->ui && lo->ui->warn)
+		lo->ui->warn(lo->ui->ctx, w);
+}
 
 /* Tried in this order on PATH (neuron-profile is the older name). */
 static const char *const tools[] = { "neuron-explorer", "neuron-profile" };
@@ -166,7 +187,8 @@ static int run_cmd(const struct ns_ntff_cmd *c, struct ns_error *err)
 	return rc;
 }
 
-int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran, struct ns_error *err)
+int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, const struct ns_load_opts *lo, bool *ran,
+			  struct ns_error *err)
 {
 	const char *tool = find_tool();
 	struct ns_ntff_cmd *cmds = NULL;
@@ -199,45 +221,47 @@ int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran,
 	mkdir(u->export_dir, 0700);
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *line = ns_ntff_cmd_text(&cmds[i]);
-		if (!ns_cli_quiet)
-			fprintf(stderr, "neuron-stats: converting with %s: %s\n", tool, line ? line : "");
+		tell(lo, "converting with %s: %s", tool, line ? line : "");
 		free(line);
 		rc = run_cmd(&cmds[i], err);
 	}
-	if (!rc && !ns_cli_quiet)
-		fprintf(stderr, "neuron-stats: Neuron exports cached in %s\n", u->export_dir);
+	if (!rc)
+		tell(lo, "Neuron exports cached in %s", u->export_dir);
 	*ran = rc == 0;
 out:
 	ns_ntff_cmds_free(cmds, n);
 	return rc;
 }
 
-void ns_cli_neuron_warn_explorer(const char *path, const struct ns_notes *w)
+/* One warning per "warnings" entry neuron-explorer wrote into an export. */
+static void warn_explorer(const struct ns_load_opts *lo, const char *path, const struct ns_notes *w)
 {
 	struct ns_error e = { 0 };
 	for (size_t i = 0; i < w->n; i++) {
 		ns_error_set(&e, NS_OK, "%s (neuron-explorer's own warning, kept in the export)", w->v[i]);
-		ns_cli_warn(&e);
+		warn(lo, &e);
 	}
 	if (w->total > w->n) {
 		ns_error_set(&e, NS_OK, "%s: %llu more neuron-explorer warnings; `neuron-stats ls %s` lists the first",
 			     path, (unsigned long long)(w->total - w->n), path);
-		ns_cli_warn(&e);
+		warn(lo, &e);
 	}
 }
 
-void ns_cli_neuron_warn_notes(const char *path, const struct ns_notes *notes, int64_t truncated_at)
+/* Warns about damage an export reader noted or a truncated file. */
+static void warn_notes(const struct ns_load_opts *lo, const char *path, const struct ns_notes *notes,
+		       int64_t truncated_at)
 {
 	struct ns_error w = { 0 };
 	if (truncated_at >= 0) {
 		ns_error_set(&w, NS_OK, "%s: truncated at byte %lld; using what came before it", path,
 			     (long long)truncated_at);
-		ns_cli_warn(&w);
+		warn(lo, &w);
 	}
 	if (notes->total) {
 		ns_error_set(&w, NS_OK, "%s: %llu value(s) ignored (first: %s); `neuron-stats ls %s` lists them", path,
 			     (unsigned long long)notes->total, notes->n ? notes->v[0] : "?", path);
-		ns_cli_warn(&w);
+		warn(lo, &w);
 	}
 }
 
@@ -371,16 +395,15 @@ static int feed(struct ns_trace *t, size_t first, ns_event_sink sink, void *sink
 
 /* A system export of the whole capture folder (neuron-explorer view -d)
  * covers every process: this unit takes its own pid's events. */
-static void split_process(struct ns_sysprof *sp, const struct ns_cap_unit *u)
+static void split_process(struct ns_sysprof *sp, const struct ns_cap_unit *u, const struct ns_load_opts *lo)
 {
 	size_t before = sp->n_ev;
 	ns_sysprof_keep_process(sp, u->instance, u->pid);
-	if (!ns_cli_quiet)
-		fprintf(stderr,
-			"neuron-stats: %s covers several processes: %zu of its %zu events are those of %s%spid %lld "
-			"(%llu of other processes, %llu without a process_id)\n",
-			sp->path, sp->n_ev, before, u->instance, u->instance[0] ? " " : "", (long long)u->pid,
-			(unsigned long long)sp->n_other_process, (unsigned long long)sp->n_no_process);
+	tell(lo,
+	     "%s covers several processes: %zu of its %zu events are those of %s%spid %lld "
+	     "(%llu of other processes, %llu without a process_id)",
+	     sp->path, sp->n_ev, before, u->instance, u->instance[0] ? " " : "", (long long)u->pid,
+	     (unsigned long long)sp->n_other_process, (unsigned long long)sp->n_no_process);
 }
 
 /* The export's Explorer warnings go with the trace (the report marks the
@@ -422,14 +445,13 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	if ((rc = scan_unit(dir, root, true, &c, &u, err)) || !u)
 		goto out;
 	if (u->system_json < 0 && has_ntrace(u)) {
-		if ((rc = ns_cli_neuron_convert(u, NS_CONV_SYSTEM, &ran, err))) {
+		if ((rc = ns_cli_neuron_convert(u, NS_CONV_SYSTEM, lo, &ran, err))) {
 			/* no converter, or it failed or timed out: the CPU table still
 			 * stands; the commands go to stderr (an error with --strict) */
 			if (lo && lo->strict)
 				goto out;
-			if (!ns_cli_quiet)
-				fprintf(stderr, "neuron-stats: warning: %s; the table has no device time\n%s%s%s", err->msg,
-					err->hint[0] ? "hint: " : "", err->hint, err->hint[0] ? "\n" : "");
+			tell(lo, "warning: %s; the table has no device time%s%s", err->msg, err->hint[0] ? "\nhint: " : "",
+			     err->hint);
 			memset(err, 0, sizeof(*err));
 			rc = 0;
 			goto out;
@@ -442,34 +464,30 @@ int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struc
 	const char *path = u->files[u->system_json].path;
 	if ((rc = ns_sysprof_read(path, &sp, err)))
 		goto out;
-	ns_cli_neuron_warn_notes(path, &sp->notes, sp->truncated_at);
-	ns_cli_neuron_warn_explorer(path, &sp->explorer_warnings);
+	warn_notes(lo, path, &sp->notes, sp->truncated_at);
+	warn_explorer(lo, path, &sp->explorer_warnings);
 	if (u->files[u->system_json].split)
-		split_process(sp, u);
+		split_process(sp, u, lo);
 	if ((rc = keep_xwarnings(t, sp, u->files[u->system_json].split ? u->pid : NS_NONE, err)))
 		goto out;
 	sp->lnc_size = unit_lnc_size(u);
 	if ((rc = ns_sysprof_attach(sp, t, &st, err)) || (rc = feed(t, first, sink, sink_ctx, err)))
 		goto out;
-	if (st.skew_votes && !ns_cli_quiet)
-		fprintf(stderr,
-			"neuron-stats: %s: no flow ids; its host clock is %+lld ns off trace.json's (%llu of %llu launchers "
-			"agree), matched after removing that\n",
-			path, (long long)st.skew_ns, (unsigned long long)st.skew_votes,
-			(unsigned long long)st.skew_candidates);
-	if ((st.lnc_size > 1 || st.folded) && !ns_cli_quiet)
-		fprintf(stderr,
-			"neuron-stats: %s: logical NeuronCore size %u (from %s): %llu hardware intervals counted as "
-			"%llu executions\n",
-			path, st.lnc_size, st.lnc_from, (unsigned long long)st.hw_intervals,
-			(unsigned long long)st.intervals);
+	if (st.skew_votes)
+		tell(lo,
+		     "%s: no flow ids; its host clock is %+lld ns off trace.json's (%llu of %llu launchers "
+		     "agree), matched after removing that",
+		     path, (long long)st.skew_ns, (unsigned long long)st.skew_votes, (unsigned long long)st.skew_candidates);
+	if (st.lnc_size > 1 || st.folded)
+		tell(lo, "%s: logical NeuronCore size %u (from %s): %llu hardware intervals counted as %llu executions",
+		     path, st.lnc_size, st.lnc_from, (unsigned long long)st.hw_intervals, (unsigned long long)st.intervals);
 	if (st.unlinked || st.unpaired) {
 		struct ns_error w = { 0 };
 		ns_error_set(&w, NS_OK,
 			     "%s: %llu of %llu device intervals have no launching op, %llu start/stop halves unpaired",
 			     path, (unsigned long long)st.unlinked, (unsigned long long)st.intervals,
 			     (unsigned long long)st.unpaired);
-		ns_cli_warn(&w);
+		warn(lo, &w);
 	}
 out:
 	ns_sysprof_free(sp);
@@ -561,14 +579,14 @@ static void devprofs_release(struct devprofs *d)
 
 /* device_profile_model_<id>.json exports that pair with nothing: said
  * before their pairs are converted or reported missing. */
-static void warn_model_exports(const struct ns_cap_unit *u)
+static void warn_model_exports(const struct ns_cap_unit *u, const struct ns_load_opts *lo)
 {
 	struct ns_error e = { 0 };
 	char candidates[512];
 	for (size_t g = 0; g < u->n_gaps; g++)
 		if (u->gaps[g].kind == NS_GAP_EXPORT_MODEL_ID) {
 			ns_capture_model_export_gap(u, (size_t)u->gaps[g].file, candidates, sizeof(candidates), &e);
-			ns_cli_warn(&e);
+			warn(lo, &e);
 		}
 }
 
@@ -594,8 +612,8 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 	for (size_t p = 0; d->u && p < d->u->n_pairs; p++)
 		need |= d->u->pairs[p].device_json < 0;
 	if (need && !store)
-		warn_model_exports(d->u);
-	if (need && !store && ((rc = ns_cli_neuron_convert(d->u, NS_CONV_DEVICE, &ran, err)) ||
+		warn_model_exports(d->u, lo);
+	if (need && !store && ((rc = ns_cli_neuron_convert(d->u, NS_CONV_DEVICE, lo, &ran, err)) ||
 		     (rc = scan_unit(dir, root, true, &d->c, &d->u, err))))
 		goto out;
 	const struct ns_cap_unit *u = d->u;
@@ -617,8 +635,8 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 			goto out;
 		d->n++;
 		if (!store) {
-			ns_cli_neuron_warn_notes(f->path, &d->dps[n]->notes, d->dps[n]->truncated_at);
-			ns_cli_neuron_warn_explorer(f->path, &d->dps[n]->explorer_warnings);
+			warn_notes(lo, f->path, &d->dps[n]->notes, d->dps[n]->truncated_at);
+			warn_explorer(lo, f->path, &d->dps[n]->explorer_warnings);
 		}
 		d->refs[n] = (struct ns_devprof_ref){ d->dps[n], f->nc, *f->hash ? f->hash : d->dps[n]->neff_hash };
 		for (size_t p = 0; p < u->n_pairs; p++)
@@ -630,7 +648,7 @@ static int devprofs_load(const struct ns_trace *t, const struct ns_load_opts *lo
 					if ((rc = ns_summary_read(u->files[sj].path, &d->sums[n], err)))
 						goto out;
 					if (!store)
-						ns_cli_neuron_warn_notes(u->files[sj].path, &d->sums[n]->notes,
+						warn_notes(lo, u->files[sj].path, &d->sums[n]->notes,
 									 d->sums[n]->truncated_at);
 				}
 			}
@@ -755,12 +773,6 @@ void ns_cli_neuron_detail_release(struct ns_neuron_detail *d)
 	memset(d, 0, sizeof(*d));
 }
 
-int ns_cli_neuron_report_detail(const struct ns_neuron_detail *d, enum ns_detail key, const struct ns_report_opts *ro,
-				enum ns_format fmt, struct ns_error *err)
-{
-	return ns_report_detail(stdout, d->v, d->n, key, ro, fmt, d->sources, d->n_sources, err);
-}
-
 void ns_cli_neuron_engines_release(struct ns_neuron_engines *e)
 {
 	ns_engine_timeline_release(&e->tl);
@@ -779,19 +791,8 @@ int ns_cli_neuron_report_opts(bool by_neff, bool engines_merged, const char *dev
 	if (engines_merged)
 		return ns_error_set(err, NS_ERR_USAGE, "--engines works per trace: it cannot be used with --merge");
 	if (by_neff) {
-		ao->group_by |= NS_GROUP_NEFF;
+		ns_ntff_group_by_neff(ao);
 		ro->show_neff = true;
 	}
 	return 0;
-}
-
-int ns_cli_neuron_report_engines(const struct ns_agg *agg, const struct ns_neuron_engines *ne,
-				 const struct ns_report_opts *ro, enum ns_format fmt, struct ns_error *err)
-{
-	struct ns_engine_rows rows = { 0 };
-	int rc = ns_agg_engines(agg, &ne->tl, &rows, err);
-	if (!rc)
-		rc = ns_report_engines(stdout, agg, &rows, ro, fmt, ne->sources, ne->n_sources, err);
-	ns_engine_rows_release(&rows);
-	return rc;
 }

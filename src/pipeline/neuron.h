@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "common/trace.h"
-#include "ingest/capture.h"
+#include "ntff/capture.h"
 #include "ingest/ingest.h"
 #include "ntff/ntff.h"
 #include "pipeline/load.h"
@@ -32,7 +32,8 @@ int ns_cli_neuron_probe(const char *input, bool *involved, bool *devprofs, struc
 int ns_cli_neuron_attach(const char *trace_path, struct ns_trace *t, const struct ns_load_opts *lo, ns_event_sink sink,
 			 void *sink_ctx, struct ns_error *err);
 
-/* --engines: the device profiles of t's capture on t's time axis. */
+/* --engines: the device profiles of t's capture on t's time axis (the
+ * rows: ntff/rows.h ns_ntff_engine_rows, printed by cli/). */
 struct ns_neuron_engines {
 	struct ns_engine_timeline tl;
 	char **sources;          /* one line per profile: where the numbers came from */
@@ -62,28 +63,17 @@ void ns_cli_neuron_detail_release(struct ns_neuron_detail *d);
 struct ns_store;
 int ns_cli_neuron_store_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_store *s,
 			       struct ns_error *err);
-/* Prints the --device-detail tables of one trace after its report. */
-int ns_cli_neuron_report_detail(const struct ns_neuron_detail *d, enum ns_detail key, const struct ns_report_opts *ro,
-				enum ns_format fmt, struct ns_error *err);
 
 /* The report's Neuron options: --by-neff (group and show the NEFF key),
  * --engines with --merge (refused), --device-time-unit (checked). */
 int ns_cli_neuron_report_opts(bool by_neff, bool engines_merged, const char *device_time_unit, struct ns_agg_opts *ao,
 			      struct ns_report_opts *ro, struct ns_error *err);
-/* Prints the --engines table of one aggregated trace after its report;
- * ne comes from ns_cli_neuron_engines, called for every trace before any
- * report is printed (a missing device profile fails with no output). */
-int ns_cli_neuron_report_engines(const struct ns_agg *agg, const struct ns_neuron_engines *ne,
-				 const struct ns_report_opts *ro, enum ns_format fmt, struct ns_error *err);
 
-/* Runs the conversions u lacks (what: NS_CONV_*) into u->export_dir; with
- * no neuron-explorer / neuron-profile on PATH, NS_ERR_UNSUPPORTED whose
- * hint lists the commands. *ran says whether anything was converted. */
-int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, bool *ran, struct ns_error *err);
-
-/* Warns (stderr) about damage an export reader noted or a truncated file. */
-void ns_cli_neuron_warn_notes(const char *path, const struct ns_notes *notes, int64_t truncated_at);
-/* One warning per "warnings" entry neuron-explorer wrote into an export. */
-void ns_cli_neuron_warn_explorer(const char *path, const struct ns_notes *w);
+/* Runs the conversions u lacks (what: NS_CONV_*) into u->export_dir, each
+ * announced to lo->ui; with no neuron-explorer / neuron-profile on PATH,
+ * NS_ERR_UNSUPPORTED whose hint lists the commands. *ran says whether
+ * anything was converted. */
+int ns_cli_neuron_convert(const struct ns_cap_unit *u, unsigned what, const struct ns_load_opts *lo, bool *ran,
+			  struct ns_error *err);
 
 #endif

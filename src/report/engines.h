@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "aggregate/neuron.h"
+#include "ntff/rows.h"
 #include "report/report.h"
 
 /* Rows with any engine time, in key_averages (first-seen) order; sources

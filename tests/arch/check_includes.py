@@ -7,7 +7,8 @@ Reads every .c and .h file under src/ and, per folder, its #include lines and
   layers    common/ includes only common/; aggregate/ never includes ntff/,
             neff/, store/, ingest/ (the JSON layer and Kineto parsing), cJSON
             or SQLite; store/ never includes Kineto parsing (ingest/ingest.h,
-            ingest/scan.h) or cJSON.
+            ingest/scan.h) or cJSON; ingest/ never includes ntff/ or a
+            layer above it (aggregate/, store/, report/, pipeline/, cli/).
   env       only cli/ and pipeline/ read the environment (getenv, environ,
             setenv, ...) or start processes (posix_spawn, fork, exec*,
             system, popen).
@@ -31,9 +32,6 @@ FOLDERS = ["common", "ingest", "neff", "ntff", "aggregate", "store", "report", "
 
 # (rule, file under src/, what) -> (reason, the issue 18 step that removes it)
 ALLOWED = {
-    ("layers", "aggregate/neuron.h", "ntff/ntff.h"):
-        ("Self NEURON per op is attached inside aggregation, from the ntff timeline",
-         "the pipeline: ntff/ attaches device events through an interface, a caller-supplied grouping key"),
     ("people", "store/sql.c", "FILE *"):
         ("`sql` output: its own table, CSV and JSON renderers",
          "the grid engine: `sql` output as a layout over report/'s grid"),
@@ -49,21 +47,12 @@ ALLOWED = {
     ("people", "neff/neff-print.c", "%-Ns"):
         ("`neff` summary columns padded by printf",
          "the grid engine: the neff output as a layout over report/'s grid"),
-    ("people", "ntff/convert.c", "FILE *"):
-        ("the converter's shell command line, quoted for people to run",
-         "the pipeline: the converter runner's command line built in report/ or shown as argv"),
     ("people", "cli/cmd-ls.c", "%-Ns"):
         ("`ls` prints its listing with printf column widths",
          "the grid engine: the ls output as a layout over report/'s grid"),
     ("people", "cli/load-ui.c", "%-Ns"):
         ("the counters listing (stderr) padded by printf",
          "the grid engine: one more layout"),
-    ("people", "pipeline/neuron.c", "stderr"):
-        ("conversions announced, Neuron warnings printed (moved from cli/ as is)",
-         "the pipeline: warnings and notes returned to cli/ to print"),
-    ("people", "pipeline/neuron.c", "stdout"):
-        ("the --engines and --device-detail tables are printed from here (moved from cli/ as is)",
-         "the pipeline: the report calls move to cli/cmd-report.c"),
     ("people", "cli/main.c", "%-Ns"):
         ("the command list of --help, padded by printf",
          "the field table: help text generated with the grid engine"),
@@ -82,6 +71,8 @@ LAYER_RULES = {
     # folder: (forbidden include prefixes, what the docs call it)
     "aggregate": ("ntff/", "neff/", "store/", "ingest/", "cjson/", "sqlite3.h"),
     "store": ("ingest/ingest.h", "ingest/scan.h", "cjson/"),
+    # the generic byte-source/JSON/Kineto layer: Neuron captures are ntff/'s
+    "ingest": ("ntff/", "aggregate/", "store/", "report/", "pipeline/", "cli/"),
 }
 ENV_CALLS = ("getenv", "secure_getenv", "setenv", "unsetenv", "putenv", "clearenv",
              "posix_spawn", "posix_spawnp", "fork", "vfork", "execl", "execlp", "execle",

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "ingest/capture.h"
 #include "ingest/ingest.h"
 #include "neff/neff.h"
+#include "ntff/capture.h"
 
 #define MAX_NAMES 12
 #define MAX_NAME 240

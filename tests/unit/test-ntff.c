@@ -11,10 +11,11 @@
 #include <unistd.h>
 
 #include "aggregate/aggregate.h"
-#include "aggregate/neuron.h"
-#include "ingest/capture.h"
+#include "neff/neff.h"
+#include "ntff/capture.h"
 #include "ntff/ntff.h"
 #include "ntff/ntff-internal.h"
+#include "ntff/rows.h"
 
 static char tmpdir[256];
 
@@ -576,7 +577,8 @@ Test(ntff, correlation_attributes_device_intervals)
 	cr_assert_str_eq(ns_strtab_get(&t.strings, t.events[5].name), "neff_17");
 	cr_assert_eq(ns_event_core(&t, &t.events[5]), 1);
 
-	struct ns_agg_opts ao = { .group_by = NS_GROUP_NEFF, .backend_override = -1 };
+	struct ns_agg_opts ao = { .backend_override = -1 };
+	ns_ntff_group_by_neff(&ao);
 	cr_assert_eq(ns_aggregate(&t, &ao, &agg, &err), 0, "%s", err.msg);
 	cr_assert_eq(agg.backend, NS_BACKEND_PRIVATEUSE1);
 	const struct ns_avg *mul = row(&agg, "aten::mul", "16"), *add = row(&agg, "aten::add", "17");
@@ -597,7 +599,7 @@ Test(ntff, correlation_attributes_device_intervals)
 	struct ns_engine_rows rows;
 	cr_assert_eq(ns_engine_timeline_build(&ref, 1, NULL, &t, &tl, &err), 0);
 	cr_assert_eq(tl.align[0], NS_ALIGN_ANCHOR);
-	cr_assert_eq(ns_agg_engines(&agg, &tl, &rows, &err), 0);
+	cr_assert_eq(ns_ntff_engine_rows(&agg, &tl, &rows, &err), 0);
 	size_t r = (size_t)(mul - agg.avgs);
 	cr_assert_eq(rows.ns[r][NS_ENG_PE], 1000);
 	cr_assert_eq(rows.ns[r][NS_ENG_DVE], 1000); /* clipped to the op's 4000 ns interval */
@@ -709,7 +711,8 @@ Test(ntff, neff_keys_mixed)
 		cr_assert_eq(ns_trace_push(&t, &ev), 0);
 	}
 	t.has_cat[NS_CAT_KERNEL] = true;
-	struct ns_agg_opts ao = { .group_by = NS_GROUP_NEFF, .backend_override = -1 };
+	struct ns_agg_opts ao = { .backend_override = -1 };
+	ns_ntff_group_by_neff(&ao);
 	cr_assert_eq(ns_aggregate(&t, &ao, &agg, &err), 0);
 	cr_assert_not_null(row(&agg, "aten::mul", "mixed"));
 	cr_assert_not_null(row(&agg, "k", "1"));

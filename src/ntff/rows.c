@@ -1,21 +1,12 @@
 /* --by-neff keys and --engines rows (docs/neuron.md "NEFF hash", "Engines"). */
-#include "aggregate/neuron.h"
+#include "ntff/rows.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MIXED "mixed"
 
-/* The op whose row owns a device event's time: the launcher, or the
- * same-name parent it was merged into (spec A3 _remove_dup_nodes). */
-static int64_t owner(const struct ns_agg *a, int64_t op)
-{
-	while (op >= 0 && a->fevents[op].removed)
-		op = ns_fevent_parent(&a->fevents[op]);
-	return op;
-}
-
-ns_str *ns_agg_neff_keys(struct ns_trace *t, const struct ns_agg *a)
+ns_str *ns_ntff_neff_keys(struct ns_trace *t, const struct ns_agg *a)
 {
 	ns_str *keys = calloc(a->n_fevents + 1, sizeof(*keys));
 	ns_str mixed = ns_strtab_intern(&t->strings, MIXED, strlen(MIXED));
@@ -30,7 +21,7 @@ ns_str *ns_agg_neff_keys(struct ns_trace *t, const struct ns_agg *a)
 	}
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		const struct ns_fevent *fe = &a->fevents[f];
-		int64_t op = owner(a, ns_fevent_launcher(fe));
+		int64_t op = ns_fevent_owner(a, ns_fevent_launcher(fe));
 		if (op < 0 || !keys[f] || a->fevents[op].device_type != NS_DEV_CPU)
 			continue;
 		keys[op] = !keys[op] || keys[op] == keys[f] ? keys[f] : mixed;
@@ -38,8 +29,14 @@ ns_str *ns_agg_neff_keys(struct ns_trace *t, const struct ns_agg *a)
 	return keys;
 }
 
-int ns_agg_engines(const struct ns_agg *a, const struct ns_engine_timeline *tl, struct ns_engine_rows *out,
-		   struct ns_error *err)
+void ns_ntff_group_by_neff(struct ns_agg_opts *ao)
+{
+	ao->group_by |= NS_GROUP_NEFF;
+	ao->extra_keys = ns_ntff_neff_keys;
+}
+
+int ns_ntff_engine_rows(const struct ns_agg *a, const struct ns_engine_timeline *tl, struct ns_engine_rows *out,
+			struct ns_error *err)
 {
 	const struct ns_trace *t = a->trace;
 	out->n = a->n_avgs;
@@ -50,7 +47,7 @@ int ns_agg_engines(const struct ns_agg *a, const struct ns_engine_timeline *tl, 
 		const struct ns_fevent *fe = &a->fevents[f];
 		if (fe->device_type == NS_DEV_CPU || fe->event < 0)
 			continue;
-		int64_t core = ns_event_core(t, &t->events[fe->event]), op = owner(a, ns_fevent_launcher(fe));
+		int64_t core = ns_event_core(t, &t->events[fe->event]), op = ns_fevent_owner(a, ns_fevent_launcher(fe));
 		for (int e = 0; e < NS_ENG__COUNT; e++) {
 			int64_t busy = ns_engine_busy_in(tl, core, (enum ns_engine)e, ns_fevent_start(a, fe), ns_fevent_end(a, fe));
 			if (fe->avg >= 0)

@@ -1,6 +1,6 @@
 /* Neuron capture directories: discovery, classification and pairing
  * (docs/neuron.md "Capture directories"; neuron-formats.md §2). */
-#include "ingest/capture.h"
+#include "ntff/capture.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -100,32 +100,6 @@ static void copy_text(char *out, size_t n, const char *s, size_t len)
 		len = n - 1;
 	memcpy(out, s, len);
 	out[len] = '\0';
-}
-
-size_t ns_neff_hash_normalize(const char *s, size_t len, char *out, size_t n)
-{
-	char name[512];
-	while (len && isspace((unsigned char)*s)) {
-		s++;
-		len--;
-	}
-	while (len && isspace((unsigned char)s[len - 1]))
-		len--;
-	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && len <= 18) {
-		uint64_t v = 0;
-		size_t i = 2;
-		for (; i < len && isxdigit((unsigned char)s[i]); i++)
-			v = v * 16 + (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0' : (tolower((unsigned char)s[i]) - 'a' + 10));
-		if (i == len) {
-			snprintf(out, n, "%llu", (unsigned long long)v);
-			return strlen(out);
-		}
-	}
-	copy_text(name, sizeof(name), s, len);
-	if (len < sizeof(name) && ns_neff_hash_from_filename(name, out, n) > 0)
-		return strlen(out);
-	copy_text(out, n, s, len);
-	return strlen(out);
 }
 
 /* NTFF names of §2.2. */

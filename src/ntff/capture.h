@@ -3,8 +3,8 @@
  * pair with NTFFs and with exports by hash. Files are classified by name; a
  * *.json is classified by a sniff of its first bytes. Nothing is decoded
  * here: raw .ntff/.pb files are only named and sized. */
-#ifndef NS_CAPTURE_H
-#define NS_CAPTURE_H
+#ifndef NS_NTFF_CAPTURE_H
+#define NS_NTFF_CAPTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -147,13 +147,6 @@ char *ns_capture_folder(const char *path);
 
 /* 16 hex digits naming dir (by its realpath) in a conversion cache. */
 void ns_capture_key(const char *dir, char out[17]);
-
-/* The NEFF hash in the form capture file names use: decimal digits. A
- * "0x"-prefixed hex value of up to 16 digits becomes its decimal u64; a
- * NEFF file name or path (neff_<hash>[_vnc_<N>].neff, graph_<hash>.neff)
- * becomes its hash; anything else is kept as written, trimmed. Returns the
- * length written to out (NUL-terminated), 0 for an empty value. */
-size_t ns_neff_hash_normalize(const char *s, size_t len, char *out, size_t n);
 
 const char *ns_cap_kind_name(enum ns_cap_kind k);
 

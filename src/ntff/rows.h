@@ -1,7 +1,9 @@
-/* Neuron additions to key_averages (docs/neuron.md): the NEFF key that
- * --by-neff groups rows by, and per-row engine active time (--engines). */
-#ifndef NS_AGG_NEURON_H
-#define NS_AGG_NEURON_H
+/* Neuron additions to key_averages (docs/neuron.md), over aggregate/'s
+ * interface: the NEFF key that --by-neff groups rows by (a caller-supplied
+ * grouping key, ns_agg_opts.extra_keys), and per-row engine active time
+ * (--engines). */
+#ifndef NS_NTFF_ROWS_H
+#define NS_NTFF_ROWS_H
 
 #include "aggregate/aggregate.h"
 #include "ntff/ntff.h"
@@ -10,7 +12,11 @@
  * event's own NEFF hash; for a CPU op, the hash of the device work it
  * launched itself (after PyTorch's same-name merge), "mixed" when that
  * work ran more than one NEFF, 0 when it launched none. NULL on OOM. */
-ns_str *ns_agg_neff_keys(struct ns_trace *t, const struct ns_agg *a);
+ns_str *ns_ntff_neff_keys(struct ns_trace *t, const struct ns_agg *a);
+
+/* --by-neff: rows split by ns_ntff_neff_keys (NS_GROUP_NEFF set, for the
+ * report and the diff). */
+void ns_ntff_group_by_neff(struct ns_agg_opts *ao);
 
 /* Engine active time per key_averages row: each device event's busy time
  * per engine inside its own interval, counted for its row and for the row
@@ -20,8 +26,8 @@ struct ns_engine_rows {
 	size_t n;
 };
 
-int ns_agg_engines(const struct ns_agg *a, const struct ns_engine_timeline *tl, struct ns_engine_rows *out,
-		   struct ns_error *err);
+int ns_ntff_engine_rows(const struct ns_agg *a, const struct ns_engine_timeline *tl, struct ns_engine_rows *out,
+			struct ns_error *err);
 void ns_engine_rows_release(struct ns_engine_rows *r);
 
 #endif
