@@ -40,12 +40,6 @@ ALLOWED = {
     ("layers", "store/store.c", "cjson/cJSON.h"):
         ("store.c parses each event's args with cJSON and pairs flows again",
          "decoded rows into the store"),
-    ("people", "store/sql.c", "FILE *"):
-        ("`sql` output: its own table, CSV and JSON renderers",
-         "the grid engine: `sql` output as a layout over report/'s grid"),
-    ("people", "store/store.h", "FILE *"):
-        ("ns_sql_run writes `sql` output to a stream",
-         "the grid engine: `sql` output as a layout over report/'s grid"),
     ("people", "neff/neff.h", "FILE *"):
         ("ns_neff_write_summary writes the `neff` summary to a stream",
          "the grid engine: the neff output as a layout over report/'s grid"),
