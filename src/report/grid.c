@@ -307,7 +307,10 @@ static bool put_cell(FILE *out, const struct ns_grid *g, const struct ns_cell *c
 		return more;
 	if (col.left)
 		spaces(out, pad);
-	spaces(out, GAP);
+	if (plain && g->gap)
+		fputs(g->gap, out);
+	else
+		spaces(out, GAP);
 	return more;
 }
 
@@ -349,7 +352,7 @@ static int put_row(FILE *out, const struct ns_grid *g, size_t r)
 	const struct ns_cell *cells = &g->cells[r * g->n_cols];
 	bool more;
 	if (g->style == NS_GRID_PLAIN)
-		fputs("  ", out);
+		fputs(g->indent ? g->indent : "  ", out);
 	if (put_line(out, g, cells, 0, &more, false))
 		return -1;
 	fprintf(out, "%s\n", g->marked[r] && g->mark ? g->mark : "");

@@ -89,6 +89,7 @@ struct ns_grid {
 	/* JSON: the escaper of keys and text cells, s[0..len) (NULL: keys as
 	 * they are, text through ns_json_string) */
 	void (*json_string)(FILE *out, const char *s, size_t len);
+	const char *indent, *gap;  /* NS_GRID_PLAIN: before each line, between cells (NULL: two spaces) */
 };
 
 void ns_grid_init(struct ns_grid *g, const char *time_unit);

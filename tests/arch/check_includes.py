@@ -52,9 +52,6 @@ ALLOWED = {
     ("people", "ntff/convert.c", "FILE *"):
         ("the converter's shell command line, quoted for people to run",
          "the pipeline: the converter runner's command line built in report/ or shown as argv"),
-    ("people", "cli/cmd-ls.c", "%-Ns"):
-        ("`ls` prints its listing with printf column widths",
-         "the grid engine: the ls output as a layout over report/'s grid"),
     ("people", "cli/load-ui.c", "%-Ns"):
         ("the counters listing (stderr) padded by printf",
          "the grid engine: one more layout"),
