@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "common/vec.h"
+#include "report/grid.h"
 
 struct command {
 	const struct ns_cmd_spec *spec;
@@ -51,8 +52,20 @@ static void usage(FILE *out)
 	      "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures.\n\n"
 	      "commands:\n",
 	      out);
+	struct ns_grid g; /* the command list: name (8 wide), summary */
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_PLAIN;
+	g.gap = " ";
+	ns_grid_col(&g, &(struct ns_grid_col){ .width = 8, .left = true });
+	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
 	for (size_t i = 0; i < NS_ARRAY_SIZE(commands); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].spec->name, commands[i].spec->summary);
+		ns_grid_row(&g,
+			    (struct ns_cell[]){ { .type = NS_CELL_TEXT, .text = commands[i].spec->name },
+						{ .type = NS_CELL_TEXT, .text = commands[i].spec->summary } },
+			    true, false);
+	if (ns_grid_write_text(out, &g) < 0)
+		fputs("  (out of memory)\n", out);
+	ns_grid_release(&g);
 	fputs("\n'neuron-stats COMMAND --help' describes a command. Exit status: 0 ok, 1 bad input,\n"
 	      "2 usage, 3 unsupported format, 4 regression found (diff), 5 I/O error, 6 out of memory.\n",
 	      out);

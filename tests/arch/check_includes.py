@@ -52,18 +52,12 @@ ALLOWED = {
     ("people", "ntff/convert.c", "FILE *"):
         ("the converter's shell command line, quoted for people to run",
          "the pipeline: the converter runner's command line built in report/ or shown as argv"),
-    ("people", "cli/load-ui.c", "%-Ns"):
-        ("the counters listing (stderr) padded by printf",
-         "the grid engine: one more layout"),
     ("people", "pipeline/neuron.c", "stderr"):
         ("conversions announced, Neuron warnings printed (moved from cli/ as is)",
          "the pipeline: warnings and notes returned to cli/ to print"),
     ("people", "pipeline/neuron.c", "stdout"):
         ("the --engines and --device-detail tables are printed from here (moved from cli/ as is)",
          "the pipeline: the report calls move to cli/cmd-report.c"),
-    ("people", "cli/main.c", "%-Ns"):
-        ("the command list of --help, padded by printf",
-         "the field table: help text generated with the grid engine"),
     ("people", "cli/opt.c", "%-Ns"):
         ("option help columns of --help, padded by printf",
          "the field table: help text generated with the grid engine"),
