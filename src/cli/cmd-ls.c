@@ -13,6 +13,7 @@
 #include "ntff/capture.h"
 #include "ntff/ntff.h"
 #include "pipeline/neuron.h"
+#include "report/grid.h"
 #include "report/report.h"
 
 static const char *opt_unit;
@@ -97,6 +98,37 @@ static const char *vis(const char *s)
 	return owned;
 }
 
+/* A column of a listing line: its width (0: the last column, not
+ * padded) and whether it is right-aligned. */
+struct ls_col {
+	size_t width;
+	bool right;
+};
+
+/* A text cell; an empty text is an empty cell, so that the columns before
+ * it are still padded. */
+static struct ns_cell text_cell(const char *s)
+{
+	return (struct ns_cell){ .type = *s ? NS_CELL_TEXT : NS_CELL_EMPTY, .text = s };
+}
+
+/* One listing line: n cells in fixed-width columns one space apart, after
+ * four spaces, control characters made visible (the grid's plain style). */
+static void print_columns(const struct ls_col *cols, const struct ns_cell *cells, size_t n)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_PLAIN;
+	g.indent = "    ";
+	g.gap = " ";
+	for (size_t c = 0; c < n; c++)
+		ns_grid_col(&g, &(struct ns_grid_col){ .width = cols[c].width, .left = !cols[c].right });
+	ns_grid_row(&g, cells, true, false);
+	if (ns_grid_write_text(stdout, &g) < 0)
+		puts("    ?"); /* out of memory */
+	ns_grid_release(&g);
+}
+
 static const char *rel(const char *root, const char *path)
 {
 	size_t n = strlen(root);
@@ -176,8 +208,13 @@ static void print_unit(const struct ns_capture *c, const struct ns_cap_unit *u)
 	for (size_t k = 0; k < u->n_files; k++) {
 		const struct ns_cap_file *f = &u->files[k];
 		file_detail(f, detail, sizeof(detail));
-		printf("    %-22s %-48s %10" PRIu64 " B%s%s\n", ns_cap_kind_name(f->kind), vis(in_unit(u, f) ? f->name : rel(root, f->path)),
-		       f->size, *detail ? "  " : "", vis(detail));
+		static const struct ls_col cols[] = { { 22, false }, { 48, false }, { 10, true }, { 0, false } };
+		char size_unit[sizeof(detail) + 8];
+		snprintf(size_unit, sizeof(size_unit), "B%s%s", *detail ? "  " : "", detail);
+		print_columns(cols, (struct ns_cell[]){ text_cell(ns_cap_kind_name(f->kind)),
+							text_cell(in_unit(u, f) ? f->name : rel(root, f->path)),
+							{ .type = NS_CELL_INT, .i = (int64_t)f->size }, text_cell(size_unit) },
+			      NS_ARRAY_SIZE(cols));
 	}
 	if (u->export_dir) {
 		bool any = false;
@@ -301,8 +338,9 @@ static void print_kv(const char *what, const struct ns_kv *kv, size_t n)
 	if (!n)
 		return;
 	printf("  %s:\n", what);
+	static const struct ls_col cols[] = { { 40, false }, { 0, false } };
 	for (size_t i = 0; i < n; i++)
-		printf("    %-40s %s\n", vis(kv[i].key), vis(kv[i].text));
+		print_columns(cols, (struct ns_cell[]){ text_cell(kv[i].key), text_cell(kv[i].text) }, NS_ARRAY_SIZE(cols));
 }
 
 /* The processes whose kept events an export holds, when several (an export
@@ -389,9 +427,15 @@ static int show_device(const char *path, struct ns_error *err)
 		int64_t sum = 0;
 		for (size_t i = 0; i < dp->n_busy[e]; i++)
 			sum += dp->busy[e][i].end - dp->busy[e][i].start;
-		ns_format_us(us, sizeof(us), sum);
-		printf("    %-4s %-8s %14sus  %zu intervals, from %s\n", ns_engine_name((enum ns_engine)e),
-		       ns_engine_alias((enum ns_engine)e), us, dp->n_busy[e], srcs[dp->busy_src[e]]);
+		static const struct ls_col cols[] = { { 4, false }, { 8, false }, { 16, true }, { 0, false } };
+		char intervals[96];
+		ns_format_us(us, sizeof(us) - 2, sum);
+		strcat(us, "us");
+		snprintf(intervals, sizeof(intervals), " %zu intervals, from %s", dp->n_busy[e], srcs[dp->busy_src[e]]);
+		print_columns(cols, (struct ns_cell[]){ text_cell(ns_engine_name((enum ns_engine)e)),
+							text_cell(ns_engine_alias((enum ns_engine)e)), text_cell(us),
+							text_cell(intervals) },
+			      NS_ARRAY_SIZE(cols));
 	}
 	if (dp->unknown_engine)
 		printf("  intervals with an unknown engine label: %" PRIu64 "\n", dp->unknown_engine);
@@ -417,17 +461,21 @@ static int show_summary(const char *path, struct ns_error *err)
 		printf("  node %s: %zu keys\n", node->id[0] ? vis(node->id) : "(flat)", node->n_kv);
 		for (size_t k = 0; k < node->n_kv; k++) {
 			const struct ns_kv *kv = &node->kv[k];
+			static const struct ls_col cols[] = { { 44, false }, { 0, false } };
 			int64_t ns;
 			double pct;
-			char us[64];
+			char value[64];
+			const char *shown = value;
 			if (ns_summary_percent(s, node, kv->key, &pct)) {
-				printf("    %-44s %.4f %%\n", vis(kv->key), pct);
+				snprintf(value, sizeof(value), "%.4f %%", pct);
 			} else if (ns_summary_time_ns(node, kv->key, &ns)) {
-				ns_format_us(us, sizeof(us), ns);
-				printf("    %-44s %sus\n", vis(kv->key), us);
+				ns_format_us(value, sizeof(value) - 2, ns);
+				strcat(value, "us");
 			} else {
-				printf("    %-44s %s\n", vis(kv->key), vis(kv->text));
+				shown = kv->text;
 			}
+			print_columns(cols, (struct ns_cell[]){ text_cell(kv->key), text_cell(shown) },
+				      NS_ARRAY_SIZE(cols));
 		}
 	}
 	print_notes(&s->notes, s->truncated_at);

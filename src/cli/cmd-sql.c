@@ -13,6 +13,7 @@
 #include "common/vec.h"
 #include "pipeline/env.h"
 #include "pipeline/load.h"
+#include "report/sqlout.h"
 #include "store/store.h"
 
 static const char *opt_format, *opt_max_memory;
@@ -69,6 +70,7 @@ int cmd_sql(int argc, char **argv)
 	bool temporary = false;
 	int npos, rc;
 
+	struct ns_sql_result result = { 0 };
 	ns_sql_init(); /* (before any use of SQLite, the cache's included) */
 	rc = ns_opt_parse(&cmd_sql_spec, argc, argv, &pos, &npos);
 	if (rc)
@@ -80,8 +82,10 @@ int cmd_sql(int argc, char **argv)
 		fmt++;
 	if ((rc = parse_limits(&limits, &err)) ||
 	    (rc = ns_run_query_db(input, &lo, &db, &temporary, &err)) ||
-	    (rc = ns_sql_run(db ? db : input, query, (enum ns_sql_format)fmt, stdout, &limits, &err)))
+	    (rc = ns_sql_query(db ? db : input, query, &limits, &result, &err)) ||
+	    (rc = ns_sql_write(stdout, &result, (enum ns_sql_format)fmt, db ? db : input, &err)))
 		rc = ns_cli_fail(&err);
+	ns_sql_result_release(&result);
 	if (temporary)
 		unlink(db);
 	free(db);

@@ -1,10 +1,12 @@
 /* The load's messages (pipeline/load.h struct ns_load_ui) on stderr. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "pipeline/load.h"
+#include "report/grid.h"
 
 static void warn(void *ctx, const struct ns_error *w)
 {
@@ -22,6 +24,32 @@ static void note(void *ctx, const char *text)
 /* What a parse learned that the table does not show (docs/report.md):
  * device launches the legacy export gives no time, and the counters of a
  * CUPTI range-profiler trace, which are not times. */
+/* Each counter's name and sum, in a column as wide as the longest name
+ * (the grid's plain style). */
+static void print_counters(const struct ns_trace *t)
+{
+	struct ns_grid g;
+	char(*approx)[32] = calloc(t->n_counters ? t->n_counters : 1, sizeof(*approx)); /* the inexact sums */
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_PLAIN;
+	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
+	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
+	for (size_t i = 0; approx && i < t->n_counters; i++) {
+		const struct ns_counter *c = &t->counters[i];
+		struct ns_cell cells[2] = { { .type = NS_CELL_TEXT, .text = ns_strtab_get(&t->strings, c->name) },
+					    { .type = NS_CELL_INT, .i = (int64_t)c->sum } };
+		if (!c->exact) {
+			snprintf(approx[i], sizeof(approx[i]), "%.17g", c->sum_approx);
+			cells[1] = (struct ns_cell){ .type = NS_CELL_NUM, .text = approx[i] };
+		}
+		ns_grid_row(&g, cells, true, false);
+	}
+	if (!approx || ns_grid_write_text(stderr, &g) < 0)
+		fputs("  (out of memory)\n", stderr);
+	ns_grid_release(&g);
+	free(approx);
+}
+
 static void print_notes(void *ctx, const struct ns_trace *t)
 {
 	(void)ctx;
@@ -42,19 +70,7 @@ static void print_notes(void *ctx, const struct ns_trace *t)
 		"neuron-stats: note: %s: %llu CUPTI range-profiler ranges (\"cuda_profiler_range\") hold "
 		"counters, not times: they are not in the table%s\n",
 		t->path, (unsigned long long)n_ranges, t->n_counters ? "; each counter summed over the ranges:" : "");
-	int width = 0;
-	for (size_t i = 0; i < t->n_counters; i++) {
-		int len = (int)strlen(ns_strtab_get(&t->strings, t->counters[i].name));
-		width = len > width ? len : width;
-	}
-	for (size_t i = 0; i < t->n_counters; i++) {
-		const struct ns_counter *c = &t->counters[i];
-		const char *name = ns_strtab_get(&t->strings, c->name);
-		if (c->exact)
-			fprintf(stderr, "  %-*s  %lld\n", width, name, (long long)c->sum);
-		else
-			fprintf(stderr, "  %-*s  %.17g\n", width, name, c->sum_approx);
-	}
+	print_counters(t);
 }
 
 /* "PATH:  42%" over itself; erased when the input ends (total 0). */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/grid.h"
 
 /* Checks standard output once, after the command (git's run_builtin): a
  * write that failed anywhere, --help included, is exit 5 unless the command
@@ -36,8 +37,20 @@ static void usage(FILE *out)
 	      "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures.\n\n"
 	      "commands:\n",
 	      out);
+	struct ns_grid g; /* the command list: name (8 wide), summary */
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_PLAIN;
+	g.gap = " ";
+	ns_grid_col(&g, &(struct ns_grid_col){ .width = 8, .left = true });
+	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
 	for (size_t i = 0; i < ns_cli_n_commands; i++)
-		fprintf(out, "  %-8s %s\n", ns_cli_commands[i].spec->name, ns_cli_commands[i].spec->summary);
+		ns_grid_row(&g,
+			    (struct ns_cell[]){ { .type = NS_CELL_TEXT, .text = ns_cli_commands[i].spec->name },
+						{ .type = NS_CELL_TEXT, .text = ns_cli_commands[i].spec->summary } },
+			    true, false);
+	if (ns_grid_write_text(out, &g) < 0)
+		fputs("  (out of memory)\n", out);
+	ns_grid_release(&g);
 	fputs("\n'neuron-stats COMMAND --help' describes a command. Exit status: 0 ok, 1 bad input,\n"
 	      "2 usage, 3 unsupported format, 4 regression found (diff), 5 I/O error, 6 out of memory.\n",
 	      out);

@@ -112,15 +112,20 @@ void ns_json_string(FILE *out, const char *s)
 
 void ns_csv_string(FILE *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, out);
+	ns_csv_string_n(out, s, strlen(s));
+}
+
+void ns_csv_string_n(FILE *out, const char *s, size_t len)
+{
+	if (!memchr(s, ',', len) && !memchr(s, '"', len) && !memchr(s, '\n', len) && !memchr(s, '\r', len)) {
+		fwrite(s, 1, len, out);
 		return;
 	}
 	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"')
 			fputc('"', out);
-		fputc(*s, out);
+		fputc(s[i], out);
 	}
 	fputc('"', out);
 }
@@ -161,4 +166,33 @@ void ns_md_cell(FILE *out, const char *s)
 	fputs("| ", out);
 	ns_md_text(out, s);
 	fputc(' ', out);
+}
+
+void ns_json_string_utf8(FILE *out, const char *s, size_t len)
+{
+	size_t maximal;
+	fputc('"', out);
+	for (size_t i = 0; i < len;) {
+		unsigned char ch = (unsigned char)s[i];
+		size_t n = ns_utf8_seq((const unsigned char *)s + i, len - i, &maximal);
+		if (!n) {
+			fputs("\\ufffd", out);
+			i++;
+			continue;
+		}
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", out);
+		else if (ch == '\r')
+			fputs("\\r", out);
+		else if (ch == '\t')
+			fputs("\\t", out);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fwrite(s + i, 1, n, out);
+		i += n;
+	}
+	fputc('"', out);
 }

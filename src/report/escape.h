@@ -25,8 +25,14 @@ void ns_fputs_visible(const char *s, FILE *out);
 
 /* A JSON string literal, escaped. */
 void ns_json_string(FILE *out, const char *s);
+/* A JSON string literal of s[0..len), text that may not be UTF-8 (`sql` output):
+ * \n \r \t and the other controls as \u00XX escaped, each byte that is not
+ * part of a valid UTF-8 sequence as \ufffd. */
+void ns_json_string_utf8(FILE *out, const char *s, size_t len);
 /* A CSV field, quoted when needed (RFC 4180). */
 void ns_csv_string(FILE *out, const char *s);
+/* The same for s[0..len), which may hold NUL bytes. */
+void ns_csv_string_n(FILE *out, const char *s, size_t len);
 /* Text for GitHub-flavoured Markdown, inline (a table cell, a heading, a
  * list item) that renders as the characters of s and as nothing else:
  * control characters made visible (so no line break can end a table row),

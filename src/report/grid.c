@@ -34,6 +34,8 @@ bool ns_grid_error(const struct ns_grid *g)
 	return g->oom;
 }
 
+static size_t text_width(const struct ns_grid *g, const char *s, size_t len);
+
 size_t ns_grid_col(struct ns_grid *g, const struct ns_grid_col *col)
 {
 	/* widths is grown to cols_cap after cols: once one of them failed
@@ -46,6 +48,8 @@ size_t ns_grid_col(struct ns_grid *g, const struct ns_grid_col *col)
 	}
 	g->cols[g->n_cols] = *col;
 	g->widths[g->n_cols] = 0;
+	if (g->style == NS_GRID_COLUMNS && col->header)
+		g->widths[g->n_cols] = text_width(g, col->header, strlen(col->header));
 	return g->n_cols++;
 }
 
@@ -113,19 +117,42 @@ const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col 
 		ns_format_us(buf, n - 2, c->i);
 		strcat(buf, "us");
 		break;
+	case NS_CELL_NUM:
+		return c->text ? c->text : "";
 	}
 	return buf;
 }
 
 /* ---- rows and widths ---- */
 
+/* The width of s[0..len) in characters (grid.h, as_is). */
+static size_t text_width(const struct ns_grid *g, const char *s, size_t len)
+{
+	if (!g->as_is)
+		return ns_utf8_width(s, len);
+	size_t w = 0;
+	for (size_t i = 0, maximal; i < len; w++) {
+		size_t n = ns_utf8_seq((const unsigned char *)s + i, len - i, &maximal);
+		i += n ? n : 1;
+	}
+	return w;
+}
+
+/* The text a text-table cell or header shows: s, or s made visible
+ * (*owned, which the caller frees); NULL when out of memory. */
+static const char *shown_text(const struct ns_grid *g, const char *s, char **owned)
+{
+	*owned = NULL;
+	return g->as_is ? s : ns_visible(s, owned);
+}
+
 /* The widest line of s (split at `split`, when not 0), in characters. */
-static size_t widest_piece(const char *s, char split)
+static size_t widest_piece(const struct ns_grid *g, const char *s, char split)
 {
 	size_t widest = 0;
 	for (;;) {
 		const char *end = split ? strchr(s, split) : NULL;
-		size_t len = end ? (size_t)(end - s) : strlen(s), w = ns_utf8_width(s, len);
+		size_t len = end ? (size_t)(end - s) : strlen(s), w = text_width(g, s, len);
 		widest = w > widest ? w : widest;
 		if (!end)
 			return widest;
@@ -142,12 +169,12 @@ static void measure(struct ns_grid *g, const struct ns_cell *cells)
 		if (col->width || col->width_of)
 			continue;
 		char *owned;
-		const char *text = ns_visible(ns_grid_cell_text(g, col, &cells[c], buf, sizeof(buf)), &owned);
+		const char *text = shown_text(g, ns_grid_cell_text(g, col, &cells[c], buf, sizeof(buf)), &owned);
 		if (!text) {
 			g->oom = true;
 			return;
 		}
-		size_t w = widest_piece(text, col->split);
+		size_t w = widest_piece(g, text, col->split);
 		free(owned);
 		g->widths[c] = w > g->widths[c] ? w : g->widths[c];
 	}
@@ -212,9 +239,9 @@ struct shown {
 };
 
 /* s[0..len) cut as the column says (spec A6.7). */
-static struct shown cut(const struct ns_grid_col *col, const char *s, size_t len)
+static struct shown cut(const struct ns_grid *g, const struct ns_grid_col *col, const char *s, size_t len)
 {
-	size_t w = ns_utf8_width(s, len), cap = col->cap;
+	size_t w = text_width(g, s, len), cap = col->cap;
 	struct shown out = { "", s, "", len, w };
 	if (col->cut == NS_CUT_END_DOTS && cap >= 3 && w >= cap - 3) {
 		out.len = ns_utf8_cut(s, len, cap - 3);
@@ -271,7 +298,7 @@ static bool put_cell(FILE *out, const struct ns_grid *g, const struct ns_cell *c
 	}
 	if (header)
 		col.cut = NS_CUT_NONE;
-	struct shown sh = cut(&col, s, len);
+	struct shown sh = cut(g, &col, s, len);
 	size_t w = ns_grid_width(g, c), pad = sh.width < w ? w - sh.width : 0;
 	if (!col.left)
 		spaces(out, pad);
@@ -280,7 +307,10 @@ static bool put_cell(FILE *out, const struct ns_grid *g, const struct ns_cell *c
 		return more;
 	if (col.left)
 		spaces(out, pad);
-	spaces(out, GAP);
+	if (plain && g->gap)
+		fputs(g->gap, out);
+	else
+		spaces(out, GAP);
 	return more;
 }
 
@@ -295,9 +325,9 @@ static int put_line(FILE *out, const struct ns_grid *g, const struct ns_cell *ce
 		char *owned = NULL;
 		const char *text = "";
 		if (header)
-			text = ns_visible(g->cols[c].header ? g->cols[c].header : "", &owned);
+			text = shown_text(g, g->cols[c].header ? g->cols[c].header : "", &owned);
 		else if (cells)
-			text = ns_visible(ns_grid_cell_text(g, &g->cols[c], &cells[c], buf, sizeof(buf)), &owned);
+			text = shown_text(g, ns_grid_cell_text(g, &g->cols[c], &cells[c], buf, sizeof(buf)), &owned);
 		if (!text)
 			return -1;
 		if (put_cell(out, g, cells, c, text, line, header))
@@ -322,7 +352,7 @@ static int put_row(FILE *out, const struct ns_grid *g, size_t r)
 	const struct ns_cell *cells = &g->cells[r * g->n_cols];
 	bool more;
 	if (g->style == NS_GRID_PLAIN)
-		fputs("  ", out);
+		fputs(g->indent ? g->indent : "  ", out);
 	if (put_line(out, g, cells, 0, &more, false))
 		return -1;
 	fprintf(out, "%s\n", g->marked[r] && g->mark ? g->mark : "");
@@ -349,11 +379,56 @@ static void separator(FILE *out, const struct ns_grid *g)
 	fputc('\n', out);
 }
 
+/* buf[0..len) with the blanks at the end of each line dropped. */
+static void put_trimmed(FILE *out, const char *buf, size_t len)
+{
+	for (const char *line = buf, *end = buf + len; line < end;) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		size_t n = eol ? (size_t)(eol - line) : (size_t)(end - line);
+		size_t kept = n;
+		while (kept && line[kept - 1] == ' ')
+			kept--;
+		fwrite(line, 1, kept, out);
+		if (eol)
+			fputc('\n', out);
+		line += n + 1;
+	}
+}
+
+/* NS_GRID_COLUMNS: the table is made in memory, then written with the
+ * blanks at the end of its lines dropped. */
+static int write_columns(FILE *out, const struct ns_grid *g)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	bool more;
+	int rc = -1;
+	FILE *mem = open_memstream(&buf, &len);
+	if (!mem)
+		return -1;
+	if (put_line(mem, g, NULL, 0, &more, true) == 0) {
+		fputc('\n', mem);
+		separator(mem, g);
+		rc = 0;
+		for (size_t r = 0; r < g->n_rows && rc == 0; r++)
+			rc = put_row(mem, g, r);
+	}
+	if (fclose(mem) || rc) {
+		free(buf);
+		return -1;
+	}
+	put_trimmed(out, buf, len);
+	free(buf);
+	return 0;
+}
+
 int ns_grid_write_text(FILE *out, const struct ns_grid *g)
 {
 	bool more;
 	if (g->oom)
 		return -1;
+	if (g->style == NS_GRID_COLUMNS)
+		return write_columns(out, g);
 	if (g->style == NS_GRID_PYTORCH) {
 		separator(out, g);
 		if (put_line(out, g, NULL, 0, &more, true))
@@ -371,6 +446,18 @@ int ns_grid_write_text(FILE *out, const struct ns_grid *g)
 
 /* ---- machine forms: CSV and JSON ---- */
 
+/* The bytes of a TEXT cell's text. */
+static size_t text_len(const struct ns_cell *c)
+{
+	return c->len ? c->len : c->text ? strlen(c->text) : 0;
+}
+
+/* Whether a NUM cell's text is a finite number (JSON has no Inf). */
+static bool finite_number(const char *s)
+{
+	return s && *s && isfinite(strtod(s, NULL));
+}
+
 /* A cell as CSV or JSON writes it: strings escaped, times in exact
  * decimal microseconds. */
 static void put_value(FILE *out, const struct ns_cell *c, bool json)
@@ -381,7 +468,10 @@ static void put_value(FILE *out, const struct ns_cell *c, bool json)
 		fputs(json ? "null" : "", out);
 		break;
 	case NS_CELL_TEXT:
-		(json ? ns_json_string : ns_csv_string)(out, c->text ? c->text : "");
+		if (json)
+			ns_json_string(out, c->text ? c->text : "");
+		else
+			ns_csv_string_n(out, c->text ? c->text : "", text_len(c));
 		break;
 	case NS_CELL_TIME:
 	case NS_CELL_US:
@@ -397,6 +487,9 @@ static void put_value(FILE *out, const struct ns_cell *c, bool json)
 	case NS_CELL_INT:
 	case NS_CELL_BYTES:
 		fprintf(out, "%" PRId64, c->i);
+		break;
+	case NS_CELL_NUM:
+		fputs(json && !finite_number(c->text) ? "null" : c->text ? c->text : "", out);
 		break;
 	}
 }
@@ -423,8 +516,19 @@ void ns_grid_write_json(FILE *out, const struct ns_grid *g)
 	for (size_t r = 0; r < g->n_rows; r++) {
 		fputs(r ? ",\n  {" : "\n  {", out);
 		for (size_t c = 0; c < g->n_cols; c++) {
-			fprintf(out, "%s\"%s\": ", c ? ", " : "", g->cols[c].key);
-			put_value(out, &g->cells[r * g->n_cols + c], true);
+			const struct ns_cell *cell = &g->cells[r * g->n_cols + c];
+			if (g->json_string) {
+				fputs(c ? ", " : "", out);
+				const char *key = g->cols[c].key ? g->cols[c].key : "";
+				g->json_string(out, key, strlen(key));
+				fputs(": ", out);
+			} else {
+				fprintf(out, "%s\"%s\": ", c ? ", " : "", g->cols[c].key);
+			}
+			if (g->json_string && cell->type == NS_CELL_TEXT)
+				g->json_string(out, cell->text ? cell->text : "", text_len(cell));
+			else
+				put_value(out, cell, true);
 		}
 		fputc('}', out);
 	}

@@ -30,6 +30,7 @@ enum ns_cell_type {
 	NS_CELL_BYTES,     /* i bytes: "1.50 KB" in text/Markdown, the integer in CSV/JSON */
 	NS_CELL_BOOL,      /* i != 0: true or false */
 	NS_CELL_US,        /* i nanoseconds as exact decimal µs everywhere, "us" after it in text/Markdown */
+	NS_CELL_NUM,       /* text: a number already spelled out, as is everywhere; JSON: null if not finite (Inf) */
 };
 
 struct ns_cell {
@@ -37,6 +38,8 @@ struct ns_cell {
 	const char *text;
 	int64_t i;            /* INT, BYTES, BOOL; TIME, US: exact nanoseconds */
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
+	size_t len;           /* TEXT: its bytes, when they hold a NUL (CSV, and JSON with the grid's
+				 json_string); 0: up to its NUL */
 };
 
 /* How a text-table cell wider than the column's cap is cut (spec A6.7). */
@@ -64,6 +67,8 @@ struct ns_grid_col {
 enum ns_grid_style {
 	NS_GRID_PYTORCH = 0, /* rules, header, every cell padded and followed by two spaces */
 	NS_GRID_PLAIN,       /* no rules or header, indented by two, the last cell not padded (help text) */
+	NS_GRID_COLUMNS,     /* the header, a line of dashes under each header, the rows; no blanks at the
+				end of a line; headers count toward the widths (set it before adding columns) */
 };
 
 struct ns_grid {
@@ -78,6 +83,13 @@ struct ns_grid {
 	bool *marked;
 	size_t n_rows, marked_cap;
 	bool oom;                  /* an allocation failed: rendering is refused */
+	bool as_is;                /* text: cells and headers printed as given (the layout made them
+				      visible); widths count each byte that is not part of a valid
+				      UTF-8 sequence as one character */
+	/* JSON: the escaper of keys and text cells, s[0..len) (NULL: keys as
+	 * they are, text through ns_json_string) */
+	void (*json_string)(FILE *out, const char *s, size_t len);
+	const char *indent, *gap;  /* NS_GRID_PLAIN: before each line, between cells (NULL: two spaces) */
 };
 
 void ns_grid_init(struct ns_grid *g, const char *time_unit);

@@ -1,5 +1,5 @@
-/* `neuron-stats sql`: one read-only query, printed as an aligned table, CSV
- * or JSON.
+/* `neuron-stats sql`: one read-only query, its result returned as typed
+ * values (report/sqlout.c prints it as an aligned table, CSV or JSON).
  *
  * Read-only is enforced three ways: the file is opened SQLITE_OPEN_READONLY,
  * ATTACH is limited to zero databases, and an authorizer allows only
@@ -31,9 +31,8 @@
 #include "store/store-internal.h"
 
 struct cell {
-	size_t off, len;  /* the formatted text, in result.text */
+	size_t off, len;  /* the formatted text, in result.text (NUL-terminated there) */
 	uint8_t type;     /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB, SQLITE_NULL */
-	bool nonfinite;   /* a REAL that is +-Inf (JSON has no spelling for it) */
 };
 
 struct result {
@@ -188,7 +187,6 @@ static int collect_cell(struct result *r, sqlite3_stmt *st, int i)
 		rc = append_text(r, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", (long long)sqlite3_column_int64(st, i)));
 		break;
 	case SQLITE_FLOAT:
-		c.nonfinite = isinf(sqlite3_column_double(st, i));
 		rc = append_text(r, buf, (size_t)format_real(sqlite3_column_double(st, i), buf, sizeof(buf)));
 		break;
 	case SQLITE_TEXT:
@@ -206,9 +204,9 @@ static int collect_cell(struct result *r, sqlite3_stmt *st, int i)
 	default:
 		break;
 	}
-	if (rc < 0)
+	if (rc < 0 || append_text(r, "", 1) < 0) /* (the NUL after it) */
 		return -1;
-	c.len = r->text_len - c.off;
+	c.len = r->text_len - 1 - c.off;
 	if (r->n_cells == r->cap_cells) {
 		size_t cap = r->cap_cells ? r->cap_cells * 2 : 256;
 		struct cell *cells = realloc(r->cells, cap * sizeof(*cells));
@@ -221,295 +219,7 @@ static int collect_cell(struct result *r, sqlite3_stmt *st, int i)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if p[0] starts none. */
-static size_t utf8_sequence(const unsigned char *p, size_t n)
-{
-	size_t len;
-	uint32_t min, cp;
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2, min = 0x80, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3, min = 0x800, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4, min = 0x10000, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/* In the table format a control character is shown escaped (\n, \r, \t,
- * \xHH) so that every row stays on one line. Returns the escape's length
- * (0 for a printable byte) and writes it to out. */
-static size_t escape_control(unsigned char ch, char out[5])
-{
-	if (ch >= 0x20 && ch != 0x7f)
-		return 0;
-	if (ch == '\n' || ch == '\r' || ch == '\t') {
-		out[0] = '\\';
-		out[1] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : 't';
-		return 2;
-	}
-	snprintf(out, 5, "\\x%02x", ch);
-	return 4;
-}
-
-/* Display width in the table: characters, an invalid byte counting as one
- * and a control character as its escape. */
-static size_t display_width(const char *s, size_t len)
-{
-	size_t width = 0;
-	char esc[5];
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
-		size_t escape_len = n == 1 ? escape_control((unsigned char)s[i], esc) : 0;
-		width += escape_len ? escape_len : 1;
-		i += n ? n : 1;
-	}
-	return width;
-}
-
-/* One table line, built in memory so trailing blanks can be dropped. */
-struct line {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
-
-static void line_put(struct line *l, const char *s, size_t n)
-{
-	if (l->oom || !n)
-		return;
-	if (l->len + n > l->cap) {
-		size_t cap = l->cap ? l->cap : 256;
-		while (cap < l->len + n)
-			cap *= 2;
-		char *buf = realloc(l->buf, cap);
-		if (!buf) {
-			l->oom = true;
-			return;
-		}
-		l->buf = buf;
-		l->cap = cap;
-	}
-	memcpy(l->buf + l->len, s, n);
-	l->len += n;
-}
-
-static void line_put_text(struct line *l, const char *s, size_t len)
-{
-	char esc[5];
-	size_t start = 0;
-	for (size_t i = 0; i < len; i++) {
-		size_t escape_len = escape_control((unsigned char)s[i], esc);
-		if (!escape_len)
-			continue;
-		line_put(l, s + start, i - start);
-		line_put(l, esc, escape_len);
-		start = i + 1;
-	}
-	line_put(l, s + start, len - start);
-}
-
-static void line_pad(struct line *l, size_t n)
-{
-	static const char spaces[] = "                                ";
-	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
-		line_put(l, spaces, sizeof(spaces) - 1);
-	line_put(l, spaces, n);
-}
-
-/* Prints one table line (texts/lens: one entry per column), without
- * trailing blanks. */
-static void print_table_line(FILE *out, struct line *l, int n_cols, const char *const *texts, const size_t *lens,
-			     const size_t *widths, const bool *numeric)
-{
-	l->len = 0;
-	for (int c = 0; c < n_cols; c++) {
-		size_t pad = widths[c] - display_width(texts[c], lens[c]);
-		if (c)
-			line_pad(l, 2);
-		if (numeric[c])
-			line_pad(l, pad);
-		line_put_text(l, texts[c], lens[c]);
-		if (!numeric[c])
-			line_pad(l, pad);
-	}
-	while (l->len && l->buf[l->len - 1] == ' ')
-		l->len--;
-	if (l->len)
-		fwrite(l->buf, 1, l->len, out);
-	putc('\n', out);
-}
-
-/* Column-aligned text. A column whose values are all numbers (NULLs aside)
- * is right-aligned, header included; NULL prints as nothing. */
-static int render_table(FILE *out, sqlite3_stmt *st, const struct result *r)
-{
-	int n = r->n_cols;
-	size_t n_rows = r->n_cells / (size_t)n;
-	size_t *widths = calloc((size_t)n, sizeof(*widths)), *lens = calloc((size_t)n, sizeof(*lens));
-	bool *numeric = calloc((size_t)n, sizeof(*numeric));
-	const char **texts = calloc((size_t)n, sizeof(*texts));
-	char *dashes = NULL;
-	struct line line = { 0 };
-	int rc = -1;
-	if (!widths || !lens || !numeric || !texts)
-		goto out;
-	size_t max_width = 0;
-	for (int c = 0; c < n; c++) {
-		const char *name = sqlite3_column_name(st, c);
-		bool any_number = false, all_numbers = true;
-		widths[c] = display_width(name, strlen(name));
-		for (size_t row = 0; row < n_rows; row++) {
-			const struct cell *cell = &r->cells[row * (size_t)n + (size_t)c];
-			size_t w = display_width(r->text + cell->off, cell->len);
-			if (w > widths[c])
-				widths[c] = w;
-			if (cell->type == SQLITE_INTEGER || cell->type == SQLITE_FLOAT)
-				any_number = true;
-			else if (cell->type != SQLITE_NULL)
-				all_numbers = false;
-		}
-		numeric[c] = any_number && all_numbers;
-		if (widths[c] > max_width)
-			max_width = widths[c];
-	}
-	if (!(dashes = malloc(max_width + 1)))
-		goto out;
-	memset(dashes, '-', max_width);
-	for (int c = 0; c < n; c++) {
-		texts[c] = sqlite3_column_name(st, c);
-		lens[c] = strlen(texts[c]);
-	}
-	print_table_line(out, &line, n, texts, lens, widths, numeric);
-	for (int c = 0; c < n; c++) {
-		texts[c] = dashes;
-		lens[c] = widths[c];
-	}
-	print_table_line(out, &line, n, texts, lens, widths, numeric);
-	for (size_t row = 0; row < n_rows; row++) {
-		for (int c = 0; c < n; c++) {
-			const struct cell *cell = &r->cells[row * (size_t)n + (size_t)c];
-			texts[c] = r->text + cell->off;
-			lens[c] = cell->len;
-		}
-		print_table_line(out, &line, n, texts, lens, widths, numeric);
-	}
-	rc = line.oom ? -1 : 0;
-out:
-	free(widths);
-	free(lens);
-	free(numeric);
-	free(texts);
-	free(dashes);
-	free(line.buf);
-	return rc;
-}
-
-/* RFC 4180: CRLF line ends; a field with a comma, quote, CR or LF is
- * quoted, with quotes doubled. */
-static void print_csv_field(FILE *out, const char *s, size_t len)
-{
-	if (!memchr(s, ',', len) && !memchr(s, '"', len) && !memchr(s, '\r', len) && !memchr(s, '\n', len)) {
-		fwrite(s, 1, len, out);
-		return;
-	}
-	putc('"', out);
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '"')
-			putc('"', out);
-		putc(s[i], out);
-	}
-	putc('"', out);
-}
-
-static int render_csv(FILE *out, sqlite3_stmt *st, const struct result *r)
-{
-	int n = r->n_cols;
-	for (int c = 0; c < n; c++) {
-		const char *name = sqlite3_column_name(st, c);
-		if (c)
-			putc(',', out);
-		print_csv_field(out, name, strlen(name));
-	}
-	fputs("\r\n", out);
-	for (size_t i = 0; i < r->n_cells; i++) {
-		const struct cell *cell = &r->cells[i];
-		print_csv_field(out, r->text + cell->off, cell->len);
-		fputs((i + 1) % (size_t)n ? "," : "\r\n", out);
-	}
-	return 0;
-}
-
-/* A JSON string; bytes that are not valid UTF-8 become U+FFFD. */
-static void print_json_string(FILE *out, const char *s, size_t len)
-{
-	putc('"', out);
-	for (size_t i = 0; i < len;) {
-		unsigned char ch = (unsigned char)s[i];
-		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
-		if (!n) {
-			fputs("\\ufffd", out);
-			i++;
-			continue;
-		}
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", out);
-		else if (ch == '\r')
-			fputs("\\r", out);
-		else if (ch == '\t')
-			fputs("\\t", out);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fwrite(s + i, 1, n, out);
-		i += n;
-	}
-	putc('"', out);
-}
-
-/* An array of objects, one row per line; integers and reals are JSON
- * numbers, NULL and infinite reals null, blobs hex strings. */
-static int render_json(FILE *out, sqlite3_stmt *st, const struct result *r)
-{
-	int n = r->n_cols;
-	size_t n_rows = r->n_cells / (size_t)n;
-	fputs(n_rows ? "[\n" : "[]\n", out);
-	for (size_t row = 0; row < n_rows; row++) {
-		fputs("  {", out);
-		for (int c = 0; c < n; c++) {
-			const struct cell *cell = &r->cells[row * (size_t)n + (size_t)c];
-			const char *name = sqlite3_column_name(st, c);
-			if (c)
-				fputs(", ", out);
-			print_json_string(out, name, strlen(name));
-			fputs(": ", out);
-			if (cell->type == SQLITE_NULL || cell->nonfinite)
-				fputs("null", out);
-			else if (cell->type == SQLITE_INTEGER || cell->type == SQLITE_FLOAT)
-				fwrite(r->text + cell->off, 1, cell->len, out);
-			else
-				print_json_string(out, r->text + cell->off, cell->len);
-		}
-		fputs(row + 1 < n_rows ? "},\n" : "}\n]\n", out);
-	}
-	return 0;
-}
-
-/* The bounds of one query (ns_sql_run). */
+/* The bounds of one query (ns_sql_query). */
 struct bounds {
 	const struct ns_sql_limits *limits;
 	struct timespec deadline; /* CLOCK_MONOTONIC; with limits->timeout_s */
@@ -612,16 +322,92 @@ void ns_sql_init(void)
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
 }
 
-int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FILE *out,
-	       const struct ns_sql_limits *limits, struct ns_error *err)
+/* Opens db_path read-only for one query, with every guard of the header
+ * comment, and prepares sql. */
+static int open_query(const char *db_path, const char *sql, struct bounds *bounds, struct refusal *refusal,
+		      sqlite3 **db, sqlite3_stmt **st, struct ns_error *err)
+{
+	int rc;
+	if ((rc = ns_store_open_readonly(db_path, db, err)))
+		return rc;
+	sqlite3_limit(*db, SQLITE_LIMIT_ATTACHED, 0);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+	sqlite3_set_authorizer(*db, authorize, refusal);
+	if (bounds->limits && bounds->limits->timeout_s)
+		sqlite3_progress_handler(*db, 1000, check_deadline, bounds);
+	return prepare_query(*db, db_path, sql, refusal, st, err);
+}
+
+/* Steps st to the end, collecting every row into r within the bounds. */
+static int collect_rows(sqlite3 *db, sqlite3_stmt *st, const char *db_path, struct bounds *bounds,
+			struct result *r, struct ns_error *err)
+{
+	int sqlite_rc;
+	r->n_cols = sqlite3_column_count(st);
+	while ((sqlite_rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int c = 0; c < r->n_cols; c++)
+			if (collect_cell(r, st, c) < 0)
+				return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory holding the query result",
+						    db_path);
+		if (over_memory(bounds, r))
+			return memory_error(bounds, db_path, err);
+		if (past_deadline(bounds))
+			return timeout_error(bounds, db_path, err);
+	}
+	if (sqlite_rc == SQLITE_DONE)
+		return 0;
+	if (bounds->timed_out)
+		return timeout_error(bounds, db_path, err);
+	if ((sqlite_rc & 0xff) == SQLITE_NOMEM && bounds->limits && bounds->limits->max_memory)
+		return memory_error(bounds, db_path, err);
+	return query_failure(db, sqlite_rc, db_path, "cannot run the query", err);
+}
+
+static const enum ns_sql_type value_types[] = {
+	[SQLITE_INTEGER] = NS_SQL_INTEGER, [SQLITE_FLOAT] = NS_SQL_REAL, [SQLITE_TEXT] = NS_SQL_TEXT,
+	[SQLITE_BLOB] = NS_SQL_BLOB, [SQLITE_NULL] = NS_SQL_NULL,
+};
+
+/* Hands the collected rows and st's column names over to out (r's text
+ * moves there). */
+static int give_result(sqlite3_stmt *st, struct result *r, struct ns_sql_result *out)
+{
+	size_t n_cols = (size_t)r->n_cols, names_at = r->text_len;
+	for (size_t c = 0; c < n_cols; c++) {
+		const char *name = sqlite3_column_name(st, (int)c);
+		if (!name || append_text(r, name, strlen(name) + 1) < 0)
+			return -1;
+	}
+	out->names = calloc(n_cols ? n_cols : 1, sizeof(*out->names));
+	out->values = calloc(r->n_cells ? r->n_cells : 1, sizeof(*out->values));
+	if (!out->names || !out->values)
+		return -1;
+	for (size_t c = 0, at = names_at; c < n_cols; c++, at += strlen(r->text + at) + 1)
+		out->names[c] = r->text + at;
+	for (size_t k = 0; k < r->n_cells; k++) {
+		const struct cell *cell = &r->cells[k];
+		out->values[k] = (struct ns_sql_value){ value_types[cell->type], r->text + cell->off, cell->len };
+	}
+	out->n_cols = n_cols;
+	out->n_rows = n_cols ? r->n_cells / n_cols : 0;
+	out->text = r->text;
+	r->text = NULL;
+	return 0;
+}
+
+int ns_sql_query(const char *db_path, const char *sql, const struct ns_sql_limits *limits,
+		 struct ns_sql_result *out, struct ns_error *err)
 {
 	struct refusal refusal = { 0 };
 	struct result r = { 0 };
 	struct bounds bounds = { .limits = limits };
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc, sqlite_rc;
+	int rc;
 	int64_t previous_heap_limit = -1;
+	memset(out, 0, sizeof(*out));
 	if (limits && limits->timeout_s) {
 		clock_gettime(CLOCK_MONOTONIC, &bounds.deadline);
 		bounds.deadline.tv_sec += (time_t)limits->timeout_s;
@@ -629,58 +415,13 @@ int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FIL
 	if (limits && limits->max_memory)
 		previous_heap_limit = sqlite3_hard_heap_limit64((int64_t)(limits->max_memory > INT64_MAX ? INT64_MAX
 												: limits->max_memory));
-	if ((rc = ns_store_open_readonly(db_path, &db, err)))
+	if ((rc = open_query(db_path, sql, &bounds, &refusal, &db, &st, err)) ||
+	    (rc = collect_rows(db, st, db_path, &bounds, &r, err)))
 		goto out;
-	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-	sqlite3_set_authorizer(db, authorize, &refusal);
-	if (limits && limits->timeout_s)
-		sqlite3_progress_handler(db, 1000, check_deadline, &bounds);
-	if ((rc = prepare_query(db, db_path, sql, &refusal, &st, err)))
-		goto out;
-	r.n_cols = sqlite3_column_count(st);
-	while ((sqlite_rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int c = 0; c < r.n_cols; c++) {
-			if (collect_cell(&r, st, c) < 0) {
-				rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory holding the query result", db_path);
-				goto out;
-			}
-		}
-		if (over_memory(&bounds, &r)) {
-			rc = memory_error(&bounds, db_path, err);
-			goto out;
-		}
-		if (past_deadline(&bounds)) {
-			rc = timeout_error(&bounds, db_path, err);
-			goto out;
-		}
+	if (give_result(st, &r, out) < 0) {
+		ns_sql_result_release(out);
+		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory holding the query result", db_path);
 	}
-	if (sqlite_rc != SQLITE_DONE) {
-		if (bounds.timed_out)
-			rc = timeout_error(&bounds, db_path, err);
-		else if ((sqlite_rc & 0xff) == SQLITE_NOMEM && limits && limits->max_memory)
-			rc = memory_error(&bounds, db_path, err);
-		else
-			rc = query_failure(db, sqlite_rc, db_path, "cannot run the query", err);
-		goto out;
-	}
-	if (r.n_cols) {
-		int (*const render[])(FILE *, sqlite3_stmt *, const struct result *) = {
-			[NS_SQL_TABLE] = render_table, [NS_SQL_CSV] = render_csv, [NS_SQL_JSON] = render_json
-		};
-		if ((unsigned)fmt >= NS_ARRAY_SIZE(render)) {
-			rc = ns_error_set(err, NS_ERR_USAGE, "unknown output format %d", (int)fmt);
-			goto out;
-		}
-		if (render[fmt](out, st, &r) < 0) {
-			rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory printing the query result", db_path);
-			goto out;
-		}
-	}
-	if (ferror(out))
-		rc = ns_error_set(err, NS_ERR_IO, "cannot write the query result");
 out:
 	free(r.cells);
 	free(r.text);
@@ -689,4 +430,12 @@ out:
 	if (previous_heap_limit >= 0)
 		sqlite3_hard_heap_limit64(previous_heap_limit);
 	return rc;
+}
+
+void ns_sql_result_release(struct ns_sql_result *r)
+{
+	free(r->names);
+	free(r->values);
+	free(r->text);
+	memset(r, 0, sizeof(*r));
 }

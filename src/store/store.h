@@ -13,6 +13,7 @@
 #include "common/trace.h"
 #include "ingest/rows.h"
 #include "ntff/ntff.h"
+#include "store/sql.h"
 
 #define NS_SCHEMA_VERSION 6 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
                                4: event_stats slimmed, event_memory; 5: explorer_warnings;
@@ -121,25 +122,5 @@ void ns_store_remove_stale_temps(const char *dir, bool (*is_temp_name)(const cha
  * "-" is standard input). Free with ns_source_ids_free. */
 int ns_source_ids(char *const *paths, size_t n, struct ns_source_id **out, struct ns_error *err);
 void ns_source_ids_free(struct ns_source_id *ids, size_t n);
-
-enum ns_sql_format { NS_SQL_TABLE = 0, NS_SQL_CSV, NS_SQL_JSON };
-/* The bounds of one query; 0 is no bound. */
-struct ns_sql_limits {
-	unsigned timeout_s;   /* wall-clock seconds, from the open to the last row */
-	uint64_t max_memory;  /* bytes: SQLite's memory and the collected result together */
-};
-#define NS_SQL_TIMEOUT_DEFAULT 60
-#define NS_SQL_MAX_MEMORY_DEFAULT (UINT64_C(2) << 30) /* 2 GiB */
-/* Makes SQLite count its memory, which limits->max_memory needs. Call it
- * before any other use of SQLite in the process (later, it does nothing). */
-void ns_sql_init(void);
-/* Runs one read-only statement (the database is opened read-only, with
- * SQLITE_LIMIT_ATTACHED 0 and an authorizer denying writes and the
- * functions that are not safe, see sql.c) and prints the result to out.
- * limits may be NULL (no bounds). Past a bound: NS_ERR_NOMEM. An error in
- * the query is NS_ERR_USAGE; a damaged database NS_ERR_INPUT, an I/O error
- * NS_ERR_IO. */
-int ns_sql_run(const char *db_path, const char *sql, enum ns_sql_format fmt, FILE *out,
-	       const struct ns_sql_limits *limits, struct ns_error *err);
 
 #endif

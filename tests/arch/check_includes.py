@@ -32,12 +32,6 @@ FOLDERS = ["common", "ingest", "neff", "ntff", "aggregate", "store", "report", "
 
 # (rule, file under src/, what) -> (reason, the issue 18 step that removes it)
 ALLOWED = {
-    ("people", "store/sql.c", "FILE *"):
-        ("`sql` output: its own table, CSV and JSON renderers",
-         "the grid engine: `sql` output as a layout over report/'s grid"),
-    ("people", "store/store.h", "FILE *"):
-        ("ns_sql_run writes `sql` output to a stream",
-         "the grid engine: `sql` output as a layout over report/'s grid"),
     ("people", "neff/neff.h", "FILE *"):
         ("ns_neff_write_summary writes the `neff` summary to a stream",
          "the grid engine: the neff output as a layout over report/'s grid"),
@@ -47,15 +41,6 @@ ALLOWED = {
     ("people", "neff/neff-print.c", "%-Ns"):
         ("`neff` summary columns padded by printf",
          "the grid engine: the neff output as a layout over report/'s grid"),
-    ("people", "cli/cmd-ls.c", "%-Ns"):
-        ("`ls` prints its listing with printf column widths",
-         "the grid engine: the ls output as a layout over report/'s grid"),
-    ("people", "cli/load-ui.c", "%-Ns"):
-        ("the counters listing (stderr) padded by printf",
-         "the grid engine: one more layout"),
-    ("people", "cli/main.c", "%-Ns"):
-        ("the command list of --help, padded by printf",
-         "the field table: help text generated with the grid engine"),
     ("people", "cli/opt.c", "%-Ns"):
         ("option help columns of --help, padded by printf",
          "the field table: help text generated with the grid engine"),

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report/sqlout.h"
 #include "store/rowq.h"
 #include "store/store.h"
 
@@ -360,7 +361,11 @@ static char *query(const char *db_path, const char *sql, enum ns_sql_format fmt,
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	cr_assert_not_null(out);
-	int rc = ns_sql_run(db_path, sql, fmt, out, NULL, err);
+	struct ns_sql_result result;
+	int rc = ns_sql_query(db_path, sql, NULL, &result, err);
+	if (!rc)
+		rc = ns_sql_write(out, &result, fmt, db_path, err);
+	ns_sql_result_release(&result);
 	fclose(out);
 	if (rc) {
 		free(buf);
