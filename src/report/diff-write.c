@@ -9,6 +9,7 @@
 
 #include "common/vec.h"
 #include "report/diff-internal.h"
+#include "report/grid.h"
 
 /* ---- formatting helpers ---- */
 
@@ -582,78 +583,156 @@ static void write_json(FILE *out, const struct ns_diff *d, const struct ns_diff_
 	fputs(first ? "]}\n" : "\n]}\n", out);
 }
 
-/* ---- CSV ---- */
+/* ---- CSV and JSON: the values of a row and of a metric, as grid cells ---- */
 
-static void csv_metric(FILE *out, const struct ns_diff_metric *m)
+/* A row's own values, in the order of both forms. */
+enum row_value { RV_NAME, RV_OVERLOAD, RV_SHAPES, RV_STACK, RV_NEFF, RV_ON, RV_ANNOTATION, RV_VERDICT,
+		 RV_BASE_CALLS, RV_NEW_CALLS, RV__COUNT };
+
+static const char *const row_csv_keys[RV__COUNT] = { "name", "overload", "input_shapes", "stack", "neff", "on",
+						     "user_annotation", "verdict", "base_calls", "new_calls" };
+
+/* A metric's values (docs/diff.md "JSON contract"). */
+enum metric_value { MV_BASE, MV_NEW, MV_CHANGE, MV_CHANGE_PCT, MV_JUDGED_ON, MV_BASE_MEDIAN, MV_BASE_MAD,
+		    MV_NEW_MEDIAN, MV_NEW_MAD, MV_STEP_CHANGE, MV_STEP_CHANGE_PCT, MV_P, MV_P_EXACT, MV_VERDICT,
+		    MV__COUNT };
+
+struct metric_col {
+	enum metric_value v;
+	const char *key;
+};
+
+/* The CSV's columns of a metric, each named after the metric's key:
+ * self_cpu_base_us, ... */
+static const struct metric_col metric_csv_cols[] = {
+	{ MV_BASE, "base_us" },
+	{ MV_NEW, "new_us" },
+	{ MV_CHANGE, "change_us" },
+	{ MV_CHANGE_PCT, "change_pct" },
+	{ MV_JUDGED_ON, "judged_on" },
+	{ MV_BASE_MEDIAN, "base_step_median_us" },
+	{ MV_BASE_MAD, "base_step_mad_us" },
+	{ MV_NEW_MEDIAN, "new_step_median_us" },
+	{ MV_NEW_MAD, "new_step_mad_us" },
+	{ MV_STEP_CHANGE_PCT, "step_change_pct" },
+	{ MV_P, "p" },
+	{ MV_VERDICT, "verdict" },
+};
+
+#define N_CSV_COLS (RV__COUNT + NS_DIFF_N_METRICS * NS_ARRAY_SIZE(metric_csv_cols))
+
+static struct ns_cell text_cell(const char *s)
 {
-	char buf[64];
-	ns_format_us(buf, sizeof(buf), m->base_ns);
-	fprintf(out, ",%s", buf);
-	ns_format_us(buf, sizeof(buf), m->new_ns);
-	fprintf(out, ",%s", buf);
-	ns_format_us(buf, sizeof(buf), m->new_ns - m->base_ns);
-	fprintf(out, ",%s,", buf);
-	put_number(out, ns_diff_change_pct((double)m->base_ns, (double)m->new_ns), false, "");
-	fprintf(out, ",%s", m->verdict == NS_VERDICT_NONE ? "" : m->by_steps ? "steps" : "total");
-	if (m->by_steps) {
-		const double v[] = { m->base_step.median, m->base_step.mad, m->new_step.median, m->new_step.mad };
-		for (size_t i = 0; i < NS_ARRAY_SIZE(v); i++) {
-			fputc(',', out);
-			json_us(out, v[i]);
-		}
-		fputc(',', out);
-		put_number(out, m->change_pct, false, "");
-		fputc(',', out);
-		put_number(out, m->p, true, "");
-	} else {
-		fputs(",,,,,,", out);
-	}
-	fprintf(out, ",%s", ns_verdict_name(m->verdict));
+	return (struct ns_cell){ .type = NS_CELL_TEXT, .text = s };
 }
 
-static void write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+static struct ns_cell num_cell(enum ns_cell_type type, double x)
 {
-	static const char *const per_metric[] = { "base_us",	   "new_us",	     "change_us",
-						  "change_pct",	   "judged_on",	     "base_step_median_us",
-						  "base_step_mad_us", "new_step_median_us", "new_step_mad_us",
-						  "step_change_pct", "p",		     "verdict" };
-	long printed = 0;
-	fputs("name,overload,input_shapes,stack,neff,on,user_annotation,verdict,base_calls,new_calls", out);
-	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-		for (size_t c = 0; c < NS_ARRAY_SIZE(per_metric); c++)
-			fprintf(out, ",%s_%s", ns_diff_metric_keys[k], per_metric[c]);
-	fputs("\r\n", out);
-	for (size_t i = 0; i <= d->n_rows; i++) {
-		bool total = i == d->n_rows; /* the summary line comes last, with on = "total" */
-		const struct ns_diff_row *r = total ? NULL : &d->rows[d->order[i]];
-		int64_t calls[2] = { 0, 0 };
-		if (!total && (!row_shown(d, d->order[i], o) || (o->row_limit >= 0 && printed >= o->row_limit)))
-			continue;
-		printed++;
-		if (total) {
-			for (size_t k = 0; k < d->n_rows; k++) {
-				calls[0] += d->rows[k].base_calls;
-				calls[1] += d->rows[k].new_calls;
-			}
-			fprintf(out, ",,,,,total,,,%" PRId64 ",%" PRId64, calls[0], calls[1]);
-		} else {
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->name));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->overload));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->shapes));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->stack));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->neff));
-			fprintf(out, ",%s,%s,%s,%" PRId64 ",%" PRId64, r->on_device ? "device" : "cpu",
-				r->is_user_annotation ? "true" : "false", ns_verdict_name(r->verdict), r->base_calls,
-				r->new_calls);
+	return (struct ns_cell){ .type = type, .x = x };
+}
+
+/* A metric's values: totals, then (when judged on steps, else missing)
+ * the per-step medians, MADs, their change and the test. */
+static void metric_values(const struct ns_diff_metric *m, struct ns_cell v[MV__COUNT])
+{
+	memset(v, 0, MV__COUNT * sizeof(*v)); /* NS_CELL_EMPTY */
+	v[MV_BASE] = num_cell(NS_CELL_NS, (double)m->base_ns);
+	v[MV_NEW] = num_cell(NS_CELL_NS, (double)m->new_ns);
+	v[MV_CHANGE] = num_cell(NS_CELL_NS, (double)(m->new_ns - m->base_ns));
+	v[MV_CHANGE_PCT] = num_cell(NS_CELL_PCT, ns_diff_change_pct((double)m->base_ns, (double)m->new_ns));
+	if (m->verdict != NS_VERDICT_NONE)
+		v[MV_JUDGED_ON] = text_cell(m->by_steps ? "steps" : "total");
+	v[MV_VERDICT] = text_cell(ns_verdict_name(m->verdict));
+	if (!m->by_steps)
+		return;
+	v[MV_BASE_MEDIAN] = num_cell(NS_CELL_NS, m->base_step.median);
+	v[MV_BASE_MAD] = num_cell(NS_CELL_NS, m->base_step.mad);
+	v[MV_NEW_MEDIAN] = num_cell(NS_CELL_NS, m->new_step.median);
+	v[MV_NEW_MAD] = num_cell(NS_CELL_NS, m->new_step.mad);
+	v[MV_STEP_CHANGE] = num_cell(NS_CELL_NS, m->new_step.median - m->base_step.median);
+	v[MV_STEP_CHANGE_PCT] = num_cell(NS_CELL_PCT, m->change_pct);
+	v[MV_P] = num_cell(NS_CELL_P, m->p);
+	v[MV_P_EXACT] = (struct ns_cell){ .type = NS_CELL_BOOL, .i = m->p_exact };
+}
+
+/* A row's own values (r NULL: the summary line, on = "total", with the
+ * calls of every row). */
+static void row_values(const struct ns_diff *d, const struct ns_diff_row *r, struct ns_cell v[RV__COUNT])
+{
+	const struct ns_strtab *st = &d->strings;
+	memset(v, 0, RV__COUNT * sizeof(*v)); /* NS_CELL_EMPTY */
+	v[RV_BASE_CALLS] = (struct ns_cell){ .type = NS_CELL_INT };
+	v[RV_NEW_CALLS] = (struct ns_cell){ .type = NS_CELL_INT };
+	if (!r) {
+		v[RV_ON] = text_cell("total");
+		for (size_t k = 0; k < d->n_rows; k++) {
+			v[RV_BASE_CALLS].i += d->rows[k].base_calls;
+			v[RV_NEW_CALLS].i += d->rows[k].new_calls;
 		}
-		for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-			csv_metric(out, total ? &d->total[k] : &r->m[k]);
-		fputs("\r\n", out);
+		return;
 	}
+	v[RV_NAME] = text_cell(ns_strtab_get(st, r->name));
+	v[RV_OVERLOAD] = text_cell(ns_strtab_get(st, r->overload));
+	v[RV_SHAPES] = text_cell(ns_strtab_get(st, r->shapes));
+	v[RV_STACK] = text_cell(ns_strtab_get(st, r->stack));
+	v[RV_NEFF] = text_cell(ns_strtab_get(st, r->neff));
+	v[RV_ON] = text_cell(r->on_device ? "device" : "cpu");
+	v[RV_ANNOTATION] = (struct ns_cell){ .type = NS_CELL_BOOL, .i = r->is_user_annotation };
+	v[RV_VERDICT] = text_cell(ns_verdict_name(r->verdict));
+	v[RV_BASE_CALLS].i = r->base_calls;
+	v[RV_NEW_CALLS].i = r->new_calls;
+}
+
+/* The rows printed in CSV and JSON, in display order: *n of them. */
+static size_t *machine_rows(const struct ns_diff *d, const struct ns_diff_write_opts *o, size_t *n)
+{
+	size_t *rows = malloc((d->n_rows + 1) * sizeof(*rows));
+	*n = 0;
+	for (size_t i = 0; rows && i < d->n_rows && (o->row_limit < 0 || (long)*n < o->row_limit); i++)
+		if (row_shown(d, d->order[i], o))
+			rows[(*n)++] = d->order[i];
+	return rows;
+}
+
+/* ---- CSV: one grid; the summary line comes last, with on = "total" ---- */
+
+static void csv_row(struct ns_grid *g, const struct ns_diff *d, const struct ns_diff_row *r)
+{
+	struct ns_cell cells[N_CSV_COLS], v[MV__COUNT];
+	size_t c = RV__COUNT;
+	row_values(d, r, cells);
+	for (int k = 0; k < NS_DIFF_N_METRICS; k++) {
+		metric_values(r ? &r->m[k] : &d->total[k], v);
+		for (size_t i = 0; i < NS_ARRAY_SIZE(metric_csv_cols); i++)
+			cells[c++] = v[metric_csv_cols[i].v];
+	}
+	ns_grid_row(g, cells, true, false);
+}
+
+static int write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	char keys[NS_DIFF_N_METRICS][NS_ARRAY_SIZE(metric_csv_cols)][48];
+	struct ns_grid g;
+	size_t n_rows, *rows = machine_rows(d, o, &n_rows);
+	int rc = -1;
+	ns_grid_init(&g, NULL);
+	for (size_t c = 0; c < RV__COUNT; c++)
+		ns_grid_col(&g, &(struct ns_grid_col){ .key = row_csv_keys[c] });
+	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
+		for (size_t c = 0; c < NS_ARRAY_SIZE(metric_csv_cols); c++) {
+			snprintf(keys[k][c], sizeof(keys[k][c]), "%s_%s", ns_diff_metric_keys[k], metric_csv_cols[c].key);
+			ns_grid_col(&g, &(struct ns_grid_col){ .key = keys[k][c] });
+		}
+	for (size_t i = 0; rows && i < n_rows; i++)
+		csv_row(&g, d, &d->rows[rows[i]]);
+	csv_row(&g, d, NULL);
+	if (rows && !ns_grid_error(&g)) {
+		ns_grid_write_csv(out, &g, true);
+		rc = 0;
+	}
+	ns_grid_release(&g);
+	free(rows);
+	return rc;
 }
 
 int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const struct ns_diff_write_opts *o,
@@ -672,7 +751,8 @@ int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const 
 		write_json(out, d, o);
 		break;
 	case NS_FMT_CSV:
-		write_csv(out, d, o);
+		if (write_csv(out, d, o))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		break;
 	}
 	return 0;

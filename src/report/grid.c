@@ -82,12 +82,55 @@ static void fmt_bytes(char *buf, size_t n, int64_t bytes)
 		snprintf(buf, n, "%" PRId64 " B", bytes);
 }
 
+/* Whether a cell has no value: EMPTY, a NaN PCT or P and, where a number
+ * must be finite (CSV, JSON), an infinite one. */
+static bool missing(const struct ns_cell *c, bool finite)
+{
+	if (c->type == NS_CELL_EMPTY)
+		return true;
+	if (c->type != NS_CELL_PCT && c->type != NS_CELL_P)
+		return false;
+	return isnan(c->x) || (finite && isinf(c->x));
+}
+
+/* NS: x ns rounded to the ns (half to even: nearbyint in the default
+ * rounding mode) as decimal µs; signed: "+" or "-" by the sign of x, then
+ * the rounded magnitude. */
+static void fmt_ns(char *buf, size_t n, double x, bool sign)
+{
+	if (!sign) {
+		ns_format_us(buf, n, (int64_t)nearbyint(x));
+		return;
+	}
+	buf[0] = x < 0 ? '-' : '+';
+	ns_format_us(buf + 1, n - 1, (int64_t)nearbyint(fabs(x)));
+}
+
+static void fmt_pct(char *buf, size_t n, double pct, bool sign)
+{
+	if (isinf(pct))
+		snprintf(buf, n, "%s", pct > 0 ? "+inf" : "-inf");
+	else
+		snprintf(buf, n, sign ? "%+.1f%%" : "%.1f%%", pct);
+}
+
 const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col *col, const struct ns_cell *c,
 			      char *buf, size_t n)
 {
 	buf[0] = '\0';
+	if (missing(c, false))
+		return col->none ? col->none : "";
 	switch (c->type) {
 	case NS_CELL_EMPTY:
+		break;
+	case NS_CELL_NS:
+		fmt_ns(buf, n, c->x, col->sign);
+		break;
+	case NS_CELL_PCT:
+		fmt_pct(buf, n, c->x, col->sign);
+		break;
+	case NS_CELL_P:
+		snprintf(buf, n, c->x < 0.0001 ? "<0.0001" : "%.4f", c->x);
 		break;
 	case NS_CELL_TEXT:
 		return c->text ? c->text : col->none ? col->none : "";
@@ -376,9 +419,22 @@ int ns_grid_write_text(FILE *out, const struct ns_grid *g)
 static void put_value(FILE *out, const struct ns_cell *c, bool json)
 {
 	char buf[64];
+	if (missing(c, true)) {
+		fputs(json ? "null" : "", out);
+		return;
+	}
 	switch (c->type) {
 	case NS_CELL_EMPTY:
-		fputs(json ? "null" : "", out);
+		break;
+	case NS_CELL_NS:
+		fmt_ns(buf, sizeof(buf), c->x, false);
+		fputs(buf, out);
+		break;
+	case NS_CELL_PCT:
+		fprintf(out, "%.3f", c->x);
+		break;
+	case NS_CELL_P:
+		fprintf(out, "%.6g", c->x);
 		break;
 	case NS_CELL_TEXT:
 		(json ? ns_json_string : ns_csv_string)(out, c->text ? c->text : "");

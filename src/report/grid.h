@@ -22,7 +22,7 @@
 #include <stdio.h>
 
 enum ns_cell_type {
-	NS_CELL_EMPTY = 0, /* text and Markdown: ""; CSV: an empty field; JSON: null */
+	NS_CELL_EMPTY = 0, /* text and Markdown: the column's `none` (""); CSV: an empty field; JSON: null */
 	NS_CELL_TEXT,      /* text (NULL: the column's `none`, "" in CSV and JSON) */
 	NS_CELL_INT,       /* i, in decimal */
 	NS_CELL_TIME,      /* us (PyTorch's float µs) in text/Markdown; ns (exact) in CSV/JSON */
@@ -30,6 +30,16 @@ enum ns_cell_type {
 	NS_CELL_BYTES,     /* i bytes: "1.50 KB" in text/Markdown, the integer in CSV/JSON */
 	NS_CELL_BOOL,      /* i != 0: true or false */
 	NS_CELL_US,        /* i nanoseconds as exact decimal µs everywhere, "us" after it in text/Markdown */
+	/* x nanoseconds (a double: a median may end in .5), rounded to the ns
+	 * (half to even), as exact decimal µs everywhere, with no unit */
+	NS_CELL_NS,
+	/* x percent: "12.3%" in text/Markdown ("+inf"/"-inf": a change from 0),
+	 * "12.345" in CSV/JSON, where an infinity is missing */
+	NS_CELL_PCT,
+	/* x a p-value: "0.0123" ("<0.0001" below 0.0001) in text/Markdown, 6
+	 * significant digits in CSV/JSON */
+	NS_CELL_P,
+	/* A NaN PCT or P is missing, printed as an EMPTY cell. */
 };
 
 struct ns_cell {
@@ -37,6 +47,7 @@ struct ns_cell {
 	const char *text;
 	int64_t i;            /* INT, BYTES, BOOL; TIME, US: exact nanoseconds */
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
+	double x;             /* NS, PCT, P */
 };
 
 /* How a text-table cell wider than the column's cap is cut (spec A6.7). */
@@ -56,7 +67,8 @@ struct ns_grid_col {
 	bool left;            /* text table: `{:<w}` (default `{:>w}`) */
 	enum ns_grid_cut cut;
 	char split;           /* text table: lines split at this character, one per line (stack frames) */
-	const char *none;     /* text table and Markdown: a NULL text cell prints this ("" if NULL) */
+	const char *none;     /* text table and Markdown: a NULL text cell or an EMPTY one prints this ("" if NULL) */
+	bool sign;            /* text table and Markdown: NS and PCT with their sign, "+" too (NS: the sign before rounding) */
 	bool md_left;         /* Markdown: ":---" (default "---:") */
 	int md_dashes;        /* Markdown: dashes in the rule row */
 };
