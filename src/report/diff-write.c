@@ -20,13 +20,6 @@ static void fmt_us_d(char *buf, size_t n, double ns)
 	ns_format_us(buf, n, (int64_t)nearbyint(ns));
 }
 
-static void fmt_signed_us(char *buf, size_t n, double ns)
-{
-	char mag[32];
-	fmt_us_d(mag, sizeof(mag), fabs(ns));
-	snprintf(buf, n, "%s%s", ns < 0 ? "-" : "+", mag);
-}
-
 static void fmt_pct(char *buf, size_t n, double pct)
 {
 	if (isnan(pct))
@@ -129,110 +122,101 @@ static char *row_title(const struct ns_diff *d, const struct ns_diff_row *r)
 	return title;
 }
 
-/* ---- text table ---- */
+/* ---- cells ---- */
 
-#define MAX_COLS 20
-#define CELL 48
-
-struct grid {
-	size_t n_cols;
-	const char *group[MAX_COLS]; /* printed above the first column of a group */
-	char head[MAX_COLS][CELL];
-	size_t width[MAX_COLS];
-	char (*cells)[MAX_COLS][CELL]; /* one line per row, then the total */
-	size_t n_lines;
-};
-
-static void grid_col(struct grid *g, const char *group, const char *head)
+static struct ns_cell text_cell(const char *s)
 {
-	g->group[g->n_cols] = group;
-	snprintf(g->head[g->n_cols], CELL, "%s", head);
-	g->width[g->n_cols] = strlen(head);
-	g->n_cols++;
+	return (struct ns_cell){ .type = NS_CELL_TEXT, .text = s };
 }
 
-/* Fills one line of cells: verdict, on, calls, then each metric. */
-static void grid_line(struct grid *g, const struct ns_diff *d, enum ns_verdict verdict, const char *on,
-		      int64_t base_calls, int64_t new_calls, const struct ns_diff_metric *m)
+static struct ns_cell num_cell(enum ns_cell_type type, double x)
 {
-	char(*c)[CELL] = g->cells[g->n_lines++];
-	size_t k = 0;
-	snprintf(c[k++], CELL, "%s", ns_verdict_name(verdict));
-	snprintf(c[k++], CELL, "%s", on);
-	snprintf(c[k++], CELL, "%" PRId64, base_calls);
-	snprintf(c[k++], CELL, "%" PRId64, new_calls);
-	for (int i = 0; i < n_metrics_shown(d); i++) {
-		const struct ns_diff_metric *mi = &m[i];
-		fmt_us_d(c[k++], CELL, ns_diff_shown_base(mi));
-		if (d->mode == NS_DIFF_MODE_STEPS) {
-			if (mi->by_steps)
-				fmt_us_d(c[k], CELL, mi->base_step.mad);
-			else
-				snprintf(c[k], CELL, "-");
-			k++;
-		}
-		fmt_us_d(c[k++], CELL, ns_diff_shown_new(mi));
-		if (d->mode == NS_DIFF_MODE_STEPS) {
-			if (mi->by_steps)
-				fmt_us_d(c[k], CELL, mi->new_step.mad);
-			else
-				snprintf(c[k], CELL, "-");
-			k++;
-		}
-		if (mi->verdict == NS_VERDICT_NONE)
-			snprintf(c[k++], CELL, "-");
-		else
-			fmt_signed_us(c[k++], CELL, ns_diff_shown_new(mi) - ns_diff_shown_base(mi));
-		fmt_pct(c[k++], CELL, mi->change_pct);
-		if (d->mode == NS_DIFF_MODE_STEPS)
-			fmt_p(c[k++], CELL, mi);
-	}
-	for (size_t i = 0; i < k; i++) {
-		size_t l = strlen(c[i]);
-		g->width[i] = l > g->width[i] ? l : g->width[i];
-	}
+	return (struct ns_cell){ .type = type, .x = x };
 }
 
-static void grid_print_cells(FILE *out, const struct grid *g, char (*c)[CELL])
-{
-	for (size_t k = 0; k < g->n_cols; k++)
-		fprintf(out, k < 2 ? "%-*s  " : "%*s  ", (int)g->width[k], c[k]);
-}
+/* ---- text table: a grid in the open style, the name last ---- */
 
-static void grid_rule(FILE *out, const struct grid *g)
+#define MAX_COLS (4 + NS_DIFF_N_METRICS * 7 + 1)
+
+/* A column fitted to its header and cells; "-" for a missing value. */
+static void text_col(struct ns_grid *g, const char *group, const char *header, bool left, bool sign)
 {
-	for (size_t k = 0; k < g->n_cols; k++) {
-		for (size_t i = 0; i < g->width[k]; i++)
-			fputc('-', out);
-		fputs("  ", out);
-	}
-	fputs("----\n", out);
+	ns_grid_col(g, &(struct ns_grid_col){ .header = header, .group = group, .min = strlen(header), .left = left,
+					      .sign = sign, .none = "-" });
 }
 
 /* The columns: verdict, on, calls, then per metric base (MAD) new (MAD)
- * change % (p); groups[k] holds metric k's group label. */
-static void text_columns(struct grid *g, const struct ns_diff *d, char (*groups)[128])
+ * change % (p), then the name; groups[k] holds metric k's group label. */
+static void text_columns(struct ns_grid *g, const struct ns_diff *d, char (*groups)[128])
 {
 	char label[80];
 	bool steps = d->mode == NS_DIFF_MODE_STEPS;
-	grid_col(g, NULL, "verdict");
-	grid_col(g, NULL, "on");
-	grid_col(g, "calls", "base");
-	grid_col(g, NULL, "new");
+	text_col(g, NULL, "verdict", true, false);
+	text_col(g, NULL, "on", true, false);
+	text_col(g, "calls", "base", false, false);
+	text_col(g, NULL, "new", false, false);
 	for (int k = 0; k < n_metrics_shown(d); k++) {
 		snprintf(groups[k], 128, "%s (us%s)", metric_label(d, k, label, sizeof(label)),
 			 steps ? " per step: median, MAD" : ", total");
-		grid_col(g, groups[k], "base");
+		text_col(g, groups[k], "base", false, false);
 		if (steps)
-			grid_col(g, NULL, "MAD");
-		grid_col(g, NULL, "new");
+			text_col(g, NULL, "MAD", false, false);
+		text_col(g, NULL, "new", false, false);
 		if (steps)
-			grid_col(g, NULL, "MAD");
-		grid_col(g, NULL, "change");
-		grid_col(g, NULL, "%");
+			text_col(g, NULL, "MAD", false, false);
+		text_col(g, NULL, "change", false, true);
+		text_col(g, NULL, "%", false, true);
 		if (steps)
-			grid_col(g, NULL, "p");
+			text_col(g, NULL, "p", false, false);
 	}
+	ns_grid_col(g, &(struct ns_grid_col){ .header = "name", .left = true });
+}
+
+/* A metric's cells: the values shown (per-step medians or totals), the
+ * MADs, the change and the test (steps mode). */
+static size_t text_metric(const struct ns_diff *d, const struct ns_diff_metric *m, struct ns_cell *c)
+{
+	bool steps = d->mode == NS_DIFF_MODE_STEPS;
+	struct ns_cell none = { .type = NS_CELL_EMPTY };
+	size_t k = 0;
+	c[k++] = num_cell(NS_CELL_NS, ns_diff_shown_base(m));
+	if (steps)
+		c[k++] = m->by_steps ? num_cell(NS_CELL_NS, m->base_step.mad) : none;
+	c[k++] = num_cell(NS_CELL_NS, ns_diff_shown_new(m));
+	if (steps)
+		c[k++] = m->by_steps ? num_cell(NS_CELL_NS, m->new_step.mad) : none;
+	c[k++] = m->verdict == NS_VERDICT_NONE ? none
+					       : num_cell(NS_CELL_NS, ns_diff_shown_new(m) - ns_diff_shown_base(m));
+	c[k++] = num_cell(NS_CELL_PCT, m->change_pct);
+	if (steps) /* not tested: judged on totals ("total"), or nothing to judge */
+		c[k++] = !isnan(m->p)			? num_cell(NS_CELL_P, m->p)
+			 : m->by_steps || m->verdict == NS_VERDICT_NONE ? none
+								 : text_cell("total");
+	return k;
+}
+
+/* Adds a line: verdict, on, calls, each metric, the name (title: NULL on
+ * OOM, then nothing is added); the total is a footer. */
+static void text_line(struct ns_grid *g, const struct ns_diff *d, enum ns_verdict verdict, const char *on,
+		      const int64_t calls[2], const struct ns_diff_metric *m, const char *title, bool footer)
+{
+	struct ns_cell cells[MAX_COLS];
+	size_t k = 0;
+	if (!title) {
+		g->oom = true;
+		return;
+	}
+	cells[k++] = text_cell(ns_verdict_name(verdict));
+	cells[k++] = text_cell(on);
+	cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = calls[0] };
+	cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = calls[1] };
+	for (int i = 0; i < n_metrics_shown(d); i++)
+		k += text_metric(d, &m[i], &cells[k]);
+	cells[k++] = text_cell(title);
+	if (footer)
+		ns_grid_footer(g, cells);
+	else
+		ns_grid_row(g, cells, true, false);
 }
 
 /* base:, new:, rows:, rule: and warning: lines, then an empty one. */
@@ -257,20 +241,6 @@ static void text_preamble(FILE *out, const struct ns_diff *d)
 	fputc('\n', out);
 }
 
-/* The group labels, each over the first column of its group. */
-static void text_group_labels(FILE *out, const struct grid *g)
-{
-	size_t col = 0, cursor = 0;
-	for (size_t k = 0; k < g->n_cols; k++) {
-		if (g->group[k] && cursor <= col) {
-			fprintf(out, "%*s%s", (int)(col - cursor), "", g->group[k]);
-			cursor = col + strlen(g->group[k]);
-		}
-		col += g->width[k] + 2;
-	}
-	fputc('\n', out);
-}
-
 static void text_verdict_counts(FILE *out, const struct ns_diff *d, size_t n_shown)
 {
 	static const enum ns_verdict verdict_ids[] = { NS_VERDICT_REGRESSED, NS_VERDICT_IMPROVED, NS_VERDICT_NEW,
@@ -283,54 +253,51 @@ static void text_verdict_counts(FILE *out, const struct ns_diff *d, size_t n_sho
 	fputc('\n', out);
 }
 
-static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+/* The rows shown, then the total of every row; titles[] holds the names
+ * (the grid borrows them). */
+static size_t text_rows(struct ns_grid *g, const struct ns_diff *d, const struct ns_diff_write_opts *o,
+			char **titles)
 {
-	struct grid g = { 0 };
-	char groups[NS_DIFF_N_METRICS][128];
-	size_t *shown = malloc((d->n_rows + 1) * sizeof(*shown)), n_shown = 0;
+	size_t n_shown = 0;
 	int64_t calls[2] = { 0, 0 };
-	int rc = -1;
-
-	g.cells = malloc((d->n_rows + 2) * sizeof(*g.cells));
-	if (!shown || !g.cells)
-		goto out;
-	text_columns(&g, d, groups);
 	for (size_t i = 0; i < d->n_rows && (o->row_limit < 0 || (long)n_shown < o->row_limit); i++) {
-		size_t row = d->order[i];
-		const struct ns_diff_row *r = &d->rows[row];
-		if (!row_shown(d, row, o))
+		const struct ns_diff_row *r = &d->rows[d->order[i]];
+		if (!row_shown(d, d->order[i], o))
 			continue;
-		shown[n_shown++] = row;
-		grid_line(&g, d, r->verdict, r->on_device ? d->device : "CPU", r->base_calls, r->new_calls, r->m);
+		titles[n_shown] = row_title(d, r);
+		text_line(g, d, r->verdict, r->on_device ? d->device : "CPU", (int64_t[2]){ r->base_calls, r->new_calls },
+			  r->m, titles[n_shown++], false);
 	}
 	for (size_t i = 0; i < d->n_rows; i++) {
 		calls[0] += d->rows[i].base_calls;
 		calls[1] += d->rows[i].new_calls;
 	}
-	grid_line(&g, d, ns_diff_combined_verdict(d->total), "", calls[0], calls[1], d->total);
+	text_line(g, d, ns_diff_combined_verdict(d->total), "", calls, d->total, "[total]", true);
+	return n_shown;
+}
 
-	text_preamble(out, d);
-	text_group_labels(out, &g);
-	grid_print_cells(out, &g, g.head);
-	fputs("name\n", out);
-	grid_rule(out, &g);
-	for (size_t i = 0; i < n_shown; i++) {
-		char *title = row_title(d, &d->rows[shown[i]]);
-		if (!title)
-			goto out;
-		grid_print_cells(out, &g, g.cells[i]);
-		ns_fputs_visible(title, out);
-		fputc('\n', out);
-		free(title);
+static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	struct ns_grid g;
+	char groups[NS_DIFF_N_METRICS][128];
+	char **titles = calloc(d->n_rows + 1, sizeof(*titles));
+	size_t n_shown = 0;
+	int rc = -1;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_OPEN;
+	text_columns(&g, d, groups);
+	if (titles)
+		n_shown = text_rows(&g, d, o, titles);
+	if (titles && !ns_grid_error(&g)) {
+		text_preamble(out, d);
+		rc = ns_grid_write_text(out, &g);
 	}
-	grid_rule(out, &g);
-	grid_print_cells(out, &g, g.cells[g.n_lines - 1]);
-	fputs("[total]\n", out);
-	text_verdict_counts(out, d, n_shown);
-	rc = 0;
-out:
-	free(shown);
-	free(g.cells);
+	if (rc == 0)
+		text_verdict_counts(out, d, n_shown);
+	for (size_t i = 0; titles && i < n_shown; i++)
+		free(titles[i]);
+	free(titles);
+	ns_grid_release(&g);
 	return rc;
 }
 
@@ -620,16 +587,6 @@ static const struct metric_col metric_csv_cols[] = {
 };
 
 #define N_CSV_COLS (RV__COUNT + NS_DIFF_N_METRICS * NS_ARRAY_SIZE(metric_csv_cols))
-
-static struct ns_cell text_cell(const char *s)
-{
-	return (struct ns_cell){ .type = NS_CELL_TEXT, .text = s };
-}
-
-static struct ns_cell num_cell(enum ns_cell_type type, double x)
-{
-	return (struct ns_cell){ .type = type, .x = x };
-}
 
 /* A metric's values: totals, then (when judged on steps, else missing)
  * the per-step medians, MADs, their change and the test. */

@@ -212,6 +212,13 @@ void ns_grid_row(struct ns_grid *g, const struct ns_cell *cells, bool shown, boo
 	g->marked[g->n_rows++] = marked;
 }
 
+void ns_grid_footer(struct ns_grid *g, const struct ns_cell *cells)
+{
+	ns_grid_row(g, cells, true, false);
+	if (!g->oom)
+		g->n_footer++;
+}
+
 size_t ns_grid_width(const struct ns_grid *g, size_t c)
 {
 	const struct ns_grid_col *col = &g->cols[c];
@@ -307,19 +314,20 @@ static bool put_cell(FILE *out, const struct ns_grid *g, const struct ns_cell *c
 	bool more;
 	const char *s = piece(text, header ? 0 : col.split, line, &len, &more);
 	bool plain = g->style == NS_GRID_PLAIN, last = c + 1 == g->n_cols;
+	bool open_end = g->style == NS_GRID_OPEN && last;
 	if (plain && cells && !last) { /* no trailing blanks: the last cell is the last one with text */
 		last = true;
 		for (size_t k = c + 1; k < g->n_cols && last; k++)
 			last = cells[k].type == NS_CELL_TEXT && (!cells[k].text || !*cells[k].text);
 	}
-	if (header)
+	if (header || open_end)
 		col.cut = NS_CUT_NONE;
 	struct shown sh = cut(&col, s, len);
-	size_t w = ns_grid_width(g, c), pad = sh.width < w ? w - sh.width : 0;
+	size_t w = ns_grid_width(g, c), pad = sh.width < w && !open_end ? w - sh.width : 0;
 	if (!col.left)
 		spaces(out, pad);
 	fprintf(out, "%s%.*s%s", sh.before, (int)sh.len, sh.s, sh.after);
-	if (plain && last)
+	if ((plain || open_end) && last)
 		return more;
 	if (col.left)
 		spaces(out, pad);
@@ -381,33 +389,63 @@ static int put_row(FILE *out, const struct ns_grid *g, size_t r)
 	return 0;
 }
 
-/* "------  ----  " */
+/* "------  ----  "; in the open style, the last column as wide as its
+ * header and no gap after it */
 static void separator(FILE *out, const struct ns_grid *g)
 {
 	for (size_t c = 0; c < g->n_cols; c++) {
-		for (size_t k = ns_grid_width(g, c); k > 0; k--)
+		bool open_end = g->style == NS_GRID_OPEN && c + 1 == g->n_cols;
+		size_t w = open_end ? ns_visible_width(g->cols[c].header ? g->cols[c].header : "") : ns_grid_width(g, c);
+		for (size_t k = w; k > 0; k--)
 			fputc('-', out);
-		spaces(out, GAP);
+		if (!open_end)
+			spaces(out, GAP);
+	}
+	fputc('\n', out);
+}
+
+/* The group labels, each from the start of its column on. */
+static void group_line(FILE *out, const struct ns_grid *g)
+{
+	size_t at = 0, cursor = 0;
+	bool any = false;
+	for (size_t c = 0; c < g->n_cols; c++)
+		any |= g->cols[c].group != NULL;
+	if (!any)
+		return;
+	for (size_t c = 0; c < g->n_cols; c++) {
+		const char *label = g->cols[c].group;
+		if (label && cursor <= at) {
+			spaces(out, at - cursor);
+			ns_fputs_visible(label, out);
+			cursor = at + ns_visible_width(label);
+		}
+		at += ns_grid_width(g, c) + GAP;
 	}
 	fputc('\n', out);
 }
 
 int ns_grid_write_text(FILE *out, const struct ns_grid *g)
 {
-	bool more;
+	bool more, ruled = g->style != NS_GRID_PLAIN;
 	if (g->oom)
 		return -1;
-	if (g->style == NS_GRID_PYTORCH) {
-		separator(out, g);
+	group_line(out, g);
+	if (ruled) {
+		if (g->style == NS_GRID_PYTORCH)
+			separator(out, g);
 		if (put_line(out, g, NULL, 0, &more, true))
 			return -1;
 		fputc('\n', out);
 		separator(out, g);
 	}
-	for (size_t r = 0; r < g->n_rows; r++)
+	for (size_t r = 0; r < g->n_rows; r++) {
+		if (ruled && r == g->n_rows - g->n_footer)
+			separator(out, g);
 		if (put_row(out, g, r))
 			return -1;
-	if (g->style == NS_GRID_PYTORCH)
+	}
+	if (ruled && g->n_footer == 0)
 		separator(out, g);
 	return 0;
 }

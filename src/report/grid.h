@@ -71,11 +71,16 @@ struct ns_grid_col {
 	bool sign;            /* text table and Markdown: NS and PCT with their sign, "+" too (NS: the sign before rounding) */
 	bool md_left;         /* Markdown: ":---" (default "---:") */
 	int md_dashes;        /* Markdown: dashes in the rule row */
+	const char *group;    /* text table: a label on a line above the header, from this column on (left out
+				 where the label before it reaches this far) */
 };
 
 enum ns_grid_style {
 	NS_GRID_PYTORCH = 0, /* rules, header, every cell padded and followed by two spaces */
 	NS_GRID_PLAIN,       /* no rules or header, indented by two, the last cell not padded (help text) */
+	/* the header over a rule (none above it); the last column open: its
+	 * cells neither padded nor cut, its rule as wide as its header */
+	NS_GRID_OPEN,
 };
 
 struct ns_grid {
@@ -89,6 +94,7 @@ struct ns_grid {
 	size_t cells_cap;
 	bool *marked;
 	size_t n_rows, marked_cap;
+	size_t n_footer;           /* the last rows: in the text table after its closing rule (totals) */
 	bool oom;                  /* an allocation failed: rendering is refused */
 };
 
@@ -100,6 +106,9 @@ size_t ns_grid_col(struct ns_grid *g, const struct ns_grid_col *col);
  * the text table's widths (PyTorch sizes columns over every row, printed
  * or not). */
 void ns_grid_row(struct ns_grid *g, const struct ns_cell *cells, bool shown, bool marked);
+/* Adds a footer row (after every other row): the text table prints it
+ * after its closing rule; the other forms as any row. */
+void ns_grid_footer(struct ns_grid *g, const struct ns_cell *cells);
 /* Whether an allocation failed since ns_grid_init. */
 bool ns_grid_error(const struct ns_grid *g);
 

@@ -238,6 +238,30 @@ Test(grid, numbers_of_a_diff_signed_missing_and_exact)
 	ns_grid_release(&g);
 }
 
+Test(grid, open_style_groups_and_a_footer)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_OPEN;
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "v", .left = true, .min = 1 });
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "base", .group = "calls", .min = 4 });
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "name", .left = true });
+	struct ns_cell r1[] = { text("up"), { .type = NS_CELL_INT, .i = 12 }, text("a long name") };
+	struct ns_cell total[] = { text("up"), { .type = NS_CELL_INT, .i = 120 }, text("[total]") };
+	ns_grid_row(&g, r1, true, false);
+	ns_grid_footer(&g, total);
+	char *got = render(&g, 0);
+	cr_assert_str_eq(got, "    calls\n"
+			      "v   base  name\n"
+			      "--  ----  ----\n"
+			      "up    12  a long name\n"
+			      "--  ----  ----\n"
+			      "up   120  [total]\n",
+			 "%s", got);
+	free(got);
+	ns_grid_release(&g);
+}
+
 Test(grid, plain_style_has_no_rules_and_no_trailing_blanks)
 {
 	struct ns_grid g;
