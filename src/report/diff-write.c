@@ -20,26 +20,6 @@ static void fmt_us_d(char *buf, size_t n, double ns)
 	ns_format_us(buf, n, (int64_t)nearbyint(ns));
 }
 
-static void fmt_pct(char *buf, size_t n, double pct)
-{
-	if (isnan(pct))
-		snprintf(buf, n, "-");
-	else if (isinf(pct))
-		snprintf(buf, n, "%s", pct > 0 ? "+inf" : "-inf");
-	else
-		snprintf(buf, n, "%+.1f%%", pct);
-}
-
-static void fmt_p(char *buf, size_t n, const struct ns_diff_metric *m)
-{
-	if (isnan(m->p))
-		snprintf(buf, n, "%s", m->by_steps || m->verdict == NS_VERDICT_NONE ? "-" : "total");
-	else if (m->p < 0.0001)
-		snprintf(buf, n, "<0.0001");
-	else
-		snprintf(buf, n, "%.4f", m->p);
-}
-
 static const char *metric_label(const struct ns_diff *d, int k, char *buf, size_t n)
 {
 	if (k == NS_DIFF_SELF_CPU)
@@ -301,63 +281,96 @@ static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_w
 	return rc;
 }
 
-/* ---- Markdown (a pull-request comment) ---- */
+/* ---- Markdown (a pull-request comment): one grid per table ---- */
 
-static void md_metric(FILE *out, const struct ns_diff *d, const struct ns_diff_metric *m)
+/* Column texts that outlive the grid. */
+struct md_labels {
+	char metric[NS_DIFF_N_METRICS][80];
+};
+
+/* The columns: the first (Total or Name), Calls (a row's), then per
+ * metric "base → new" and "Δ" with its p-value in steps mode. */
+static void md_columns(struct ns_grid *g, const struct ns_diff *d, struct md_labels *l, const char *first,
+		       int first_dashes, bool calls)
 {
-	char b[48], n[48], pct[48], p[48], cell[200];
-	fmt_us_d(b, sizeof(b), ns_diff_shown_base(m));
-	fmt_us_d(n, sizeof(n), ns_diff_shown_new(m));
-	fmt_pct(pct, sizeof(pct), m->change_pct);
-	snprintf(cell, sizeof(cell), "%s → %s", b, n);
-	ns_md_cell(out, cell);
-	bool strong = m->verdict == NS_VERDICT_REGRESSED || m->verdict == NS_VERDICT_IMPROVED;
-	if (d->mode == NS_DIFF_MODE_STEPS && !isnan(m->p)) {
-		fmt_p(p, sizeof(p), m);
-		snprintf(cell, sizeof(cell), "%s%s%s (p %s)", strong ? "**" : "", pct, strong ? "**" : "", p);
-	} else {
-		snprintf(cell, sizeof(cell), "%s%s%s", strong ? "**" : "", pct, strong ? "**" : "");
+	ns_grid_col(g, &(struct ns_grid_col){ .header = first, .md_left = true, .md_dashes = first_dashes });
+	if (calls) {
+		ns_grid_col(g, &(struct ns_grid_col){ .header = "Calls", .md_dashes = 6 });
+		ns_grid_col(g, &(struct ns_grid_col){ .md_join = " → " });
 	}
-	/* written raw: the bold markers must not be escaped */
-	fprintf(out, "| %s ", cell);
+	for (int k = 0; k < n_metrics_shown(d); k++) {
+		ns_grid_col(g, &(struct ns_grid_col){ .header = metric_label(d, k, l->metric[k], sizeof(l->metric[k])),
+						      .md_dashes = 6 });
+		ns_grid_col(g, &(struct ns_grid_col){ .md_join = " → " });
+		ns_grid_col(g, &(struct ns_grid_col){ .header = "Δ", .md_dashes = 6, .sign = true, .none = "-" });
+		ns_grid_col(g, &(struct ns_grid_col){ .md_join = " (p ", .md_end = ")" });
+	}
+}
+
+/* A row: its name, calls (r NULL: the totals, no calls), each metric. */
+static void md_row(struct ns_grid *g, const struct ns_diff *d, const char *name, const struct ns_diff_row *r,
+		   const struct ns_diff_metric *m)
+{
+	struct ns_cell cells[3 + NS_DIFF_N_METRICS * 4];
+	size_t c = 0;
+	cells[c++] = text_cell(name);
+	if (r) {
+		cells[c++] = (struct ns_cell){ .type = NS_CELL_INT, .i = r->base_calls };
+		cells[c++] = (struct ns_cell){ .type = NS_CELL_INT, .i = r->new_calls };
+	}
+	for (int k = 0; k < n_metrics_shown(d); k++) {
+		const struct ns_diff_metric *mk = &m[k];
+		bool tested = d->mode == NS_DIFF_MODE_STEPS && !isnan(mk->p);
+		cells[c++] = num_cell(NS_CELL_NS, ns_diff_shown_base(mk));
+		cells[c++] = num_cell(NS_CELL_NS, ns_diff_shown_new(mk));
+		cells[c] = num_cell(NS_CELL_PCT, mk->change_pct);
+		cells[c++].strong = mk->verdict == NS_VERDICT_REGRESSED || mk->verdict == NS_VERDICT_IMPROVED;
+		cells[c++] = tested ? num_cell(NS_CELL_P, mk->p) : (struct ns_cell){ .type = NS_CELL_EMPTY };
+	}
+	ns_grid_row(g, cells, true, false);
+}
+
+/* The rows of verdict v (at most top_n); titles[] holds their names. */
+static int md_section_rows(struct ns_grid *g, const struct ns_diff *d, enum ns_verdict v,
+			   const struct ns_diff_write_opts *o, char **titles, size_t *shown)
+{
+	for (size_t i = 0; i < d->n_rows && (o->top_n < 0 || (long)*shown < o->top_n); i++) {
+		const struct ns_diff_row *r = &d->rows[d->order[i]];
+		if (r->verdict != v)
+			continue;
+		titles[*shown] = row_title(d, r);
+		if (!titles[*shown])
+			return -1;
+		md_row(g, d, titles[(*shown)++], r, r->m);
+	}
+	return ns_grid_error(g) ? -1 : 0;
 }
 
 static int md_section(FILE *out, const struct ns_diff *d, enum ns_verdict v, const char *heading,
 		      const struct ns_diff_write_opts *o)
 {
-	char label[80];
+	struct ns_grid g;
+	struct md_labels labels;
 	size_t n = d->n_verdict[v], shown = 0;
+	char **titles;
+	int rc = -1;
 	if (n == 0)
 		return 0;
-	fprintf(out, "\n#### %s (%zu)\n\n| Name | Calls ", heading, n);
-	for (int k = 0; k < n_metrics_shown(d); k++) {
-		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
-		fputs("| Δ ", out);
+	titles = calloc(n, sizeof(*titles));
+	ns_grid_init(&g, NULL);
+	md_columns(&g, d, &labels, "Name", 5, true);
+	if (titles && md_section_rows(&g, d, v, o, titles, &shown) == 0) {
+		fprintf(out, "\n#### %s (%zu)\n\n", heading, n);
+		ns_grid_write_markdown(out, &g);
+		if (shown < n)
+			fprintf(out, "\n_%zu more not shown._\n", n - shown);
+		rc = 0;
 	}
-	fputs("|\n|:-----|------:", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fputs("|------:|------:", out);
-	fputs("|\n", out);
-	for (size_t i = 0; i < d->n_rows && (o->top_n < 0 || (long)shown < o->top_n); i++) {
-		const struct ns_diff_row *r = &d->rows[d->order[i]];
-		char calls[64];
-		if (r->verdict != v)
-			continue;
-		char *title = row_title(d, r);
-		if (!title)
-			return -1;
-		shown++;
-		ns_md_cell(out, title);
-		free(title);
-		snprintf(calls, sizeof(calls), "%" PRId64 " → %" PRId64, r->base_calls, r->new_calls);
-		ns_md_cell(out, calls);
-		for (int k = 0; k < n_metrics_shown(d); k++)
-			md_metric(out, d, &r->m[k]);
-		fputs("|\n", out);
-	}
-	if (shown < n)
-		fprintf(out, "\n_%zu more not shown._\n", n - shown);
-	return 0;
+	for (size_t i = 0; titles && i < shown; i++)
+		free(titles[i]);
+	free(titles);
+	ns_grid_release(&g);
+	return rc;
 }
 
 /* "- KEY: TEXT (NOTE)": a list item whose text comes from the inputs. */
@@ -373,9 +386,10 @@ static void md_item(FILE *out, const char *key, const char *text, const char *no
 	fputc('\n', out);
 }
 
-static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+/* The summary lines above the tables. */
+static void md_summary(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
 {
-	char text[1024], label[80];
+	char text[1024];
 	fprintf(out, "### neuron-stats diff: %zu regressed, %zu improved, %zu new, %zu removed\n\n",
 		d->n_verdict[NS_VERDICT_REGRESSED], d->n_verdict[NS_VERDICT_IMPROVED], d->n_verdict[NS_VERDICT_NEW],
 		d->n_verdict[NS_VERDICT_REMOVED]);
@@ -393,23 +407,28 @@ static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_di
 		ns_md_text(out, o->gate);
 		fputs(o->gate_tripped ? ": **failed**\n" : ": passed\n", out);
 	}
-	fputs("\n| Total ", out);
-	for (int k = 0; k < n_metrics_shown(d); k++) {
-		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
-		fputs("| Δ ", out);
+}
+
+static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	struct ns_grid g;
+	struct md_labels labels;
+	int rc = -1;
+	ns_grid_init(&g, NULL);
+	md_columns(&g, d, &labels, "Total", 6, false);
+	md_row(&g, d, "all rows", NULL, d->total);
+	if (!ns_grid_error(&g)) {
+		md_summary(out, d, o);
+		fputc('\n', out);
+		ns_grid_write_markdown(out, &g);
+		rc = 0;
 	}
-	fputs("|\n|:------", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fputs("|------:|------:", out);
-	fputs("|\n| all rows ", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		md_metric(out, d, &d->total[k]);
-	fputs("|\n", out);
-	if (md_section(out, d, NS_VERDICT_REGRESSED, "Regressions", o) ||
-	    md_section(out, d, NS_VERDICT_IMPROVED, "Improvements", o) || md_section(out, d, NS_VERDICT_NEW, "New", o) ||
-	    md_section(out, d, NS_VERDICT_REMOVED, "Removed", o))
-		return -1;
-	return 0;
+	ns_grid_release(&g);
+	if (rc == 0 && (md_section(out, d, NS_VERDICT_REGRESSED, "Regressions", o) ||
+			md_section(out, d, NS_VERDICT_IMPROVED, "Improvements", o) ||
+			md_section(out, d, NS_VERDICT_NEW, "New", o) || md_section(out, d, NS_VERDICT_REMOVED, "Removed", o)))
+		rc = -1;
+	return rc;
 }
 
 /* ---- JSON (docs/diff.md "JSON contract") ---- */

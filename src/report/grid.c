@@ -527,31 +527,58 @@ void ns_grid_write_json(FILE *out, const struct ns_grid *g)
 
 /* ---- GitHub Markdown ---- */
 
-void ns_grid_write_markdown(FILE *out, const struct ns_grid *g)
+/* A cell in Markdown: text escaped (it comes from the inputs), a number
+ * as it is; in bold when strong. */
+static void md_value(FILE *out, const struct ns_grid *g, size_t c, const struct ns_cell *cell)
 {
 	char buf[64];
+	const char *text = ns_grid_cell_text(g, &g->cols[c], cell, buf, sizeof(buf));
+	fputs(cell->strong ? "**" : "", out);
+	if (cell->type == NS_CELL_TEXT || cell->type == NS_CELL_EMPTY)
+		ns_md_text(out, text);
+	else
+		fputs(text, out);
+	fputs(cell->strong ? "**" : "", out);
+}
+
+/* The header and the rule row (joined columns have neither). */
+static void md_head(FILE *out, const struct ns_grid *g)
+{
 	for (size_t c = 0; c < g->n_cols; c++)
-		ns_md_cell(out, g->cols[c].header);
+		if (!g->cols[c].md_join)
+			ns_md_cell(out, g->cols[c].header);
 	fputs("|\n|", out);
 	for (size_t c = 0; c < g->n_cols; c++) {
+		if (g->cols[c].md_join)
+			continue;
 		fputs(g->cols[c].md_left ? ":" : "", out);
 		for (int k = 0; k < g->cols[c].md_dashes; k++)
 			fputc('-', out);
 		fputs(g->cols[c].md_left ? "|" : ":|", out);
 	}
 	fputc('\n', out);
+}
+
+void ns_grid_write_markdown(FILE *out, const struct ns_grid *g)
+{
+	md_head(out, g);
 	for (size_t r = 0; r < g->n_rows; r++) {
 		const struct ns_cell *cells = &g->cells[r * g->n_cols];
 		for (size_t c = 0; c < g->n_cols; c++) {
-			const char *text = ns_grid_cell_text(g, &g->cols[c], &cells[c], buf, sizeof(buf));
-			if (c == 0 && g->marked[r] && g->mark) { /* the mark after the first cell's text */
-				fputs("| ", out);
-				ns_md_text(out, text);
-				fprintf(out, " %s ", g->mark);
-			} else {
-				ns_md_cell(out, text);
+			const struct ns_grid_col *col = &g->cols[c];
+			if (col->md_join) {
+				if (missing(&cells[c], false))
+					continue;
+				fputs(col->md_join, out);
+				md_value(out, g, c, &cells[c]);
+				fputs(col->md_end ? col->md_end : "", out);
+				continue;
 			}
+			fputs(c ? " | " : "| ", out);
+			md_value(out, g, c, &cells[c]);
+			if (c == 0 && g->marked[r] && g->mark) /* the mark after the first cell's text */
+				fprintf(out, " %s", g->mark);
 		}
-		fputs("|\n", out);
+		fputs(" |\n", out);
 	}
 }

@@ -48,6 +48,7 @@ struct ns_cell {
 	int64_t i;            /* INT, BYTES, BOOL; TIME, US: exact nanoseconds */
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
 	double x;             /* NS, PCT, P */
+	bool strong;          /* Markdown: in bold */
 };
 
 /* How a text-table cell wider than the column's cap is cut (spec A6.7). */
@@ -71,6 +72,10 @@ struct ns_grid_col {
 	bool sign;            /* text table and Markdown: NS and PCT with their sign, "+" too (NS: the sign before rounding) */
 	bool md_left;         /* Markdown: ":---" (default "---:") */
 	int md_dashes;        /* Markdown: dashes in the rule row */
+	/* Markdown: no column of its own: the cell goes on in the previous
+	 * column's cell, after md_join and before md_end (a missing cell adds
+	 * nothing), e.g. "base → new" */
+	const char *md_join, *md_end;
 	const char *group;    /* text table: a label on a line above the header, from this column on (left out
 				 where the label before it reaches this far) */
 };

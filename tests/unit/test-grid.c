@@ -262,6 +262,28 @@ Test(grid, open_style_groups_and_a_footer)
 	ns_grid_release(&g);
 }
 
+Test(grid, markdown_joined_cells_bold_and_numbers_unescaped)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "Name", .md_left = true, .md_dashes = 5 });
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "Δ", .md_dashes = 6, .sign = true, .none = "-" });
+	ns_grid_col(&g, &(struct ns_grid_col){ .md_join = " (p ", .md_end = ")" });
+	struct ns_cell r1[] = { text("a_b"), { .type = NS_CELL_PCT, .x = 20.34, .strong = true },
+				{ .type = NS_CELL_P, .x = 0.00001 } };
+	struct ns_cell r2[] = { text("c"), { .type = NS_CELL_PCT, .x = NAN }, { .type = NS_CELL_P, .x = NAN } };
+	ns_grid_row(&g, r1, true, false);
+	ns_grid_row(&g, r2, true, false);
+	char *got = render(&g, 3);
+	cr_assert_str_eq(got, "| Name | Δ |\n"
+			      "|:-----|------:|\n"
+			      "| a\\_b | **+20.3%** (p <0.0001) |\n"
+			      "| c | - |\n",
+			 "%s", got);
+	free(got);
+	ns_grid_release(&g);
+}
+
 Test(grid, plain_style_has_no_rules_and_no_trailing_blanks)
 {
 	struct ns_grid g;
