@@ -9,6 +9,7 @@
 
 #include "common/vec.h"
 #include "report/diff-internal.h"
+#include "report/grid.h"
 
 /* ---- formatting helpers ---- */
 
@@ -17,33 +18,6 @@
 static void fmt_us_d(char *buf, size_t n, double ns)
 {
 	ns_format_us(buf, n, (int64_t)nearbyint(ns));
-}
-
-static void fmt_signed_us(char *buf, size_t n, double ns)
-{
-	char mag[32];
-	fmt_us_d(mag, sizeof(mag), fabs(ns));
-	snprintf(buf, n, "%s%s", ns < 0 ? "-" : "+", mag);
-}
-
-static void fmt_pct(char *buf, size_t n, double pct)
-{
-	if (isnan(pct))
-		snprintf(buf, n, "-");
-	else if (isinf(pct))
-		snprintf(buf, n, "%s", pct > 0 ? "+inf" : "-inf");
-	else
-		snprintf(buf, n, "%+.1f%%", pct);
-}
-
-static void fmt_p(char *buf, size_t n, const struct ns_diff_metric *m)
-{
-	if (isnan(m->p))
-		snprintf(buf, n, "%s", m->by_steps || m->verdict == NS_VERDICT_NONE ? "-" : "total");
-	else if (m->p < 0.0001)
-		snprintf(buf, n, "<0.0001");
-	else
-		snprintf(buf, n, "%.4f", m->p);
 }
 
 static const char *metric_label(const struct ns_diff *d, int k, char *buf, size_t n)
@@ -128,110 +102,101 @@ static char *row_title(const struct ns_diff *d, const struct ns_diff_row *r)
 	return title;
 }
 
-/* ---- text table ---- */
+/* ---- cells ---- */
 
-#define MAX_COLS 20
-#define CELL 48
-
-struct grid {
-	size_t n_cols;
-	const char *group[MAX_COLS]; /* printed above the first column of a group */
-	char head[MAX_COLS][CELL];
-	size_t width[MAX_COLS];
-	char (*cells)[MAX_COLS][CELL]; /* one line per row, then the total */
-	size_t n_lines;
-};
-
-static void grid_col(struct grid *g, const char *group, const char *head)
+static struct ns_cell text_cell(const char *s)
 {
-	g->group[g->n_cols] = group;
-	snprintf(g->head[g->n_cols], CELL, "%s", head);
-	g->width[g->n_cols] = strlen(head);
-	g->n_cols++;
+	return (struct ns_cell){ .type = NS_CELL_TEXT, .text = s };
 }
 
-/* Fills one line of cells: verdict, on, calls, then each metric. */
-static void grid_line(struct grid *g, const struct ns_diff *d, enum ns_verdict verdict, const char *on,
-		      int64_t base_calls, int64_t new_calls, const struct ns_diff_metric *m)
+static struct ns_cell num_cell(enum ns_cell_type type, double x)
 {
-	char(*c)[CELL] = g->cells[g->n_lines++];
-	size_t k = 0;
-	snprintf(c[k++], CELL, "%s", ns_verdict_name(verdict));
-	snprintf(c[k++], CELL, "%s", on);
-	snprintf(c[k++], CELL, "%" PRId64, base_calls);
-	snprintf(c[k++], CELL, "%" PRId64, new_calls);
-	for (int i = 0; i < n_metrics_shown(d); i++) {
-		const struct ns_diff_metric *mi = &m[i];
-		fmt_us_d(c[k++], CELL, ns_diff_shown_base(mi));
-		if (d->mode == NS_DIFF_MODE_STEPS) {
-			if (mi->by_steps)
-				fmt_us_d(c[k], CELL, mi->base_step.mad);
-			else
-				snprintf(c[k], CELL, "-");
-			k++;
-		}
-		fmt_us_d(c[k++], CELL, ns_diff_shown_new(mi));
-		if (d->mode == NS_DIFF_MODE_STEPS) {
-			if (mi->by_steps)
-				fmt_us_d(c[k], CELL, mi->new_step.mad);
-			else
-				snprintf(c[k], CELL, "-");
-			k++;
-		}
-		if (mi->verdict == NS_VERDICT_NONE)
-			snprintf(c[k++], CELL, "-");
-		else
-			fmt_signed_us(c[k++], CELL, ns_diff_shown_new(mi) - ns_diff_shown_base(mi));
-		fmt_pct(c[k++], CELL, mi->change_pct);
-		if (d->mode == NS_DIFF_MODE_STEPS)
-			fmt_p(c[k++], CELL, mi);
-	}
-	for (size_t i = 0; i < k; i++) {
-		size_t l = strlen(c[i]);
-		g->width[i] = l > g->width[i] ? l : g->width[i];
-	}
+	return (struct ns_cell){ .type = type, .x = x };
 }
 
-static void grid_print_cells(FILE *out, const struct grid *g, char (*c)[CELL])
-{
-	for (size_t k = 0; k < g->n_cols; k++)
-		fprintf(out, k < 2 ? "%-*s  " : "%*s  ", (int)g->width[k], c[k]);
-}
+/* ---- text table: a grid in the open style, the name last ---- */
 
-static void grid_rule(FILE *out, const struct grid *g)
+#define MAX_COLS (4 + NS_DIFF_N_METRICS * 7 + 1)
+
+/* A column fitted to its header and cells; "-" for a missing value. */
+static void text_col(struct ns_grid *g, const char *group, const char *header, bool left, bool sign)
 {
-	for (size_t k = 0; k < g->n_cols; k++) {
-		for (size_t i = 0; i < g->width[k]; i++)
-			fputc('-', out);
-		fputs("  ", out);
-	}
-	fputs("----\n", out);
+	ns_grid_col(g, &(struct ns_grid_col){ .header = header, .group = group, .min = strlen(header), .left = left,
+					      .sign = sign, .none = "-" });
 }
 
 /* The columns: verdict, on, calls, then per metric base (MAD) new (MAD)
- * change % (p); groups[k] holds metric k's group label. */
-static void text_columns(struct grid *g, const struct ns_diff *d, char (*groups)[128])
+ * change % (p), then the name; groups[k] holds metric k's group label. */
+static void text_columns(struct ns_grid *g, const struct ns_diff *d, char (*groups)[128])
 {
 	char label[80];
 	bool steps = d->mode == NS_DIFF_MODE_STEPS;
-	grid_col(g, NULL, "verdict");
-	grid_col(g, NULL, "on");
-	grid_col(g, "calls", "base");
-	grid_col(g, NULL, "new");
+	text_col(g, NULL, "verdict", true, false);
+	text_col(g, NULL, "on", true, false);
+	text_col(g, "calls", "base", false, false);
+	text_col(g, NULL, "new", false, false);
 	for (int k = 0; k < n_metrics_shown(d); k++) {
 		snprintf(groups[k], 128, "%s (us%s)", metric_label(d, k, label, sizeof(label)),
 			 steps ? " per step: median, MAD" : ", total");
-		grid_col(g, groups[k], "base");
+		text_col(g, groups[k], "base", false, false);
 		if (steps)
-			grid_col(g, NULL, "MAD");
-		grid_col(g, NULL, "new");
+			text_col(g, NULL, "MAD", false, false);
+		text_col(g, NULL, "new", false, false);
 		if (steps)
-			grid_col(g, NULL, "MAD");
-		grid_col(g, NULL, "change");
-		grid_col(g, NULL, "%");
+			text_col(g, NULL, "MAD", false, false);
+		text_col(g, NULL, "change", false, true);
+		text_col(g, NULL, "%", false, true);
 		if (steps)
-			grid_col(g, NULL, "p");
+			text_col(g, NULL, "p", false, false);
 	}
+	ns_grid_col(g, &(struct ns_grid_col){ .header = "name", .left = true });
+}
+
+/* A metric's cells: the values shown (per-step medians or totals), the
+ * MADs, the change and the test (steps mode). */
+static size_t text_metric(const struct ns_diff *d, const struct ns_diff_metric *m, struct ns_cell *c)
+{
+	bool steps = d->mode == NS_DIFF_MODE_STEPS;
+	struct ns_cell none = { .type = NS_CELL_EMPTY };
+	size_t k = 0;
+	c[k++] = num_cell(NS_CELL_NS, ns_diff_shown_base(m));
+	if (steps)
+		c[k++] = m->by_steps ? num_cell(NS_CELL_NS, m->base_step.mad) : none;
+	c[k++] = num_cell(NS_CELL_NS, ns_diff_shown_new(m));
+	if (steps)
+		c[k++] = m->by_steps ? num_cell(NS_CELL_NS, m->new_step.mad) : none;
+	c[k++] = m->verdict == NS_VERDICT_NONE ? none
+					       : num_cell(NS_CELL_NS, ns_diff_shown_new(m) - ns_diff_shown_base(m));
+	c[k++] = num_cell(NS_CELL_PCT, m->change_pct);
+	if (steps) /* not tested: judged on totals ("total"), or nothing to judge */
+		c[k++] = !isnan(m->p)			? num_cell(NS_CELL_P, m->p)
+			 : m->by_steps || m->verdict == NS_VERDICT_NONE ? none
+								 : text_cell("total");
+	return k;
+}
+
+/* Adds a line: verdict, on, calls, each metric, the name (title: NULL on
+ * OOM, then nothing is added); the total is a footer. */
+static void text_line(struct ns_grid *g, const struct ns_diff *d, enum ns_verdict verdict, const char *on,
+		      const int64_t calls[2], const struct ns_diff_metric *m, const char *title, bool footer)
+{
+	struct ns_cell cells[MAX_COLS];
+	size_t k = 0;
+	if (!title) {
+		g->oom = true;
+		return;
+	}
+	cells[k++] = text_cell(ns_verdict_name(verdict));
+	cells[k++] = text_cell(on);
+	cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = calls[0] };
+	cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = calls[1] };
+	for (int i = 0; i < n_metrics_shown(d); i++)
+		k += text_metric(d, &m[i], &cells[k]);
+	cells[k++] = text_cell(title);
+	if (footer)
+		ns_grid_footer(g, cells);
+	else
+		ns_grid_row(g, cells, true, false);
 }
 
 /* base:, new:, rows:, rule: and warning: lines, then an empty one. */
@@ -256,20 +221,6 @@ static void text_preamble(FILE *out, const struct ns_diff *d)
 	fputc('\n', out);
 }
 
-/* The group labels, each over the first column of its group. */
-static void text_group_labels(FILE *out, const struct grid *g)
-{
-	size_t col = 0, cursor = 0;
-	for (size_t k = 0; k < g->n_cols; k++) {
-		if (g->group[k] && cursor <= col) {
-			fprintf(out, "%*s%s", (int)(col - cursor), "", g->group[k]);
-			cursor = col + strlen(g->group[k]);
-		}
-		col += g->width[k] + 2;
-	}
-	fputc('\n', out);
-}
-
 static void text_verdict_counts(FILE *out, const struct ns_diff *d, size_t n_shown)
 {
 	static const enum ns_verdict verdict_ids[] = { NS_VERDICT_REGRESSED, NS_VERDICT_IMPROVED, NS_VERDICT_NEW,
@@ -282,114 +233,144 @@ static void text_verdict_counts(FILE *out, const struct ns_diff *d, size_t n_sho
 	fputc('\n', out);
 }
 
-static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+/* The rows shown, then the total of every row; titles[] holds the names
+ * (the grid borrows them). */
+static size_t text_rows(struct ns_grid *g, const struct ns_diff *d, const struct ns_diff_write_opts *o,
+			char **titles)
 {
-	struct grid g = { 0 };
-	char groups[NS_DIFF_N_METRICS][128];
-	size_t *shown = malloc((d->n_rows + 1) * sizeof(*shown)), n_shown = 0;
+	size_t n_shown = 0;
 	int64_t calls[2] = { 0, 0 };
-	int rc = -1;
-
-	g.cells = malloc((d->n_rows + 2) * sizeof(*g.cells));
-	if (!shown || !g.cells)
-		goto out;
-	text_columns(&g, d, groups);
 	for (size_t i = 0; i < d->n_rows && (o->row_limit < 0 || (long)n_shown < o->row_limit); i++) {
-		size_t row = d->order[i];
-		const struct ns_diff_row *r = &d->rows[row];
-		if (!row_shown(d, row, o))
+		const struct ns_diff_row *r = &d->rows[d->order[i]];
+		if (!row_shown(d, d->order[i], o))
 			continue;
-		shown[n_shown++] = row;
-		grid_line(&g, d, r->verdict, r->on_device ? d->device : "CPU", r->base_calls, r->new_calls, r->m);
+		titles[n_shown] = row_title(d, r);
+		text_line(g, d, r->verdict, r->on_device ? d->device : "CPU", (int64_t[2]){ r->base_calls, r->new_calls },
+			  r->m, titles[n_shown++], false);
 	}
 	for (size_t i = 0; i < d->n_rows; i++) {
 		calls[0] += d->rows[i].base_calls;
 		calls[1] += d->rows[i].new_calls;
 	}
-	grid_line(&g, d, ns_diff_combined_verdict(d->total), "", calls[0], calls[1], d->total);
+	text_line(g, d, ns_diff_combined_verdict(d->total), "", calls, d->total, "[total]", true);
+	return n_shown;
+}
 
-	text_preamble(out, d);
-	text_group_labels(out, &g);
-	grid_print_cells(out, &g, g.head);
-	fputs("name\n", out);
-	grid_rule(out, &g);
-	for (size_t i = 0; i < n_shown; i++) {
-		char *title = row_title(d, &d->rows[shown[i]]);
-		if (!title)
-			goto out;
-		grid_print_cells(out, &g, g.cells[i]);
-		ns_fputs_visible(title, out);
-		fputc('\n', out);
-		free(title);
+static int write_text(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	struct ns_grid g;
+	char groups[NS_DIFF_N_METRICS][128];
+	char **titles = calloc(d->n_rows + 1, sizeof(*titles));
+	size_t n_shown = 0;
+	int rc = -1;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_OPEN;
+	text_columns(&g, d, groups);
+	if (titles)
+		n_shown = text_rows(&g, d, o, titles);
+	if (titles && !ns_grid_error(&g)) {
+		text_preamble(out, d);
+		rc = ns_grid_write_text(out, &g);
 	}
-	grid_rule(out, &g);
-	grid_print_cells(out, &g, g.cells[g.n_lines - 1]);
-	fputs("[total]\n", out);
-	text_verdict_counts(out, d, n_shown);
-	rc = 0;
-out:
-	free(shown);
-	free(g.cells);
+	if (rc == 0)
+		text_verdict_counts(out, d, n_shown);
+	for (size_t i = 0; titles && i < n_shown; i++)
+		free(titles[i]);
+	free(titles);
+	ns_grid_release(&g);
 	return rc;
 }
 
-/* ---- Markdown (a pull-request comment) ---- */
+/* ---- Markdown (a pull-request comment): one grid per table ---- */
 
-static void md_metric(FILE *out, const struct ns_diff *d, const struct ns_diff_metric *m)
+/* Column texts that outlive the grid. */
+struct md_labels {
+	char metric[NS_DIFF_N_METRICS][80];
+};
+
+/* The columns: the first (Total or Name), Calls (a row's), then per
+ * metric "base → new" and "Δ" with its p-value in steps mode. */
+static void md_columns(struct ns_grid *g, const struct ns_diff *d, struct md_labels *l, const char *first,
+		       int first_dashes, bool calls)
 {
-	char b[48], n[48], pct[48], p[48], cell[200];
-	fmt_us_d(b, sizeof(b), ns_diff_shown_base(m));
-	fmt_us_d(n, sizeof(n), ns_diff_shown_new(m));
-	fmt_pct(pct, sizeof(pct), m->change_pct);
-	snprintf(cell, sizeof(cell), "%s → %s", b, n);
-	ns_md_cell(out, cell);
-	bool strong = m->verdict == NS_VERDICT_REGRESSED || m->verdict == NS_VERDICT_IMPROVED;
-	if (d->mode == NS_DIFF_MODE_STEPS && !isnan(m->p)) {
-		fmt_p(p, sizeof(p), m);
-		snprintf(cell, sizeof(cell), "%s%s%s (p %s)", strong ? "**" : "", pct, strong ? "**" : "", p);
-	} else {
-		snprintf(cell, sizeof(cell), "%s%s%s", strong ? "**" : "", pct, strong ? "**" : "");
+	ns_grid_col(g, &(struct ns_grid_col){ .header = first, .md_left = true, .md_dashes = first_dashes });
+	if (calls) {
+		ns_grid_col(g, &(struct ns_grid_col){ .header = "Calls", .md_dashes = 6 });
+		ns_grid_col(g, &(struct ns_grid_col){ .md_join = " → " });
 	}
-	/* written raw: the bold markers must not be escaped */
-	fprintf(out, "| %s ", cell);
+	for (int k = 0; k < n_metrics_shown(d); k++) {
+		ns_grid_col(g, &(struct ns_grid_col){ .header = metric_label(d, k, l->metric[k], sizeof(l->metric[k])),
+						      .md_dashes = 6 });
+		ns_grid_col(g, &(struct ns_grid_col){ .md_join = " → " });
+		ns_grid_col(g, &(struct ns_grid_col){ .header = "Δ", .md_dashes = 6, .sign = true, .none = "-" });
+		ns_grid_col(g, &(struct ns_grid_col){ .md_join = " (p ", .md_end = ")" });
+	}
+}
+
+/* A row: its name, calls (r NULL: the totals, no calls), each metric. */
+static void md_row(struct ns_grid *g, const struct ns_diff *d, const char *name, const struct ns_diff_row *r,
+		   const struct ns_diff_metric *m)
+{
+	struct ns_cell cells[3 + NS_DIFF_N_METRICS * 4];
+	size_t c = 0;
+	cells[c++] = text_cell(name);
+	if (r) {
+		cells[c++] = (struct ns_cell){ .type = NS_CELL_INT, .i = r->base_calls };
+		cells[c++] = (struct ns_cell){ .type = NS_CELL_INT, .i = r->new_calls };
+	}
+	for (int k = 0; k < n_metrics_shown(d); k++) {
+		const struct ns_diff_metric *mk = &m[k];
+		bool tested = d->mode == NS_DIFF_MODE_STEPS && !isnan(mk->p);
+		cells[c++] = num_cell(NS_CELL_NS, ns_diff_shown_base(mk));
+		cells[c++] = num_cell(NS_CELL_NS, ns_diff_shown_new(mk));
+		cells[c] = num_cell(NS_CELL_PCT, mk->change_pct);
+		cells[c++].strong = mk->verdict == NS_VERDICT_REGRESSED || mk->verdict == NS_VERDICT_IMPROVED;
+		cells[c++] = tested ? num_cell(NS_CELL_P, mk->p) : (struct ns_cell){ .type = NS_CELL_EMPTY };
+	}
+	ns_grid_row(g, cells, true, false);
+}
+
+/* The rows of verdict v (at most top_n); titles[] holds their names. */
+static int md_section_rows(struct ns_grid *g, const struct ns_diff *d, enum ns_verdict v,
+			   const struct ns_diff_write_opts *o, char **titles, size_t *shown)
+{
+	for (size_t i = 0; i < d->n_rows && (o->top_n < 0 || (long)*shown < o->top_n); i++) {
+		const struct ns_diff_row *r = &d->rows[d->order[i]];
+		if (r->verdict != v)
+			continue;
+		titles[*shown] = row_title(d, r);
+		if (!titles[*shown])
+			return -1;
+		md_row(g, d, titles[(*shown)++], r, r->m);
+	}
+	return ns_grid_error(g) ? -1 : 0;
 }
 
 static int md_section(FILE *out, const struct ns_diff *d, enum ns_verdict v, const char *heading,
 		      const struct ns_diff_write_opts *o)
 {
-	char label[80];
+	struct ns_grid g;
+	struct md_labels labels;
 	size_t n = d->n_verdict[v], shown = 0;
+	char **titles;
+	int rc = -1;
 	if (n == 0)
 		return 0;
-	fprintf(out, "\n#### %s (%zu)\n\n| Name | Calls ", heading, n);
-	for (int k = 0; k < n_metrics_shown(d); k++) {
-		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
-		fputs("| Δ ", out);
+	titles = calloc(n, sizeof(*titles));
+	ns_grid_init(&g, NULL);
+	md_columns(&g, d, &labels, "Name", 5, true);
+	if (titles && md_section_rows(&g, d, v, o, titles, &shown) == 0) {
+		fprintf(out, "\n#### %s (%zu)\n\n", heading, n);
+		ns_grid_write_markdown(out, &g);
+		if (shown < n)
+			fprintf(out, "\n_%zu more not shown._\n", n - shown);
+		rc = 0;
 	}
-	fputs("|\n|:-----|------:", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fputs("|------:|------:", out);
-	fputs("|\n", out);
-	for (size_t i = 0; i < d->n_rows && (o->top_n < 0 || (long)shown < o->top_n); i++) {
-		const struct ns_diff_row *r = &d->rows[d->order[i]];
-		char calls[64];
-		if (r->verdict != v)
-			continue;
-		char *title = row_title(d, r);
-		if (!title)
-			return -1;
-		shown++;
-		ns_md_cell(out, title);
-		free(title);
-		snprintf(calls, sizeof(calls), "%" PRId64 " → %" PRId64, r->base_calls, r->new_calls);
-		ns_md_cell(out, calls);
-		for (int k = 0; k < n_metrics_shown(d); k++)
-			md_metric(out, d, &r->m[k]);
-		fputs("|\n", out);
-	}
-	if (shown < n)
-		fprintf(out, "\n_%zu more not shown._\n", n - shown);
-	return 0;
+	for (size_t i = 0; titles && i < shown; i++)
+		free(titles[i]);
+	free(titles);
+	ns_grid_release(&g);
+	return rc;
 }
 
 /* "- KEY: TEXT (NOTE)": a list item whose text comes from the inputs. */
@@ -405,9 +386,10 @@ static void md_item(FILE *out, const char *key, const char *text, const char *no
 	fputc('\n', out);
 }
 
-static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+/* The summary lines above the tables. */
+static void md_summary(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
 {
-	char text[1024], label[80];
+	char text[1024];
 	fprintf(out, "### neuron-stats diff: %zu regressed, %zu improved, %zu new, %zu removed\n\n",
 		d->n_verdict[NS_VERDICT_REGRESSED], d->n_verdict[NS_VERDICT_IMPROVED], d->n_verdict[NS_VERDICT_NEW],
 		d->n_verdict[NS_VERDICT_REMOVED]);
@@ -425,23 +407,28 @@ static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_di
 		ns_md_text(out, o->gate);
 		fputs(o->gate_tripped ? ": **failed**\n" : ": passed\n", out);
 	}
-	fputs("\n| Total ", out);
-	for (int k = 0; k < n_metrics_shown(d); k++) {
-		ns_md_cell(out, metric_label(d, k, label, sizeof(label)));
-		fputs("| Δ ", out);
+}
+
+static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	struct ns_grid g;
+	struct md_labels labels;
+	int rc = -1;
+	ns_grid_init(&g, NULL);
+	md_columns(&g, d, &labels, "Total", 6, false);
+	md_row(&g, d, "all rows", NULL, d->total);
+	if (!ns_grid_error(&g)) {
+		md_summary(out, d, o);
+		fputc('\n', out);
+		ns_grid_write_markdown(out, &g);
+		rc = 0;
 	}
-	fputs("|\n|:------", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		fputs("|------:|------:", out);
-	fputs("|\n| all rows ", out);
-	for (int k = 0; k < n_metrics_shown(d); k++)
-		md_metric(out, d, &d->total[k]);
-	fputs("|\n", out);
-	if (md_section(out, d, NS_VERDICT_REGRESSED, "Regressions", o) ||
-	    md_section(out, d, NS_VERDICT_IMPROVED, "Improvements", o) || md_section(out, d, NS_VERDICT_NEW, "New", o) ||
-	    md_section(out, d, NS_VERDICT_REMOVED, "Removed", o))
-		return -1;
-	return 0;
+	ns_grid_release(&g);
+	if (rc == 0 && (md_section(out, d, NS_VERDICT_REGRESSED, "Regressions", o) ||
+			md_section(out, d, NS_VERDICT_IMPROVED, "Improvements", o) ||
+			md_section(out, d, NS_VERDICT_NEW, "New", o) || md_section(out, d, NS_VERDICT_REMOVED, "Removed", o)))
+		rc = -1;
+	return rc;
 }
 
 /* ---- JSON (docs/diff.md "JSON contract") ---- */
@@ -582,78 +569,146 @@ static void write_json(FILE *out, const struct ns_diff *d, const struct ns_diff_
 	fputs(first ? "]}\n" : "\n]}\n", out);
 }
 
-/* ---- CSV ---- */
+/* ---- CSV and JSON: the values of a row and of a metric, as grid cells ---- */
 
-static void csv_metric(FILE *out, const struct ns_diff_metric *m)
+/* A row's own values, in the order of both forms. */
+enum row_value { RV_NAME, RV_OVERLOAD, RV_SHAPES, RV_STACK, RV_NEFF, RV_ON, RV_ANNOTATION, RV_VERDICT,
+		 RV_BASE_CALLS, RV_NEW_CALLS, RV__COUNT };
+
+static const char *const row_csv_keys[RV__COUNT] = { "name", "overload", "input_shapes", "stack", "neff", "on",
+						     "user_annotation", "verdict", "base_calls", "new_calls" };
+
+/* A metric's values (docs/diff.md "JSON contract"). */
+enum metric_value { MV_BASE, MV_NEW, MV_CHANGE, MV_CHANGE_PCT, MV_JUDGED_ON, MV_BASE_MEDIAN, MV_BASE_MAD,
+		    MV_NEW_MEDIAN, MV_NEW_MAD, MV_STEP_CHANGE, MV_STEP_CHANGE_PCT, MV_P, MV_P_EXACT, MV_VERDICT,
+		    MV__COUNT };
+
+struct metric_col {
+	enum metric_value v;
+	const char *key;
+};
+
+/* The CSV's columns of a metric, each named after the metric's key:
+ * self_cpu_base_us, ... */
+static const struct metric_col metric_csv_cols[] = {
+	{ MV_BASE, "base_us" },
+	{ MV_NEW, "new_us" },
+	{ MV_CHANGE, "change_us" },
+	{ MV_CHANGE_PCT, "change_pct" },
+	{ MV_JUDGED_ON, "judged_on" },
+	{ MV_BASE_MEDIAN, "base_step_median_us" },
+	{ MV_BASE_MAD, "base_step_mad_us" },
+	{ MV_NEW_MEDIAN, "new_step_median_us" },
+	{ MV_NEW_MAD, "new_step_mad_us" },
+	{ MV_STEP_CHANGE_PCT, "step_change_pct" },
+	{ MV_P, "p" },
+	{ MV_VERDICT, "verdict" },
+};
+
+#define N_CSV_COLS (RV__COUNT + NS_DIFF_N_METRICS * NS_ARRAY_SIZE(metric_csv_cols))
+
+/* A metric's values: totals, then (when judged on steps, else missing)
+ * the per-step medians, MADs, their change and the test. */
+static void metric_values(const struct ns_diff_metric *m, struct ns_cell v[MV__COUNT])
 {
-	char buf[64];
-	ns_format_us(buf, sizeof(buf), m->base_ns);
-	fprintf(out, ",%s", buf);
-	ns_format_us(buf, sizeof(buf), m->new_ns);
-	fprintf(out, ",%s", buf);
-	ns_format_us(buf, sizeof(buf), m->new_ns - m->base_ns);
-	fprintf(out, ",%s,", buf);
-	put_number(out, ns_diff_change_pct((double)m->base_ns, (double)m->new_ns), false, "");
-	fprintf(out, ",%s", m->verdict == NS_VERDICT_NONE ? "" : m->by_steps ? "steps" : "total");
-	if (m->by_steps) {
-		const double v[] = { m->base_step.median, m->base_step.mad, m->new_step.median, m->new_step.mad };
-		for (size_t i = 0; i < NS_ARRAY_SIZE(v); i++) {
-			fputc(',', out);
-			json_us(out, v[i]);
-		}
-		fputc(',', out);
-		put_number(out, m->change_pct, false, "");
-		fputc(',', out);
-		put_number(out, m->p, true, "");
-	} else {
-		fputs(",,,,,,", out);
-	}
-	fprintf(out, ",%s", ns_verdict_name(m->verdict));
+	memset(v, 0, MV__COUNT * sizeof(*v)); /* NS_CELL_EMPTY */
+	v[MV_BASE] = num_cell(NS_CELL_NS, (double)m->base_ns);
+	v[MV_NEW] = num_cell(NS_CELL_NS, (double)m->new_ns);
+	v[MV_CHANGE] = num_cell(NS_CELL_NS, (double)(m->new_ns - m->base_ns));
+	v[MV_CHANGE_PCT] = num_cell(NS_CELL_PCT, ns_diff_change_pct((double)m->base_ns, (double)m->new_ns));
+	if (m->verdict != NS_VERDICT_NONE)
+		v[MV_JUDGED_ON] = text_cell(m->by_steps ? "steps" : "total");
+	v[MV_VERDICT] = text_cell(ns_verdict_name(m->verdict));
+	if (!m->by_steps)
+		return;
+	v[MV_BASE_MEDIAN] = num_cell(NS_CELL_NS, m->base_step.median);
+	v[MV_BASE_MAD] = num_cell(NS_CELL_NS, m->base_step.mad);
+	v[MV_NEW_MEDIAN] = num_cell(NS_CELL_NS, m->new_step.median);
+	v[MV_NEW_MAD] = num_cell(NS_CELL_NS, m->new_step.mad);
+	v[MV_STEP_CHANGE] = num_cell(NS_CELL_NS, m->new_step.median - m->base_step.median);
+	v[MV_STEP_CHANGE_PCT] = num_cell(NS_CELL_PCT, m->change_pct);
+	v[MV_P] = num_cell(NS_CELL_P, m->p);
+	v[MV_P_EXACT] = (struct ns_cell){ .type = NS_CELL_BOOL, .i = m->p_exact };
 }
 
-static void write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+/* A row's own values (r NULL: the summary line, on = "total", with the
+ * calls of every row). */
+static void row_values(const struct ns_diff *d, const struct ns_diff_row *r, struct ns_cell v[RV__COUNT])
 {
-	static const char *const per_metric[] = { "base_us",	   "new_us",	     "change_us",
-						  "change_pct",	   "judged_on",	     "base_step_median_us",
-						  "base_step_mad_us", "new_step_median_us", "new_step_mad_us",
-						  "step_change_pct", "p",		     "verdict" };
-	long printed = 0;
-	fputs("name,overload,input_shapes,stack,neff,on,user_annotation,verdict,base_calls,new_calls", out);
-	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-		for (size_t c = 0; c < NS_ARRAY_SIZE(per_metric); c++)
-			fprintf(out, ",%s_%s", ns_diff_metric_keys[k], per_metric[c]);
-	fputs("\r\n", out);
-	for (size_t i = 0; i <= d->n_rows; i++) {
-		bool total = i == d->n_rows; /* the summary line comes last, with on = "total" */
-		const struct ns_diff_row *r = total ? NULL : &d->rows[d->order[i]];
-		int64_t calls[2] = { 0, 0 };
-		if (!total && (!row_shown(d, d->order[i], o) || (o->row_limit >= 0 && printed >= o->row_limit)))
-			continue;
-		printed++;
-		if (total) {
-			for (size_t k = 0; k < d->n_rows; k++) {
-				calls[0] += d->rows[k].base_calls;
-				calls[1] += d->rows[k].new_calls;
-			}
-			fprintf(out, ",,,,,total,,,%" PRId64 ",%" PRId64, calls[0], calls[1]);
-		} else {
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->name));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->overload));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->shapes));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->stack));
-			fputc(',', out);
-			ns_csv_string(out, ns_strtab_get(&d->strings, r->neff));
-			fprintf(out, ",%s,%s,%s,%" PRId64 ",%" PRId64, r->on_device ? "device" : "cpu",
-				r->is_user_annotation ? "true" : "false", ns_verdict_name(r->verdict), r->base_calls,
-				r->new_calls);
+	const struct ns_strtab *st = &d->strings;
+	memset(v, 0, RV__COUNT * sizeof(*v)); /* NS_CELL_EMPTY */
+	v[RV_BASE_CALLS] = (struct ns_cell){ .type = NS_CELL_INT };
+	v[RV_NEW_CALLS] = (struct ns_cell){ .type = NS_CELL_INT };
+	if (!r) {
+		v[RV_ON] = text_cell("total");
+		for (size_t k = 0; k < d->n_rows; k++) {
+			v[RV_BASE_CALLS].i += d->rows[k].base_calls;
+			v[RV_NEW_CALLS].i += d->rows[k].new_calls;
 		}
-		for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-			csv_metric(out, total ? &d->total[k] : &r->m[k]);
-		fputs("\r\n", out);
+		return;
 	}
+	v[RV_NAME] = text_cell(ns_strtab_get(st, r->name));
+	v[RV_OVERLOAD] = text_cell(ns_strtab_get(st, r->overload));
+	v[RV_SHAPES] = text_cell(ns_strtab_get(st, r->shapes));
+	v[RV_STACK] = text_cell(ns_strtab_get(st, r->stack));
+	v[RV_NEFF] = text_cell(ns_strtab_get(st, r->neff));
+	v[RV_ON] = text_cell(r->on_device ? "device" : "cpu");
+	v[RV_ANNOTATION] = (struct ns_cell){ .type = NS_CELL_BOOL, .i = r->is_user_annotation };
+	v[RV_VERDICT] = text_cell(ns_verdict_name(r->verdict));
+	v[RV_BASE_CALLS].i = r->base_calls;
+	v[RV_NEW_CALLS].i = r->new_calls;
+}
+
+/* The rows printed in CSV and JSON, in display order: *n of them. */
+static size_t *machine_rows(const struct ns_diff *d, const struct ns_diff_write_opts *o, size_t *n)
+{
+	size_t *rows = malloc((d->n_rows + 1) * sizeof(*rows));
+	*n = 0;
+	for (size_t i = 0; rows && i < d->n_rows && (o->row_limit < 0 || (long)*n < o->row_limit); i++)
+		if (row_shown(d, d->order[i], o))
+			rows[(*n)++] = d->order[i];
+	return rows;
+}
+
+/* ---- CSV: one grid; the summary line comes last, with on = "total" ---- */
+
+static void csv_row(struct ns_grid *g, const struct ns_diff *d, const struct ns_diff_row *r)
+{
+	struct ns_cell cells[N_CSV_COLS], v[MV__COUNT];
+	size_t c = RV__COUNT;
+	row_values(d, r, cells);
+	for (int k = 0; k < NS_DIFF_N_METRICS; k++) {
+		metric_values(r ? &r->m[k] : &d->total[k], v);
+		for (size_t i = 0; i < NS_ARRAY_SIZE(metric_csv_cols); i++)
+			cells[c++] = v[metric_csv_cols[i].v];
+	}
+	ns_grid_row(g, cells, true, false);
+}
+
+static int write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	char keys[NS_DIFF_N_METRICS][NS_ARRAY_SIZE(metric_csv_cols)][48];
+	struct ns_grid g;
+	size_t n_rows, *rows = machine_rows(d, o, &n_rows);
+	int rc = -1;
+	ns_grid_init(&g, NULL);
+	for (size_t c = 0; c < RV__COUNT; c++)
+		ns_grid_col(&g, &(struct ns_grid_col){ .key = row_csv_keys[c] });
+	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
+		for (size_t c = 0; c < NS_ARRAY_SIZE(metric_csv_cols); c++) {
+			snprintf(keys[k][c], sizeof(keys[k][c]), "%s_%s", ns_diff_metric_keys[k], metric_csv_cols[c].key);
+			ns_grid_col(&g, &(struct ns_grid_col){ .key = keys[k][c] });
+		}
+	for (size_t i = 0; rows && i < n_rows; i++)
+		csv_row(&g, d, &d->rows[rows[i]]);
+	csv_row(&g, d, NULL);
+	if (rows && !ns_grid_error(&g)) {
+		ns_grid_write_csv(out, &g, true);
+		rc = 0;
+	}
+	ns_grid_release(&g);
+	free(rows);
+	return rc;
 }
 
 int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const struct ns_diff_write_opts *o,
@@ -672,7 +727,8 @@ int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const 
 		write_json(out, d, o);
 		break;
 	case NS_FMT_CSV:
-		write_csv(out, d, o);
+		if (write_csv(out, d, o))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		break;
 	}
 	return 0;

@@ -86,12 +86,55 @@ static void fmt_bytes(char *buf, size_t n, int64_t bytes)
 		snprintf(buf, n, "%" PRId64 " B", bytes);
 }
 
+/* Whether a cell has no value: EMPTY, a NaN PCT or P and, where a number
+ * must be finite (CSV, JSON), an infinite one. */
+static bool missing(const struct ns_cell *c, bool finite)
+{
+	if (c->type == NS_CELL_EMPTY)
+		return true;
+	if (c->type != NS_CELL_PCT && c->type != NS_CELL_P)
+		return false;
+	return isnan(c->x) || (finite && isinf(c->x));
+}
+
+/* NS: x ns rounded to the ns (half to even: nearbyint in the default
+ * rounding mode) as decimal µs; signed: "+" or "-" by the sign of x, then
+ * the rounded magnitude. */
+static void fmt_ns(char *buf, size_t n, double x, bool sign)
+{
+	if (!sign) {
+		ns_format_us(buf, n, (int64_t)nearbyint(x));
+		return;
+	}
+	buf[0] = x < 0 ? '-' : '+';
+	ns_format_us(buf + 1, n - 1, (int64_t)nearbyint(fabs(x)));
+}
+
+static void fmt_pct(char *buf, size_t n, double pct, bool sign)
+{
+	if (isinf(pct))
+		snprintf(buf, n, "%s", pct > 0 ? "+inf" : "-inf");
+	else
+		snprintf(buf, n, sign ? "%+.1f%%" : "%.1f%%", pct);
+}
+
 const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col *col, const struct ns_cell *c,
 			      char *buf, size_t n)
 {
 	buf[0] = '\0';
+	if (missing(c, false))
+		return col->none ? col->none : "";
 	switch (c->type) {
 	case NS_CELL_EMPTY:
+		break;
+	case NS_CELL_NS:
+		fmt_ns(buf, n, c->x, col->sign);
+		break;
+	case NS_CELL_PCT:
+		fmt_pct(buf, n, c->x, col->sign);
+		break;
+	case NS_CELL_P:
+		snprintf(buf, n, c->x < 0.0001 ? "<0.0001" : "%.4f", c->x);
 		break;
 	case NS_CELL_TEXT:
 		return c->text ? c->text : col->none ? col->none : "";
@@ -196,6 +239,13 @@ void ns_grid_row(struct ns_grid *g, const struct ns_cell *cells, bool shown, boo
 	g->marked[g->n_rows++] = marked;
 }
 
+void ns_grid_footer(struct ns_grid *g, const struct ns_cell *cells)
+{
+	ns_grid_row(g, cells, true, false);
+	if (!g->oom)
+		g->n_footer++;
+}
+
 size_t ns_grid_width(const struct ns_grid *g, size_t c)
 {
 	const struct ns_grid_col *col = &g->cols[c];
@@ -291,19 +341,20 @@ static bool put_cell(FILE *out, const struct ns_grid *g, const struct ns_cell *c
 	bool more;
 	const char *s = piece(text, header ? 0 : col.split, line, &len, &more);
 	bool plain = g->style == NS_GRID_PLAIN, last = c + 1 == g->n_cols;
+	bool open_end = g->style == NS_GRID_OPEN && last;
 	if (plain && cells && !last) { /* no trailing blanks: the last cell is the last one with text */
 		last = true;
 		for (size_t k = c + 1; k < g->n_cols && last; k++)
 			last = cells[k].type == NS_CELL_TEXT && (!cells[k].text || !*cells[k].text);
 	}
-	if (header)
+	if (header || open_end)
 		col.cut = NS_CUT_NONE;
 	struct shown sh = cut(g, &col, s, len);
-	size_t w = ns_grid_width(g, c), pad = sh.width < w ? w - sh.width : 0;
+	size_t w = ns_grid_width(g, c), pad = sh.width < w && !open_end ? w - sh.width : 0;
 	if (!col.left)
 		spaces(out, pad);
 	fprintf(out, "%s%.*s%s", sh.before, (int)sh.len, sh.s, sh.after);
-	if (plain && last)
+	if ((plain || open_end) && last)
 		return more;
 	if (col.left)
 		spaces(out, pad);
@@ -368,13 +419,38 @@ static int put_row(FILE *out, const struct ns_grid *g, size_t r)
 	return 0;
 }
 
-/* "------  ----  " */
+/* "------  ----  "; in the open style, the last column as wide as its
+ * header and no gap after it */
 static void separator(FILE *out, const struct ns_grid *g)
 {
 	for (size_t c = 0; c < g->n_cols; c++) {
-		for (size_t k = ns_grid_width(g, c); k > 0; k--)
+		bool open_end = g->style == NS_GRID_OPEN && c + 1 == g->n_cols;
+		size_t w = open_end ? ns_visible_width(g->cols[c].header ? g->cols[c].header : "") : ns_grid_width(g, c);
+		for (size_t k = w; k > 0; k--)
 			fputc('-', out);
-		spaces(out, GAP);
+		if (!open_end)
+			spaces(out, GAP);
+	}
+	fputc('\n', out);
+}
+
+/* The group labels, each from the start of its column on. */
+static void group_line(FILE *out, const struct ns_grid *g)
+{
+	size_t at = 0, cursor = 0;
+	bool any = false;
+	for (size_t c = 0; c < g->n_cols; c++)
+		any |= g->cols[c].group != NULL;
+	if (!any)
+		return;
+	for (size_t c = 0; c < g->n_cols; c++) {
+		const char *label = g->cols[c].group;
+		if (label && cursor <= at) {
+			spaces(out, at - cursor);
+			ns_fputs_visible(label, out);
+			cursor = at + ns_visible_width(label);
+		}
+		at += ns_grid_width(g, c) + GAP;
 	}
 	fputc('\n', out);
 }
@@ -424,22 +500,27 @@ static int write_columns(FILE *out, const struct ns_grid *g)
 
 int ns_grid_write_text(FILE *out, const struct ns_grid *g)
 {
-	bool more;
+	bool more, ruled = g->style != NS_GRID_PLAIN;
 	if (g->oom)
 		return -1;
 	if (g->style == NS_GRID_COLUMNS)
 		return write_columns(out, g);
-	if (g->style == NS_GRID_PYTORCH) {
-		separator(out, g);
+	group_line(out, g);
+	if (ruled) {
+		if (g->style == NS_GRID_PYTORCH)
+			separator(out, g);
 		if (put_line(out, g, NULL, 0, &more, true))
 			return -1;
 		fputc('\n', out);
 		separator(out, g);
 	}
-	for (size_t r = 0; r < g->n_rows; r++)
+	for (size_t r = 0; r < g->n_rows; r++) {
+		if (ruled && r == g->n_rows - g->n_footer)
+			separator(out, g);
 		if (put_row(out, g, r))
 			return -1;
-	if (g->style == NS_GRID_PYTORCH)
+	}
+	if (ruled && g->n_footer == 0)
 		separator(out, g);
 	return 0;
 }
@@ -463,9 +544,22 @@ static bool finite_number(const char *s)
 static void put_value(FILE *out, const struct ns_cell *c, bool json)
 {
 	char buf[64];
+	if (missing(c, true)) {
+		fputs(json ? "null" : "", out);
+		return;
+	}
 	switch (c->type) {
 	case NS_CELL_EMPTY:
-		fputs(json ? "null" : "", out);
+		break;
+	case NS_CELL_NS:
+		fmt_ns(buf, sizeof(buf), c->x, false);
+		fputs(buf, out);
+		break;
+	case NS_CELL_PCT:
+		fprintf(out, "%.3f", c->x);
+		break;
+	case NS_CELL_P:
+		fprintf(out, "%.6g", c->x);
 		break;
 	case NS_CELL_TEXT:
 		if (json)
@@ -537,31 +631,58 @@ void ns_grid_write_json(FILE *out, const struct ns_grid *g)
 
 /* ---- GitHub Markdown ---- */
 
-void ns_grid_write_markdown(FILE *out, const struct ns_grid *g)
+/* A cell in Markdown: text escaped (it comes from the inputs), a number
+ * as it is; in bold when strong. */
+static void md_value(FILE *out, const struct ns_grid *g, size_t c, const struct ns_cell *cell)
 {
 	char buf[64];
+	const char *text = ns_grid_cell_text(g, &g->cols[c], cell, buf, sizeof(buf));
+	fputs(cell->strong ? "**" : "", out);
+	if (cell->type == NS_CELL_TEXT || cell->type == NS_CELL_EMPTY)
+		ns_md_text(out, text);
+	else
+		fputs(text, out);
+	fputs(cell->strong ? "**" : "", out);
+}
+
+/* The header and the rule row (joined columns have neither). */
+static void md_head(FILE *out, const struct ns_grid *g)
+{
 	for (size_t c = 0; c < g->n_cols; c++)
-		ns_md_cell(out, g->cols[c].header);
+		if (!g->cols[c].md_join)
+			ns_md_cell(out, g->cols[c].header);
 	fputs("|\n|", out);
 	for (size_t c = 0; c < g->n_cols; c++) {
+		if (g->cols[c].md_join)
+			continue;
 		fputs(g->cols[c].md_left ? ":" : "", out);
 		for (int k = 0; k < g->cols[c].md_dashes; k++)
 			fputc('-', out);
 		fputs(g->cols[c].md_left ? "|" : ":|", out);
 	}
 	fputc('\n', out);
+}
+
+void ns_grid_write_markdown(FILE *out, const struct ns_grid *g)
+{
+	md_head(out, g);
 	for (size_t r = 0; r < g->n_rows; r++) {
 		const struct ns_cell *cells = &g->cells[r * g->n_cols];
 		for (size_t c = 0; c < g->n_cols; c++) {
-			const char *text = ns_grid_cell_text(g, &g->cols[c], &cells[c], buf, sizeof(buf));
-			if (c == 0 && g->marked[r] && g->mark) { /* the mark after the first cell's text */
-				fputs("| ", out);
-				ns_md_text(out, text);
-				fprintf(out, " %s ", g->mark);
-			} else {
-				ns_md_cell(out, text);
+			const struct ns_grid_col *col = &g->cols[c];
+			if (col->md_join) {
+				if (missing(&cells[c], false))
+					continue;
+				fputs(col->md_join, out);
+				md_value(out, g, c, &cells[c]);
+				fputs(col->md_end ? col->md_end : "", out);
+				continue;
 			}
+			fputs(c ? " | " : "| ", out);
+			md_value(out, g, c, &cells[c]);
+			if (c == 0 && g->marked[r] && g->mark) /* the mark after the first cell's text */
+				fprintf(out, " %s", g->mark);
 		}
-		fputs("|\n", out);
+		fputs(" |\n", out);
 	}
 }

@@ -22,7 +22,7 @@
 #include <stdio.h>
 
 enum ns_cell_type {
-	NS_CELL_EMPTY = 0, /* text and Markdown: ""; CSV: an empty field; JSON: null */
+	NS_CELL_EMPTY = 0, /* text and Markdown: the column's `none` (""); CSV: an empty field; JSON: null */
 	NS_CELL_TEXT,      /* text (NULL: the column's `none`, "" in CSV and JSON) */
 	NS_CELL_INT,       /* i, in decimal */
 	NS_CELL_TIME,      /* us (PyTorch's float µs) in text/Markdown; ns (exact) in CSV/JSON */
@@ -31,6 +31,16 @@ enum ns_cell_type {
 	NS_CELL_BOOL,      /* i != 0: true or false */
 	NS_CELL_US,        /* i nanoseconds as exact decimal µs everywhere, "us" after it in text/Markdown */
 	NS_CELL_NUM,       /* text: a number already spelled out, as is everywhere; JSON: null if not finite (Inf) */
+	/* x nanoseconds (a double: a median may end in .5), rounded to the ns
+	 * (half to even), as exact decimal µs everywhere, with no unit */
+	NS_CELL_NS,
+	/* x percent: "12.3%" in text/Markdown ("+inf"/"-inf": a change from 0),
+	 * "12.345" in CSV/JSON, where an infinity is missing */
+	NS_CELL_PCT,
+	/* x a p-value: "0.0123" ("<0.0001" below 0.0001) in text/Markdown, 6
+	 * significant digits in CSV/JSON */
+	NS_CELL_P,
+	/* A NaN PCT or P is missing, printed as an EMPTY cell. */
 };
 
 struct ns_cell {
@@ -40,6 +50,8 @@ struct ns_cell {
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
 	size_t len;           /* TEXT: its bytes, when they hold a NUL (CSV, and JSON with the grid's
 				 json_string); 0: up to its NUL */
+	double x;             /* NS, PCT, P */
+	bool strong;          /* Markdown: in bold */
 };
 
 /* How a text-table cell wider than the column's cap is cut (spec A6.7). */
@@ -59,9 +71,16 @@ struct ns_grid_col {
 	bool left;            /* text table: `{:<w}` (default `{:>w}`) */
 	enum ns_grid_cut cut;
 	char split;           /* text table: lines split at this character, one per line (stack frames) */
-	const char *none;     /* text table and Markdown: a NULL text cell prints this ("" if NULL) */
+	const char *none;     /* text table and Markdown: a NULL text cell or an EMPTY one prints this ("" if NULL) */
+	bool sign;            /* text table and Markdown: NS and PCT with their sign, "+" too (NS: the sign before rounding) */
 	bool md_left;         /* Markdown: ":---" (default "---:") */
 	int md_dashes;        /* Markdown: dashes in the rule row */
+	/* Markdown: no column of its own: the cell goes on in the previous
+	 * column's cell, after md_join and before md_end (a missing cell adds
+	 * nothing), e.g. "base → new" */
+	const char *md_join, *md_end;
+	const char *group;    /* text table: a label on a line above the header, from this column on (left out
+				 where the label before it reaches this far) */
 };
 
 enum ns_grid_style {
@@ -69,6 +88,9 @@ enum ns_grid_style {
 	NS_GRID_PLAIN,       /* no rules or header, indented by two, the last cell not padded (help text) */
 	NS_GRID_COLUMNS,     /* the header, a line of dashes under each header, the rows; no blanks at the
 				end of a line; headers count toward the widths (set it before adding columns) */
+	/* the header over a rule (none above it); the last column open: its
+	 * cells neither padded nor cut, its rule as wide as its header */
+	NS_GRID_OPEN,
 };
 
 struct ns_grid {
@@ -82,6 +104,7 @@ struct ns_grid {
 	size_t cells_cap;
 	bool *marked;
 	size_t n_rows, marked_cap;
+	size_t n_footer;           /* the last rows: in the text table after its closing rule (totals) */
 	bool oom;                  /* an allocation failed: rendering is refused */
 	bool as_is;                /* text: cells and headers printed as given (the layout made them
 				      visible); widths count each byte that is not part of a valid
@@ -100,6 +123,9 @@ size_t ns_grid_col(struct ns_grid *g, const struct ns_grid_col *col);
  * the text table's widths (PyTorch sizes columns over every row, printed
  * or not). */
 void ns_grid_row(struct ns_grid *g, const struct ns_cell *cells, bool shown, bool marked);
+/* Adds a footer row (after every other row): the text table prints it
+ * after its closing rule; the other forms as any row. */
+void ns_grid_footer(struct ns_grid *g, const struct ns_cell *cells);
 /* Whether an allocation failed since ns_grid_init. */
 bool ns_grid_error(const struct ns_grid *g);
 

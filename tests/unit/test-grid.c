@@ -2,6 +2,7 @@
  * (src/report/fields.c). Expected strings are written out by hand from
  * the rules in grid.h (PyTorch's widths, cuts and gaps: spec A6.3, A6.7). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,97 @@ Test(grid, cell_text_of_each_type)
 	cr_assert_str_eq(ns_grid_cell_text(&g, &col, &(struct ns_cell){ .type = NS_CELL_TEXT }, b, 64), "-");
 	cr_assert_str_eq(ns_grid_cell_text(&g, &col, &(struct ns_cell){ .type = NS_CELL_US, .i = -1500 }, b, 64),
 			 "-1.500us");
+	ns_grid_release(&g);
+}
+
+Test(grid, numbers_of_a_diff_signed_missing_and_exact)
+{
+	struct ns_grid g;
+	struct ns_grid_col plain = { .none = "-" }, sign = { .none = "-", .sign = true };
+	char b[64];
+	ns_grid_init(&g, NULL);
+	/* NS: a half ns rounds to even; signed, the sign is the value's before rounding */
+	cr_assert_str_eq(ns_grid_cell_text(&g, &plain, &(struct ns_cell){ .type = NS_CELL_NS, .x = 2500.5 }, b, 64),
+			 "2.500");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &sign, &(struct ns_cell){ .type = NS_CELL_NS, .x = 1501.5 }, b, 64),
+			 "+1.502");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &sign, &(struct ns_cell){ .type = NS_CELL_NS, .x = -0.5 }, b, 64),
+			 "-0.000");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &sign, &(struct ns_cell){ .type = NS_CELL_PCT, .x = 20.34 }, b, 64),
+			 "+20.3%");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &plain, &(struct ns_cell){ .type = NS_CELL_PCT, .x = -INFINITY }, b, 64),
+			 "-inf");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &sign, &(struct ns_cell){ .type = NS_CELL_PCT, .x = NAN }, b, 64), "-");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &plain, &(struct ns_cell){ .type = NS_CELL_P, .x = 0.00002 }, b, 64),
+			 "<0.0001");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &plain, &(struct ns_cell){ .type = NS_CELL_P, .x = 0.04321 }, b, 64),
+			 "0.0432");
+	cr_assert_str_eq(ns_grid_cell_text(&g, &plain, &(struct ns_cell){ .type = NS_CELL_EMPTY }, b, 64), "-");
+	/* CSV and JSON: exact µs, 3 decimals, 6 digits; NaN and infinity missing */
+	ns_grid_col(&g, &(struct ns_grid_col){ .key = "us" });
+	ns_grid_col(&g, &(struct ns_grid_col){ .key = "pct" });
+	ns_grid_col(&g, &(struct ns_grid_col){ .key = "p" });
+	struct ns_cell r1[] = { { .type = NS_CELL_NS, .x = -1500.5 }, { .type = NS_CELL_PCT, .x = 12.34567 },
+				{ .type = NS_CELL_P, .x = 0.0000123456789 } };
+	struct ns_cell r2[] = { { .type = NS_CELL_NS, .x = 7 }, { .type = NS_CELL_PCT, .x = INFINITY },
+				{ .type = NS_CELL_P, .x = NAN } };
+	ns_grid_row(&g, r1, true, false);
+	ns_grid_row(&g, r2, true, false);
+	char *got = render(&g, 1);
+	cr_assert_str_eq(got, "us,pct,p\r\n-1.500,12.346,1.23457e-05\r\n0.007,,\r\n", "%s", got);
+	free(got);
+	got = render(&g, 2);
+	cr_assert_str_eq(got,
+			 "[\n  {\"us\": -1.500, \"pct\": 12.346, \"p\": 1.23457e-05},\n"
+			 "  {\"us\": 0.007, \"pct\": null, \"p\": null}\n]",
+			 "%s", got);
+	free(got);
+	ns_grid_release(&g);
+}
+
+Test(grid, open_style_groups_and_a_footer)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_OPEN;
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "v", .left = true, .min = 1 });
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "base", .group = "calls", .min = 4 });
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "name", .left = true });
+	struct ns_cell r1[] = { text("up"), { .type = NS_CELL_INT, .i = 12 }, text("a long name") };
+	struct ns_cell total[] = { text("up"), { .type = NS_CELL_INT, .i = 120 }, text("[total]") };
+	ns_grid_row(&g, r1, true, false);
+	ns_grid_footer(&g, total);
+	char *got = render(&g, 0);
+	cr_assert_str_eq(got, "    calls\n"
+			      "v   base  name\n"
+			      "--  ----  ----\n"
+			      "up    12  a long name\n"
+			      "--  ----  ----\n"
+			      "up   120  [total]\n",
+			 "%s", got);
+	free(got);
+	ns_grid_release(&g);
+}
+
+Test(grid, markdown_joined_cells_bold_and_numbers_unescaped)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "Name", .md_left = true, .md_dashes = 5 });
+	ns_grid_col(&g, &(struct ns_grid_col){ .header = "Δ", .md_dashes = 6, .sign = true, .none = "-" });
+	ns_grid_col(&g, &(struct ns_grid_col){ .md_join = " (p ", .md_end = ")" });
+	struct ns_cell r1[] = { text("a_b"), { .type = NS_CELL_PCT, .x = 20.34, .strong = true },
+				{ .type = NS_CELL_P, .x = 0.00001 } };
+	struct ns_cell r2[] = { text("c"), { .type = NS_CELL_PCT, .x = NAN }, { .type = NS_CELL_P, .x = NAN } };
+	ns_grid_row(&g, r1, true, false);
+	ns_grid_row(&g, r2, true, false);
+	char *got = render(&g, 3);
+	cr_assert_str_eq(got, "| Name | Δ |\n"
+			      "|:-----|------:|\n"
+			      "| a\\_b | **+20.3%** (p <0.0001) |\n"
+			      "| c | - |\n",
+			 "%s", got);
+	free(got);
 	ns_grid_release(&g);
 }
 
