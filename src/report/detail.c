@@ -83,6 +83,42 @@ static void dashes(FILE *out, size_t w)
 	fputs(GAP, out);
 }
 
+/* The NEFF summary table under the detail table (neff_w: its NEFF column). */
+static void write_text_summary(FILE *out, const struct ns_detail_neff *v, size_t n, size_t neff_w)
+{
+	char val[64];
+	fputs("\nNEFF summary (the device profile's Summary; \"-\": not in the export)\n", out);
+	dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W);
+	for (int k = 0; k < NS_MET__COUNT; k++)
+		dashes(out, NUM_W);
+	fputc('\n', out);
+	fprintf(out, "%*s" GAP "%4s" GAP "%*s" GAP, (int)neff_w, "NEFF", "Core", NUM_W, "Instr. time");
+	for (int k = 0; k < NS_MET__COUNT; k++)
+		fprintf(out, "%*s" GAP, NUM_W, ns_metrics[k].head);
+	fputc('\n', out);
+	dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W);
+	for (int k = 0; k < NS_MET__COUNT; k++)
+		dashes(out, NUM_W);
+	fputc('\n', out);
+	for (size_t i = 0; i < n; i++) {
+		char neff[80], core[24];
+		neff_text(neff, sizeof(neff), &v[i]);
+		snprintf(core, sizeof(core), v[i].nc < 0 ? "-" : "%" PRId64, v[i].nc);
+		ns_format_us(val, sizeof(val) - 2, v[i].dp->instruction_ns);
+		strcat(val, "us");
+		fprintf(out, "%*s" GAP "%4s" GAP "%*s" GAP, (int)neff_w, neff, core, NUM_W, val);
+		for (int k = 0; k < NS_MET__COUNT; k++) {
+			metric_text(val, sizeof(val), &v[i].m, k, true);
+			fprintf(out, "%*s" GAP, NUM_W, val);
+		}
+		fputc('\n', out);
+	}
+	dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W);
+	for (int k = 0; k < NS_MET__COUNT; k++)
+		dashes(out, NUM_W);
+	fputc('\n', out);
+}
+
 static void write_text(FILE *out, const struct ns_detail_neff *v, size_t n, enum ns_detail key,
 		       const struct ns_report_opts *o, char *const *sources, size_t n_sources)
 {
@@ -143,36 +179,7 @@ static void write_text(FILE *out, const struct ns_detail_neff *v, size_t n, enum
 	fputc('\n', out);
 	ns_xwarn_detail_note(out, v, n, false);
 
-	fputs("\nNEFF summary (the device profile's Summary; \"-\": not in the export)\n", out);
-	dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W);
-	for (int k = 0; k < NS_MET__COUNT; k++)
-		dashes(out, NUM_W);
-	fputc('\n', out);
-	fprintf(out, "%*s" GAP "%4s" GAP "%*s" GAP, (int)neff_w, "NEFF", "Core", NUM_W, "Instr. time");
-	for (int k = 0; k < NS_MET__COUNT; k++)
-		fprintf(out, "%*s" GAP, NUM_W, ns_metrics[k].head);
-	fputc('\n', out);
-	dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W);
-	for (int k = 0; k < NS_MET__COUNT; k++)
-		dashes(out, NUM_W);
-	fputc('\n', out);
-	for (size_t i = 0; i < n; i++) {
-		char neff[80], core[24];
-		neff_text(neff, sizeof(neff), &v[i]);
-		snprintf(core, sizeof(core), v[i].nc < 0 ? "-" : "%" PRId64, v[i].nc);
-		ns_format_us(val, sizeof(val) - 2, v[i].dp->instruction_ns);
-		strcat(val, "us");
-		fprintf(out, "%*s" GAP "%4s" GAP "%*s" GAP, (int)neff_w, neff, core, NUM_W, val);
-		for (int k = 0; k < NS_MET__COUNT; k++) {
-			metric_text(val, sizeof(val), &v[i].m, k, true);
-			fprintf(out, "%*s" GAP, NUM_W, val);
-		}
-		fputc('\n', out);
-	}
-	dashes(out, neff_w), dashes(out, 4), dashes(out, NUM_W);
-	for (int k = 0; k < NS_MET__COUNT; k++)
-		dashes(out, NUM_W);
-	fputc('\n', out);
+	write_text_summary(out, v, n, neff_w);
 	for (size_t i = 0; i < n_sources; i++)
 		fprintf(out, "%s %s\n", i ? "       " : "Source:", sources[i]);
 }
