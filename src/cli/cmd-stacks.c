@@ -9,7 +9,7 @@
 
 static const char *opt_value, *opt_format, *opt_time_unit, *opt_device;
 static double opt_percent_limit;
-static bool opt_no_cache, opt_strict, opt_quiet;
+static bool opt_python, opt_no_cache, opt_strict, opt_quiet;
 
 static const char *const values[] = { "cpu", "device", NULL };       /* enum ns_stack_value's order */
 static const char *const forms[] = { "folded", "table", "csv", "json", "markdown", NULL };
@@ -20,6 +20,7 @@ static const struct ns_opt stacks_opts[] = {
 		&opt_value, values),
 	NS_ENUM('f', "format", "FMT", "folded (default), or the call tree as table, csv, json or markdown",
 		&opt_format, forms),
+	NS_FLAG(0, "python", "Python frames (python_function calls of a with_stack trace) above the ops", &opt_python),
 	NS_PERCENT(0, "percent-limit", "PCT", "call tree: hide nodes under PCT% of the total (default 0: none)",
 		   &opt_percent_limit, 0, 100),
 	NS_ENUM(0, "time-unit", "UNIT", "call tree: print every time in s, ms or us", &opt_time_unit, time_units),
@@ -40,6 +41,8 @@ const struct ns_cmd_spec cmd_stacks_spec = {
 		   "The call tree (--format table, csv, json, markdown): events merged by path, with\n"
 		   "total and self CPU and device time and calls, children largest first. A\n"
 		   "directory's traces: a first frame \"rank N\" on each folded line; a tree each.\n"
+		   "--python: the trace's python_function calls (with_stack=True) nest with the ops,\n"
+		   "and self time is counted in that tree.\n"
 		   "Rules: docs/report.md \"Call stacks\".",
 	.opts = stacks_opts,
 	.min_args = 1,
@@ -58,7 +61,7 @@ static int stacks_trace(struct ns_trace *t, const struct ns_run *run, struct ns_
 	int rc = ns_aggregate(t, &ao, &agg, err);
 	if (rc)
 		return rc;
-	if ((rc = ns_calltree_build(&agg, &ct, err)))
+	if ((rc = ns_calltree_build(&agg, opt_python, &ct, err)))
 		goto out;
 	if (so->value == NS_STACK_DEVICE && !agg.use_device) {
 		rc = ns_error_set(err, NS_ERR_INPUT, "%s: no device time in this trace (--value device)", t->path);
@@ -127,7 +130,9 @@ int cmd_stacks(int argc, char **argv)
 	so.percent_limit = opt_percent_limit;
 	so.time_unit = opt_time_unit;
 	so.device_label = opt_device;
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict, .ui = ns_cli_load_ui() };
+	/* (the cache keeps no Python calls: --python parses the trace) */
+	struct ns_load_opts lo = { .use_cache = !opt_no_cache && !opt_python, .strict = opt_strict,
+				   .keep_python = opt_python, .ui = ns_cli_load_ui() };
 	if ((rc = ns_run_load(pos[0], &lo, &run, &err)))
 		goto fail;
 	bool json_array = form == 3 && run.n > 1;

@@ -43,7 +43,7 @@ void ns_stacks_write_folded(FILE *out, const struct ns_agg *agg, const struct ns
 	for (int32_t n = next_node(ct, 0); n > 0; n = next_node(ct, n)) {
 		const struct ns_cnode *c = &ct->nodes[n];
 		/* (device time: the leaves' alone, which an op's own self time repeats) */
-		int64_t v = o->value == NS_STACK_CPU ? c->self_cpu_ns : c->device ? c->self_device_ns : 0;
+		int64_t v = o->value == NS_STACK_CPU ? c->self_cpu_ns : c->kind == NS_CNODE_DEVICE ? c->self_device_ns : 0;
 		if (v <= 0)
 			continue;
 		if (o->prefix) {
@@ -55,13 +55,15 @@ void ns_stacks_write_folded(FILE *out, const struct ns_agg *agg, const struct ns
 	}
 }
 
+static const char *const kinds[] = { "op", "device", "python" }; /* enum ns_cnode_kind's order */
+
 static struct ns_cell time_cell(int64_t ns)
 {
 	return (struct ns_cell){ .type = NS_CELL_TIME, .i = ns, .us = (double)ns / 1000.0 };
 }
 
 /* The columns: times, calls, then the name (indented by depth in the text
- * table; the other forms have depth and device fields instead). */
+ * table; the other forms have depth and kind fields instead). */
 static void tree_cols(struct ns_grid *g, bool device, const char *label, bool flat, char hdr[2][64])
 {
 	snprintf(hdr[0], 64, "Total %s", label);
@@ -75,7 +77,7 @@ static void tree_cols(struct ns_grid *g, bool device, const char *label, bool fl
 	ns_grid_col(g, &(struct ns_grid_col){ .header = "Calls", .key = "count", .md_dashes = 3 });
 	if (flat) {
 		ns_grid_col(g, &(struct ns_grid_col){ .header = "Depth", .key = "depth", .md_dashes = 3 });
-		ns_grid_col(g, &(struct ns_grid_col){ .header = "Device", .key = "device", .md_dashes = 3 });
+		ns_grid_col(g, &(struct ns_grid_col){ .header = "Kind", .key = "kind", .md_dashes = 3 });
 	}
 	ns_grid_col(g, &(struct ns_grid_col){ .header = "Name", .key = "name", .left = true, .md_left = true, .md_dashes = 3 });
 }
@@ -126,7 +128,7 @@ int ns_stacks_write_tree(FILE *out, const struct ns_agg *agg, const struct ns_ca
 		cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = c->calls };
 		if (flat) {
 			cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = c->depth };
-			cells[k++] = (struct ns_cell){ .type = NS_CELL_BOOL, .i = c->device };
+			cells[k++] = (struct ns_cell){ .type = NS_CELL_TEXT, .text = kinds[c->kind] };
 		}
 		cells[k++] = (struct ns_cell){ .type = NS_CELL_TEXT, .text = name_text(agg, c, flat, &names[n]) };
 		if (!(oom = !cells[k - 1].text))
