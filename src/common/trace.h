@@ -71,6 +71,7 @@ enum ns_kind {
 	NS_KIND_FLOW_S,    /* flow start (ac2g) */
 	NS_KIND_FLOW_F,    /* flow end (ac2g) */
 	NS_KIND_COUNTER,   /* a CUPTI range-profiler range (cuda_profiler_range): counters, not a time */
+	NS_KIND_PYTHON,    /* a python_function call, kept only when asked (ns_ingest_opts.keep_python) */
 };
 
 enum ns_event_flag {

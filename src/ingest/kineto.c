@@ -778,6 +778,11 @@ static int classify_event(struct parser *ps, const char *p, const struct event_f
 
 	switch (raw->ph) {
 	case NS_PH_X:
+		if (cat == NS_CAT_PYTHON_FUNCTION && ps->opts && ps->opts->keep_python && f->has_ts) {
+			ev->kind = NS_KIND_PYTHON;
+			raw->kept = true;
+			break;
+		}
 		if (cat == NS_CAT_OTHER || cat == NS_CAT_PYTHON_FUNCTION || cat == NS_CAT_AC2G ||
 		    cat == NS_CAT_FWDBWD)
 			break;

@@ -158,7 +158,8 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		struct ns_trace *t = &run->traces[i];
 		struct ns_error warn = { 0 };
 		struct progress prog = { o->ui, paths[i], false };
-		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio };
+		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio,
+					     .keep_python = o->keep_python };
 		int64_t trace_id;
 		int rc;
 		ns_trace_init(t);

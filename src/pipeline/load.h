@@ -32,6 +32,7 @@ struct ns_load_opts {
 	bool use_cache;      /* read a valid cache; write one on a miss */
 	bool strict;
 	bool db_only;        /* only the database is wanted: each trace is released once stored */
+	bool keep_python;    /* keep python_function calls in the traces (`stacks --python`; the cache has none) */
 	bool db_temporary;   /* db_out is deleted after use: Neuron conversions are kept in the cache folder */
 	const char *device_time_unit; /* Neuron device-profile exports: ns, us, ms, s (NULL: detect) */
 	const struct ns_load_ui *ui;  /* told the warnings, notes and progress (NULL: nobody) */
