@@ -68,7 +68,7 @@ static void print_notes(void *ctx, const struct ns_trace *t)
 		return;
 	fprintf(stderr,
 		"neuron-stats: note: %s: %llu CUPTI range-profiler ranges (\"cuda_profiler_range\") hold "
-		"counters, not times: they are not in the table%s\n",
+		"counters, not times: they are not in the table (per kernel: neuron-stats counters)%s\n",
 		t->path, (unsigned long long)n_ranges, t->n_counters ? "; each counter summed over the ranges:" : "");
 	print_counters(t);
 }

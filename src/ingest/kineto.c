@@ -596,6 +596,11 @@ static int counter_field(struct parser *ps, void *ctx, const struct span *key, c
 			return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
 		t->counters[t->n_counters++] = (struct ns_counter){ .name = name, .exact = true };
 	}
+	if (NS_GROW(t->counter_values, t->cap_counter_values, t->n_counter_values + 1) < 0)
+		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
+	/* (the range is the next event kept) */
+	t->counter_values[t->n_counter_values++] = (struct ns_counter_value){
+		.event = (uint32_t)t->n_events, .counter = (uint32_t)i, .is_int = is_int, .i = v, .d = d };
 	struct ns_counter *c = &t->counters[i];
 	c->sum_approx += d;
 	if (c->exact && (!is_int || (v > 0 && c->sum > INT64_MAX - v) || (v < 0 && c->sum < INT64_MIN - v)))
