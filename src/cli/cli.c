@@ -16,6 +16,7 @@ const struct ns_command ns_cli_commands[] = {
 	{ &cmd_ls_spec, cmd_ls },
 	{ &cmd_stacks_spec, cmd_stacks },
 	{ &cmd_counters_spec, cmd_counters },
+	{ &cmd_launches_spec, cmd_launches },
 	{ &cmd_completion_spec, cmd_completion },
 };
 const size_t ns_cli_n_commands = NS_ARRAY_SIZE(ns_cli_commands);
