@@ -86,12 +86,15 @@ static void fmt_bytes(char *buf, size_t n, int64_t bytes)
 		snprintf(buf, n, "%" PRId64 " B", bytes);
 }
 
-/* Whether a cell has no value: EMPTY, a NaN PCT or P and, where a number
- * must be finite (CSV, JSON), an infinite one. */
+/* Whether a cell has no value: EMPTY, a ROW or ROWS of no grid, a NaN
+ * PCT or P and, where a number must be finite (CSV, JSON), an infinite
+ * one. */
 static bool missing(const struct ns_cell *c, bool finite)
 {
 	if (c->type == NS_CELL_EMPTY)
 		return true;
+	if (c->type == NS_CELL_ROW || c->type == NS_CELL_ROWS)
+		return c->sub == NULL;
 	if (c->type != NS_CELL_PCT && c->type != NS_CELL_P)
 		return false;
 	return isnan(c->x) || (finite && isinf(c->x));
@@ -162,6 +165,9 @@ const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col 
 		break;
 	case NS_CELL_NUM:
 		return c->text ? c->text : "";
+	case NS_CELL_ROW:
+	case NS_CELL_ROWS:
+		break;
 	}
 	return buf;
 }
@@ -585,6 +591,14 @@ static void put_value(FILE *out, const struct ns_cell *c, bool json)
 	case NS_CELL_NUM:
 		fputs(json && !finite_number(c->text) ? "null" : c->text ? c->text : "", out);
 		break;
+	case NS_CELL_ROW:
+		if (json)
+			ns_grid_write_json_row(out, c->sub, (size_t)c->i);
+		break;
+	case NS_CELL_ROWS:
+		if (json)
+			ns_grid_write_json(out, c->sub);
+		break;
 	}
 }
 
@@ -604,29 +618,41 @@ void ns_grid_write_csv(FILE *out, const struct ns_grid *g, bool header)
 	}
 }
 
+void ns_grid_write_json_row(FILE *out, const struct ns_grid *g, size_t r)
+{
+	fputc('{', out);
+	for (size_t c = 0; c < g->n_cols; c++) {
+		const struct ns_cell *cell = &g->cells[r * g->n_cols + c];
+		const char *sep = !c ? "" : g->cols[c].json_sep ? g->cols[c].json_sep : ", ";
+		if (g->json_string) {
+			fputs(sep, out);
+			const char *key = g->cols[c].key ? g->cols[c].key : "";
+			g->json_string(out, key, strlen(key));
+			fputs(": ", out);
+		} else {
+			fprintf(out, "%s\"%s\": ", sep, g->cols[c].key);
+		}
+		if (g->json_string && cell->type == NS_CELL_TEXT)
+			g->json_string(out, cell->text ? cell->text : "", text_len(cell));
+		else
+			put_value(out, cell, true);
+	}
+	fputc('}', out);
+}
+
 void ns_grid_write_json(FILE *out, const struct ns_grid *g)
 {
 	fputc('[', out);
 	for (size_t r = 0; r < g->n_rows; r++) {
-		fputs(r ? ",\n  {" : "\n  {", out);
-		for (size_t c = 0; c < g->n_cols; c++) {
-			const struct ns_cell *cell = &g->cells[r * g->n_cols + c];
-			if (g->json_string) {
-				fputs(c ? ", " : "", out);
-				const char *key = g->cols[c].key ? g->cols[c].key : "";
-				g->json_string(out, key, strlen(key));
-				fputs(": ", out);
-			} else {
-				fprintf(out, "%s\"%s\": ", c ? ", " : "", g->cols[c].key);
-			}
-			if (g->json_string && cell->type == NS_CELL_TEXT)
-				g->json_string(out, cell->text ? cell->text : "", text_len(cell));
-			else
-				put_value(out, cell, true);
+		if (g->json_values) {
+			fputs(r ? ", " : "", out);
+			put_value(out, &g->cells[r * g->n_cols], true);
+			continue;
 		}
-		fputc('}', out);
+		fputs(r ? ",\n  " : "\n  ", out);
+		ns_grid_write_json_row(out, g, r);
 	}
-	fputs(g->n_rows ? "\n]" : "]", out);
+	fputs(g->n_rows && !g->json_values ? "\n]" : "]", out);
 }
 
 /* ---- GitHub Markdown ---- */
