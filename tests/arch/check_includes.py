@@ -41,9 +41,6 @@ ALLOWED = {
     ("people", "neff/neff-print.c", "%-Ns"):
         ("`neff` summary columns padded by printf",
          "the grid engine: the neff output as a layout over report/'s grid"),
-    ("people", "cli/opt.c", "%-Ns"):
-        ("option help columns of --help, padded by printf",
-         "the field table: help text generated with the grid engine"),
     ("people", "common/error.c", "stderr"):
         ("ns_assert_fail prints the broken invariant and aborts (common/assert.h)",
          "kept: the one print a library may do, on a programming error"),
