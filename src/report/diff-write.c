@@ -683,7 +683,7 @@ static struct ns_cell json_side(struct json_doc *j, const struct ns_diff *d, int
 		ns_grid_row(numbers, (struct ns_cell[]){ int_cell(side->step_numbers[k]) }, true, false);
 	return add_row(&j->g[JP_SIDE], (struct ns_cell[]){ text_cell(side->label), int_cell((int64_t)side->n_traces),
 							     int_cell((int64_t)side->n_steps),
-							     { .type = NS_CELL_ROWS, .sub = numbers },
+							     { .type = NS_CELL_ROWS, .sub = numbers, .len = side->n_steps },
 							     text_cell(side->device) });
 }
 
@@ -738,29 +738,22 @@ static void json_document(struct json_doc *j, const struct ns_diff *d, const str
 								 bool_cell(group_by & NS_GROUP_SHAPE),
 								 int_cell(d->opts.stack_n), bool_cell(group_by & NS_GROUP_NEFF) }),
 		json_rule(j, d), text_cell(d->warning), add_row(&j->g[JP_VERDICTS], verdicts), gate,
-		add_row(&j->g[JP_TOTALS], totals), { .type = NS_CELL_ROWS, .sub = &j->g[JP_ROWS] } },
+		add_row(&j->g[JP_TOTALS], totals),
+		{ .type = NS_CELL_ROWS, .sub = &j->g[JP_ROWS], .len = j->g[JP_ROWS].n_rows } },
 		true, false);
 }
 
 static int write_json(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
 {
 	struct json_doc *j = calloc(1, sizeof(*j));
-	int rc = -1;
+	int rc;
 	if (!j)
 		return -1;
 	for (int p = 0; p < JP__COUNT; p++)
 		ns_grid_init(&j->g[p], NULL);
 	json_columns(j);
 	json_document(j, d, o);
-	rc = 0;
-	for (int p = 0; p < JP__COUNT; p++)
-		rc = ns_grid_error(&j->g[p]) ? -1 : rc;
-	if (rc == 0) {
-		ns_grid_write_json_row(out, &j->g[JP_DOC], 0);
-		fputc('\n', out);
-	}
-	for (int p = 0; p < JP__COUNT; p++)
-		ns_grid_release(&j->g[p]);
+	rc = ns_grid_write_json_document(out, j->g, JP__COUNT); /* JP_DOC first */
 	free(j);
 	return rc;
 }

@@ -44,8 +44,8 @@ enum ns_cell_type {
 	NS_CELL_P,
 	/* A NaN PCT or P is missing, printed as an EMPTY cell. */
 	/* JSON only (elsewhere an empty cell): nested values from another
-	 * grid, `sub`: ROW, its row i as an object; ROWS, all its rows as
-	 * ns_grid_write_json writes them. */
+	 * grid, `sub`: ROW, its row i as an object; ROWS, its rows i to
+	 * i + len - 1 as ns_grid_write_json writes rows. */
 	NS_CELL_ROW,
 	NS_CELL_ROWS,
 };
@@ -55,7 +55,7 @@ struct ns_cell {
 	const char *text;
 	int64_t i;            /* INT, BYTES, BOOL; TIME, US: exact nanoseconds */
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
-	size_t len;           /* TEXT: its bytes, when they hold a NUL (CSV, and JSON with the grid's
+	size_t len;           /* ROWS: how many; TEXT: its bytes, when they hold a NUL (CSV, and JSON with the grid's
 				 json_string); 0: up to its NUL */
 	double x;             /* NS, PCT, P */
 	bool strong;          /* Markdown: in bold */
@@ -90,6 +90,7 @@ struct ns_grid_col {
 	const char *group;    /* text table: a label on a line above the header, from this column on (left out
 				 where the label before it reaches this far) */
 	const char *json_sep; /* JSON: before this key in place of ", " (a line break: ",\n   ") */
+	const char *gap;      /* NS_GRID_PLAIN: after this cell in place of the grid's gap */
 };
 
 enum ns_grid_style {
@@ -123,6 +124,9 @@ struct ns_grid {
 	void (*json_string)(FILE *out, const char *s, size_t len);
 	const char *indent, *gap;  /* NS_GRID_PLAIN: before each line, between cells (NULL: two spaces) */
 	bool json_values;          /* JSON: the rows as a list of their first cells' values, "[1, 2]" */
+	/* JSON: cJSON's formatted style: a key a line, indented by tabs, "key":<tab>value;
+	 * arrays on one line, "[{...}, {...}]" */
+	bool json_tabs;
 };
 
 void ns_grid_init(struct ns_grid *g, const char *time_unit);
@@ -154,6 +158,10 @@ void ns_grid_write_json(FILE *out, const struct ns_grid *g);
 /* Row r as one JSON object, "{...}" (a document: its cells nest other
  * grids' rows). */
 void ns_grid_write_json_row(FILE *out, const struct ns_grid *g, size_t r);
+/* A JSON document of n grids, grids[0]'s row 0 nesting the others: that
+ * row and a newline; -1 when any of them ran out of memory (nothing is
+ * written). Then releases them all. */
+int ns_grid_write_json_document(FILE *out, struct ns_grid *grids, size_t n);
 void ns_grid_write_markdown(FILE *out, const struct ns_grid *g);
 
 /* A cell's text as the text table and Markdown print it (before cutting);
