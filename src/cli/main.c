@@ -37,11 +37,11 @@ static void usage(FILE *out)
 	      "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures.\n\n"
 	      "commands:\n",
 	      out);
-	struct ns_grid g; /* the command list: name (8 wide), summary */
+	struct ns_grid g; /* the command list: name (as wide as the longest), summary */
 	ns_grid_init(&g, NULL);
 	g.style = NS_GRID_PLAIN;
 	g.gap = " ";
-	ns_grid_col(&g, &(struct ns_grid_col){ .width = 8, .left = true });
+	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
 	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
 	for (size_t i = 0; i < ns_cli_n_commands; i++)
 		ns_grid_row(&g,

@@ -32,18 +32,6 @@ FOLDERS = ["common", "ingest", "neff", "ntff", "aggregate", "store", "report", "
 
 # (rule, file under src/, what) -> (reason, the issue 18 step that removes it)
 ALLOWED = {
-    ("people", "neff/neff.h", "FILE *"):
-        ("ns_neff_write_summary writes the `neff` summary to a stream",
-         "the grid engine: the neff output as a layout over report/'s grid"),
-    ("people", "neff/neff-print.c", "FILE *"):
-        ("`neff` summary text and JSON written by the NEFF reader",
-         "the grid engine: the neff output as a layout over report/'s grid"),
-    ("people", "neff/neff-print.c", "%-Ns"):
-        ("`neff` summary columns padded by printf",
-         "the grid engine: the neff output as a layout over report/'s grid"),
-    ("people", "cli/opt.c", "%-Ns"):
-        ("option help columns of --help, padded by printf",
-         "the field table: help text generated with the grid engine"),
     ("people", "common/error.c", "stderr"):
         ("ns_assert_fail prints the broken invariant and aborts (common/assert.h)",
          "kept: the one print a library may do, on a programming error"),
