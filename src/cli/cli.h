@@ -18,6 +18,10 @@ enum {
 	NS_EXIT_NOMEM = 6,
 };
 
+#define NS_VERSION "0.1.0" /* (meson.build's project version) */
+/* The program's one-line description (--help, the man page's NAME). */
+#define NS_CLI_TAGLINE "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures."
+
 extern bool ns_cli_quiet; /* --quiet: no warnings or progress on stderr */
 
 /* Prints "neuron-stats: error: <msg>" (+ "hint: ..." lines) to stderr and
@@ -62,5 +66,8 @@ struct ns_command {
 };
 extern const struct ns_command ns_cli_commands[];
 extern const size_t ns_cli_n_commands;
+
+/* The manual page neuron-stats(1), roff (neuron-stats --man; cmd-man.c). */
+void ns_cli_write_man(FILE *out);
 
 #endif

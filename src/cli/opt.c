@@ -91,6 +91,17 @@ void ns_opt_range(const struct ns_opt *o, char *buf, size_t n)
 		snprintf(buf, n, "%s from %.15g to %.15g", arg, o->min, o->max);
 }
 
+void ns_opt_range_note(const struct ns_opt *o, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (n < 4 || !(o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT))
+		return; /* (ENUM: the help names the choices) */
+	buf[0] = ' ';
+	buf[1] = '[';
+	ns_opt_range(o, buf + 2, n - 3);
+	strcat(buf, "]");
+}
+
 static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
 {
 	char what[160], range[96];
@@ -202,13 +213,8 @@ void ns_opt_help(const struct ns_cmd_spec *spec, FILE *out)
 		if (!o->short_name)
 			len = snprintf(left, sizeof(left), "      --%s%s%s", o->long_name, o->arg_name ? " " : "",
 				       o->arg_name ? o->arg_name : "");
-		char range[128] = "";
-		if (o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT) { /* (ENUM: help names the choices) */
-			range[0] = ' ';
-			range[1] = '[';
-			ns_opt_range(o, range + 2, sizeof(range) - 3);
-			strcat(range, "]");
-		}
+		char range[128];
+		ns_opt_range_note(o, range, sizeof(range));
 		if (len < 30)
 			fprintf(out, "%-30s%s%s\n", left, o->help, range);
 		else

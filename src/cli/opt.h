@@ -86,5 +86,8 @@ int ns_opt_parse_long(const char *s, long min, long max, long *out);
 /* The range of a numeric option as --help and usage errors show it, e.g.
  * "N >= -1", "0 or N >= 4", "A from 1e-12 to 1". */
 void ns_opt_range(const struct ns_opt *o, char *buf, size_t n);
+/* What --help appends to a numeric option's help: " [" range "]"; "" for
+ * the other types. */
+void ns_opt_range_note(const struct ns_opt *o, char *buf, size_t n);
 
 #endif
