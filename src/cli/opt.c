@@ -102,6 +102,25 @@ void ns_opt_range_note(const struct ns_opt *o, char *buf, size_t n)
 	strcat(buf, "]");
 }
 
+static int add_regex(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
+{
+	struct ns_opt_regexes *list = o->value;
+	char what[400], why[256];
+	if (list->n == NS_OPT_MAX_REGEX) {
+		snprintf(what, sizeof(what), "--%s: at most %d expressions, not one more:", o->long_name,
+			 NS_OPT_MAX_REGEX);
+		return usage_error(spec, what, arg);
+	}
+	int rc = regcomp(&list->re[list->n], arg, REG_EXTENDED | REG_NOSUB);
+	if (rc == 0) {
+		list->n++;
+		return 0;
+	}
+	regerror(rc, &list->re[list->n], why, sizeof(why));
+	snprintf(what, sizeof(what), "--%s: not a regular expression (%s):", o->long_name, why);
+	return usage_error(spec, what, arg);
+}
+
 static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
 {
 	char what[160], range[96];
@@ -132,6 +151,8 @@ static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, con
 				return 0;
 			}
 		break;
+	case NS_OPT_REGEX:
+		return add_regex(spec, o, arg);
 	case NS_OPT_END:
 		break;
 	}
