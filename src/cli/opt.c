@@ -92,6 +92,36 @@ void ns_opt_range(const struct ns_opt *o, char *buf, size_t n)
 		snprintf(buf, n, "%s from %.15g to %.15g", arg, o->min, o->max);
 }
 
+void ns_opt_range_note(const struct ns_opt *o, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (n < 4 || !(o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT))
+		return; /* (ENUM: the help names the choices) */
+	buf[0] = ' ';
+	buf[1] = '[';
+	ns_opt_range(o, buf + 2, n - 3);
+	strcat(buf, "]");
+}
+
+static int add_regex(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
+{
+	struct ns_opt_regexes *list = o->value;
+	char what[400], why[256];
+	if (list->n == NS_OPT_MAX_REGEX) {
+		snprintf(what, sizeof(what), "--%s: at most %d expressions, not one more:", o->long_name,
+			 NS_OPT_MAX_REGEX);
+		return usage_error(spec, what, arg);
+	}
+	int rc = regcomp(&list->re[list->n], arg, REG_EXTENDED | REG_NOSUB);
+	if (rc == 0) {
+		list->n++;
+		return 0;
+	}
+	regerror(rc, &list->re[list->n], why, sizeof(why));
+	snprintf(what, sizeof(what), "--%s: not a regular expression (%s):", o->long_name, why);
+	return usage_error(spec, what, arg);
+}
+
 static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
 {
 	char what[160], range[96];
@@ -122,6 +152,8 @@ static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, con
 				return 0;
 			}
 		break;
+	case NS_OPT_REGEX:
+		return add_regex(spec, o, arg);
 	case NS_OPT_END:
 		break;
 	}
@@ -201,13 +233,8 @@ static void option_names(const struct ns_opt *o, char *buf, size_t n)
  * an ENUM's help names its choices); the caller frees it. NULL on OOM. */
 static char *option_text(const struct ns_opt *o)
 {
-	char range[128] = "", *text = NULL;
-	if (o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT) {
-		range[0] = ' ';
-		range[1] = '[';
-		ns_opt_range(o, range + 2, sizeof(range) - 3);
-		strcat(range, "]");
-	}
+	char range[128], *text = NULL;
+	ns_opt_range_note(o, range, sizeof(range));
 	return asprintf(&text, "%s%s", o->help, range) < 0 ? NULL : text;
 }
 

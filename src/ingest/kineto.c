@@ -13,7 +13,7 @@
 #include "ingest/scan.h"
 #include "ingest/source.h"
 
-#define PROGRESS_STEP (64u << 20)
+#define PROGRESS_STEP (1u << 20) /* (the pipeline passes on only a changed percentage) */
 /* The longest string the string table takes (common/strtab.c). */
 #define STRING_MAX ((1u << 23) - 1)
 #define SUM_LIMIT NS_SUM_LIMIT /* (common/trace.h) */

@@ -21,7 +21,9 @@ struct ns_load_ui {
 	void (*note)(void *ctx, const char *text);
 	/* after trace t is parsed: what it learned that the table does not show */
 	void (*parsed)(void *ctx, const struct ns_trace *t);
-	/* a big input's progress: done of total bytes; total 0 when it ends */
+	/* a big run's progress: done of total (a percentage today) while what
+	 * (a trace, or "DIR (2/5)" in a directory's run) loads; total 0: the
+	 * line is to be erased (a file ended; warnings may follow) */
 	void (*progress)(void *ctx, const char *path, uint64_t done, uint64_t total);
 };
 
