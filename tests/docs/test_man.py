@@ -87,7 +87,10 @@ def main():
             current = line.strip()
             per_cmd[current] = set()
         elif current and re.match(r"^       -", line):
-            per_cmd[current].add(line.strip())
+            # (a tag shorter than the indent has its text on the same line)
+            m = re.match(r"(?:(-\w), )?(--[a-z][a-z-]*)(?: ([A-Z_]+))?(?=\s|$)", line.strip())
+            per_cmd[current].add(", ".join(x for x in m.group(1, 2) if x) + (" " + m.group(3) if m.group(3) else "")
+                                 if m else line.strip())
     n_opts = 0
     for cmd in cmds:
         want = help_options(binary, cmd)
