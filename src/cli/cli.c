@@ -14,6 +14,8 @@ const struct ns_command ns_cli_commands[] = {
 	{ &cmd_sql_spec, cmd_sql },
 	{ &cmd_neff_spec, cmd_neff },
 	{ &cmd_ls_spec, cmd_ls },
+	{ &cmd_kernels_spec, cmd_kernels },
+	{ &cmd_breakdown_spec, cmd_breakdown },
 	{ &cmd_completion_spec, cmd_completion },
 };
 const size_t ns_cli_n_commands = NS_ARRAY_SIZE(ns_cli_commands);
