@@ -17,6 +17,8 @@ const struct ns_command ns_cli_commands[] = {
 	{ &cmd_stacks_spec, cmd_stacks },
 	{ &cmd_counters_spec, cmd_counters },
 	{ &cmd_launches_spec, cmd_launches },
+	{ &cmd_kernels_spec, cmd_kernels },
+	{ &cmd_breakdown_spec, cmd_breakdown },
 	{ &cmd_completion_spec, cmd_completion },
 };
 const size_t ns_cli_n_commands = NS_ARRAY_SIZE(ns_cli_commands);

@@ -59,6 +59,8 @@ int cmd_completion(int argc, char **argv);
 int cmd_stacks(int argc, char **argv);
 int cmd_counters(int argc, char **argv);
 int cmd_launches(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
+int cmd_breakdown(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
@@ -67,6 +69,7 @@ extern const struct ns_cmd_spec cmd_completion_spec;
 extern const struct ns_cmd_spec cmd_stacks_spec;
 extern const struct ns_cmd_spec cmd_counters_spec;
 extern const struct ns_cmd_spec cmd_launches_spec;
+extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
 
 /* The command table: main() dispatches on it, --help lists it, the shell
  * completion scripts are generated from it (cmd-completion.c). */
