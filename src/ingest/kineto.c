@@ -10,7 +10,7 @@
 #include "common/utf8.h"
 #include "common/vec.h"
 #include "neff/neff.h"
-#include "ingest/scan.h"
+#include "ingest/json/scan.h"
 #include "ingest/source.h"
 
 #define PROGRESS_STEP (64u << 20)
