@@ -10,7 +10,7 @@
 #include "common/utf8.h"
 #include "common/vec.h"
 #include "neff/neff.h"
-#include "ingest/scan.h"
+#include "ingest/json/scan.h"
 #include "ingest/source.h"
 
 #define PROGRESS_STEP (1u << 20) /* (the pipeline passes on only a changed percentage) */
