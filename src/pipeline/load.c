@@ -253,6 +253,32 @@ static int64_t total_size(const struct ns_source_id *ids, size_t n)
 	return bytes;
 }
 
+/* After the parse: commits sk's database (when one is written); a cache
+ * that could not be written is a warning, never an error. */
+static int commit_store(struct sink *sk, const char *cache, const struct ns_load_opts *o, struct ns_error *err)
+{
+	int rc = 0;
+	if (sk->store) {
+		struct ns_store *store = sk->store;
+		sk->store = NULL; /* (commit frees it, whatever happens) */
+		rc = ns_store_commit(store, store_err(sk, err));
+		if (sk->optional) {
+			if (rc == 0) {
+				struct ns_error warn = { 0 };
+				ns_pipeline_cache_written(cache, &warn);
+				warn_user(o, &warn);
+			}
+			rc = 0; /* a failed cache write does not fail the report */
+		}
+	}
+	if (rc == 0 && sk->dropped.msg[0]) {
+		struct ns_error warn = { 0 };
+		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk->dropped.msg);
+		warn_user(o, &warn);
+	}
+	return rc;
+}
+
 int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *run, struct ns_error *err)
 {
 	char **paths = NULL;
@@ -311,24 +337,8 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	struct progress prog;
 	progress_init(&prog, input, paths, ids, n, o);
 	rc = parse_all(paths, ids, n, o, neuron, devprofs, &sk, &prog, run, err);
-	if (rc == 0 && sk.store) {
-		struct ns_store *store = sk.store;
-		sk.store = NULL; /* (commit frees it, whatever happens) */
-		rc = ns_store_commit(store, store_err(&sk, err));
-		if (sk.optional) {
-			if (rc == 0) {
-				struct ns_error warn = { 0 };
-				ns_pipeline_cache_written(cache, &warn);
-				warn_user(o, &warn);
-			}
-			rc = 0; /* a failed cache write does not fail the report */
-		}
-	}
-	if (rc == 0 && sk.dropped.msg[0]) {
-		struct ns_error warn = { 0 };
-		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk.dropped.msg);
-		warn_user(o, &warn);
-	}
+	if (rc == 0)
+		rc = commit_store(&sk, cache, o, err);
 out:
 	ns_store_abort(sk.store);
 	if (ids)
