@@ -71,6 +71,14 @@ extern const struct ns_cmd_spec cmd_counters_spec;
 extern const struct ns_cmd_spec cmd_launches_spec;
 extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
 
+/* The analysis commands' main loop: loads PATH, calls each(trace i of n)
+ * in order and returns the exit code (a failure printed). */
+struct ns_load_opts;
+typedef int (*ns_cli_trace_fn)(struct ns_trace *t, size_t i, size_t n, void *ctx, struct ns_error *err);
+int ns_cli_each_trace(const char *path, const struct ns_load_opts *lo, ns_cli_trace_fn each, void *ctx);
+/* Before trace i of n > 1 in a table or Markdown: its path (and rank). */
+void ns_cli_trace_header(const struct ns_trace *t, size_t i, size_t n, enum ns_format fmt);
+
 /* The command table: main() dispatches on it, --help lists it, the shell
  * completion scripts are generated from it (cmd-completion.c). */
 struct ns_command {

@@ -34,8 +34,9 @@ const struct ns_cmd_spec cmd_counters_spec = {
 	.complete_args = NS_COMPLETE_FILE,
 };
 
-static int counters_trace(struct ns_trace *t, enum ns_format fmt, struct ns_error *err)
+static int counters_trace(struct ns_trace *t, size_t i, size_t n, void *ctx, struct ns_error *err)
 {
+	enum ns_format fmt = *(const enum ns_format *)ctx;
 	struct ns_agg_opts ao = { .backend_override = -1 };
 	struct ns_agg agg;
 	struct ns_counter_ranges ranges;
@@ -43,6 +44,7 @@ static int counters_trace(struct ns_trace *t, enum ns_format fmt, struct ns_erro
 	if (rc)
 		return rc;
 	if (!(rc = ns_counter_ranges(&agg, &ranges, err))) {
+		ns_cli_trace_header(t, i, n, fmt);
 		rc = ns_report_counters(stdout, &agg, &ranges, fmt, err);
 		ns_counter_ranges_release(&ranges);
 	}
@@ -53,11 +55,8 @@ static int counters_trace(struct ns_trace *t, enum ns_format fmt, struct ns_erro
 int cmd_counters(int argc, char **argv)
 {
 	char **pos;
-	int npos, rc;
-	struct ns_error err = { 0 };
-	struct ns_run run = { 0 };
-
-	rc = ns_opt_parse(&cmd_counters_spec, argc, argv, &pos, &npos);
+	int npos;
+	int rc = ns_opt_parse(&cmd_counters_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
@@ -65,19 +64,5 @@ int cmd_counters(int argc, char **argv)
 	struct ns_load_ui ui = *ns_cli_load_ui();
 	ui.parsed = NULL; /* (its note sums the counters this command lists) */
 	struct ns_load_opts lo = { .strict = opt_strict, .ui = &ui };
-	if ((rc = ns_run_load(pos[0], &lo, &run, &err)))
-		goto fail;
-	for (size_t i = 0; i < run.n; i++) {
-		if (run.n > 1 && fmt != NS_FMT_JSON && fmt != NS_FMT_CSV)
-			printf("%s%s\n", i ? "\n" : "", run.traces[i].path);
-		if ((rc = counters_trace(&run.traces[i], fmt, &err)))
-			goto fail;
-	}
-	rc = 0;
-	goto out;
-fail:
-	rc = ns_cli_fail(&err);
-out:
-	ns_run_release(&run);
-	return rc;
+	return ns_cli_each_trace(pos[0], &lo, counters_trace, &fmt);
 }

@@ -39,9 +39,14 @@ const struct ns_cmd_spec cmd_launches_spec = {
 	.complete_args = NS_COMPLETE_FILE,
 };
 
-static int launches_trace(struct ns_trace *t, const struct ns_launch_opts *lo, enum ns_format fmt,
-			  struct ns_error *err)
+struct launches_ctx {
+	struct ns_launch_opts opts;
+	enum ns_format fmt;
+};
+
+static int launches_trace(struct ns_trace *t, size_t i, size_t n, void *ctx, struct ns_error *err)
 {
+	const struct launches_ctx *c = ctx;
 	struct ns_agg_opts ao = { .backend_override = -1 };
 	struct ns_agg agg;
 	struct ns_launches l;
@@ -49,7 +54,8 @@ static int launches_trace(struct ns_trace *t, const struct ns_launch_opts *lo, e
 	if (rc)
 		return rc;
 	if (!(rc = ns_launches_find(&agg, &l, err))) {
-		rc = ns_report_launches(stdout, &agg, &l, lo, fmt, err);
+		ns_cli_trace_header(t, i, n, c->fmt);
+		rc = ns_report_launches(stdout, &agg, &l, &c->opts, c->fmt, err);
 		ns_launches_release(&l);
 	}
 	ns_agg_release(&agg);
@@ -59,31 +65,14 @@ static int launches_trace(struct ns_trace *t, const struct ns_launch_opts *lo, e
 int cmd_launches(int argc, char **argv)
 {
 	char **pos;
-	int npos, rc;
-	struct ns_error err = { 0 };
-	struct ns_run run = { 0 };
-
-	rc = ns_opt_parse(&cmd_launches_spec, argc, argv, &pos, &npos);
+	int npos;
+	int rc = ns_opt_parse(&cmd_launches_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
-	enum ns_format fmt = ns_cli_format(opt_format);
-	struct ns_launch_opts lopt = { .each = opt_each, .runtime_cutoff_ns = (int64_t)(opt_runtime_cutoff * 1000),
-				       .delay_cutoff_ns = (int64_t)(opt_delay_cutoff * 1000) };
+	struct launches_ctx c = { .fmt = ns_cli_format(opt_format),
+				  .opts = { .each = opt_each, .runtime_cutoff_ns = (int64_t)(opt_runtime_cutoff * 1000),
+					    .delay_cutoff_ns = (int64_t)(opt_delay_cutoff * 1000) } };
 	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict, .ui = ns_cli_load_ui() };
-	if ((rc = ns_run_load(pos[0], &lo, &run, &err)))
-		goto fail;
-	for (size_t i = 0; i < run.n; i++) {
-		if (run.n > 1 && fmt != NS_FMT_JSON && fmt != NS_FMT_CSV)
-			printf("%s%s\n", i ? "\n" : "", run.traces[i].path);
-		if ((rc = launches_trace(&run.traces[i], &lopt, fmt, &err)))
-			goto fail;
-	}
-	rc = 0;
-	goto out;
-fail:
-	rc = ns_cli_fail(&err);
-out:
-	ns_run_release(&run);
-	return rc;
+	return ns_cli_each_trace(pos[0], &lo, launches_trace, &c);
 }

@@ -51,54 +51,66 @@ const struct ns_cmd_spec cmd_stacks_spec = {
 };
 
 /* One trace: its call tree, written as asked. */
-static int stacks_trace(struct ns_trace *t, const struct ns_run *run, struct ns_stacks_opts *so, int form,
-			struct ns_error *err)
+struct stacks_ctx {
+	struct ns_stacks_opts so;
+	int form;                /* an index of forms[] */
+};
+
+/* A tree in JSON, for several traces: an object naming its trace. */
+static void json_tree_open(const struct ns_trace *t, size_t i)
 {
+	fputs(i ? ",{\"path\": " : "[{\"path\": ", stdout);
+	ns_json_string(stdout, t->path);
+	if (t->rank != NS_NONE)
+		printf(", \"rank\": %lld", (long long)t->rank);
+	else
+		fputs(", \"rank\": null", stdout);
+	fputs(", \"tree\": ", stdout);
+}
+
+static int write_stacks(struct ns_trace *t, size_t i, size_t n, struct stacks_ctx *c, struct ns_agg *agg,
+			struct ns_calltree *ct, struct ns_error *err)
+{
+	char prefix[64];
+	c->so.prefix = NULL;
+	if (n > 1) { /* a directory's traces: one set of lines, a frame per rank */
+		if (t->rank != NS_NONE)
+			snprintf(prefix, sizeof(prefix), "rank %lld", (long long)t->rank);
+		else
+			snprintf(prefix, sizeof(prefix), "trace %zu", i);
+		c->so.prefix = prefix;
+	}
+	if (c->form == 0) {
+		ns_calltree_sort(ct, agg, NS_CT_BY_NAME);
+		ns_stacks_write_folded(stdout, agg, ct, &c->so);
+		return 0;
+	}
+	enum ns_format fmt = (enum ns_format)(c->form - 1);
+	ns_calltree_sort(ct, agg, c->so.value == NS_STACK_CPU ? NS_CT_BY_CPU : NS_CT_BY_DEVICE);
+	ns_cli_trace_header(t, i, n, fmt);
+	if (n > 1 && fmt == NS_FMT_JSON)
+		json_tree_open(t, i);
+	int rc = ns_stacks_write_tree(stdout, agg, ct, &c->so, fmt, err);
+	if (!rc && n > 1 && fmt == NS_FMT_JSON)
+		fputs(i + 1 < n ? "}" : "}]\n", stdout);
+	return rc;
+}
+
+static int stacks_trace(struct ns_trace *t, size_t i, size_t n, void *ctx, struct ns_error *err)
+{
+	struct stacks_ctx *c = ctx;
 	struct ns_agg_opts ao = { .backend_override = -1 };
 	struct ns_agg agg;
 	struct ns_calltree ct;
-	char prefix[64];
 	int rc = ns_aggregate(t, &ao, &agg, err);
 	if (rc)
 		return rc;
 	if ((rc = ns_calltree_build(&agg, opt_python, &ct, err)))
 		goto out;
-	if (so->value == NS_STACK_DEVICE && !agg.use_device) {
+	if (c->so.value == NS_STACK_DEVICE && !agg.use_device)
 		rc = ns_error_set(err, NS_ERR_INPUT, "%s: no device time in this trace (--value device)", t->path);
-		goto out;
-	}
-	so->prefix = NULL;
-	if (run->n > 1) { /* a directory's traces: one set of lines, a frame per rank */
-		if (t->rank != NS_NONE)
-			snprintf(prefix, sizeof(prefix), "rank %lld", (long long)t->rank);
-		else
-			snprintf(prefix, sizeof(prefix), "trace %zu", (size_t)(t - run->traces));
-		so->prefix = prefix;
-	}
-	if (form == 0) {
-		ns_calltree_sort(&ct, &agg, NS_CT_BY_NAME);
-		ns_stacks_write_folded(stdout, &agg, &ct, so);
-	} else {
-		ns_calltree_sort(&ct, &agg, so->value == NS_STACK_CPU ? NS_CT_BY_CPU : NS_CT_BY_DEVICE);
-		if (run->n > 1 && form != 3) {
-			printf("%s%s", t - run->traces ? "\n" : "", t->path);
-			if (t->rank != NS_NONE)
-				printf(" (rank %lld)", (long long)t->rank);
-			putchar('\n');
-		}
-		if (run->n > 1 && form == 3) {
-			fputs("{\"path\": ", stdout);
-			ns_json_string(stdout, t->path);
-			if (t->rank != NS_NONE)
-				printf(", \"rank\": %lld", (long long)t->rank);
-			else
-				fputs(", \"rank\": null", stdout);
-			fputs(", \"tree\": ", stdout);
-		}
-		rc = ns_stacks_write_tree(stdout, &agg, &ct, so, (enum ns_format)(form - 1), err);
-	}
-	if (!rc && run->n > 1 && form == 3)
-		fputs("}", stdout);
+	else
+		rc = write_stacks(t, i, n, c, &agg, &ct, err);
 	ns_calltree_release(&ct);
 out:
 	ns_agg_release(&agg);
@@ -116,39 +128,17 @@ static int form_of(const char *name)
 int cmd_stacks(int argc, char **argv)
 {
 	char **pos;
-	int npos, rc;
-	struct ns_error err = { 0 };
-	struct ns_run run = { 0 };
-	struct ns_stacks_opts so = { 0 };
-
-	rc = ns_opt_parse(&cmd_stacks_spec, argc, argv, &pos, &npos);
+	int npos;
+	int rc = ns_opt_parse(&cmd_stacks_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
-	int form = form_of(opt_format);
-	so.value = opt_value && strcmp(opt_value, "device") == 0 ? NS_STACK_DEVICE : NS_STACK_CPU;
-	so.percent_limit = opt_percent_limit;
-	so.time_unit = opt_time_unit;
-	so.device_label = opt_device;
+	struct stacks_ctx c = { .form = form_of(opt_format),
+				.so = { .value = opt_value && strcmp(opt_value, "device") == 0 ? NS_STACK_DEVICE : NS_STACK_CPU,
+					.percent_limit = opt_percent_limit, .time_unit = opt_time_unit,
+					.device_label = opt_device } };
 	/* (the cache keeps no Python calls: --python parses the trace) */
 	struct ns_load_opts lo = { .use_cache = !opt_no_cache && !opt_python, .strict = opt_strict,
 				   .keep_python = opt_python, .ui = ns_cli_load_ui() };
-	if ((rc = ns_run_load(pos[0], &lo, &run, &err)))
-		goto fail;
-	bool json_array = form == 3 && run.n > 1;
-	for (size_t i = 0; i < run.n; i++) {
-		if (json_array)
-			fputs(i ? "," : "[", stdout);
-		if ((rc = stacks_trace(&run.traces[i], &run, &so, form, &err)))
-			goto fail;
-	}
-	if (json_array)
-		fputs("]\n", stdout);
-	rc = 0;
-	goto out;
-fail:
-	rc = ns_cli_fail(&err);
-out:
-	ns_run_release(&run);
-	return rc;
+	return ns_cli_each_trace(pos[0], &lo, stacks_trace, &c);
 }

@@ -5,24 +5,6 @@
 
 #include "report/grid.h"
 
-static int render(FILE *out, struct ns_grid *g, enum ns_format fmt, struct ns_error *err)
-{
-	int rc = 0;
-	if (ns_grid_error(g))
-		rc = -1;
-	else if (fmt == NS_FMT_JSON) {
-		ns_grid_write_json(out, g);
-		fputc('\n', out);
-	} else if (fmt == NS_FMT_CSV)
-		ns_grid_write_csv(out, g, true);
-	else if (fmt == NS_FMT_MARKDOWN)
-		ns_grid_write_markdown(out, g);
-	else
-		rc = ns_grid_write_text(out, g);
-	ns_grid_release(g);
-	return rc ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
-}
-
 /* A column; text columns are left-aligned and cut at 80 characters. */
 static void col(struct ns_grid *g, const char *header, const char *key, bool left)
 {
@@ -72,7 +54,7 @@ int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum 
 			};
 			ns_grid_row(&g, cells, true, false);
 		}
-	return render(out, &g, fmt, err);
+	return ns_grid_render(out, &g, fmt, err);
 }
 
 static void temporal_grid(struct ns_grid *g, const struct ns_rank_breakdown *r, size_t n)
@@ -127,5 +109,5 @@ int ns_report_breakdown(FILE *out, const struct ns_rank_breakdown *r, size_t n, 
 		temporal_grid(&g, r, n);
 	else
 		idle_grid(&g, r, n);
-	return render(out, &g, fmt, err);
+	return ns_grid_render(out, &g, fmt, err);
 }

@@ -95,28 +95,16 @@ int ns_report_counters(FILE *out, const struct ns_agg *agg, const struct ns_coun
 	struct ns_grid g;
 	struct owned o = { 0 };
 	struct ns_cell *cells = calloc(t->n_counters + 4, sizeof(*cells));
-	int rc = 0;
 	ns_grid_init(&g, NULL);
 	g.style = NS_GRID_COLUMNS;
 	add_cols(&g, t, flat);
 	for (size_t i = 0; cells && i < ranges->n; i++)
 		add_row(&g, agg, &ranges->v[i], flat, cells, &o);
-	if (!cells || o.oom || ns_grid_error(&g)) {
-		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	} else if (fmt == NS_FMT_JSON) {
-		ns_grid_write_json(out, &g);
-		fputc('\n', out);
-	} else if (fmt == NS_FMT_CSV) {
-		ns_grid_write_csv(out, &g, true);
-	} else if (fmt == NS_FMT_MARKDOWN) {
-		ns_grid_write_markdown(out, &g);
-	} else if (ns_grid_write_text(out, &g)) {
-		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	}
+	g.oom |= !cells || o.oom;
+	int rc = ns_grid_render(out, &g, fmt, err);
 	for (size_t i = 0; i < o.n; i++)
 		free(o.v[i]);
 	free(o.v);
 	free(cells);
-	ns_grid_release(&g);
 	return rc;
 }

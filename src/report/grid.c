@@ -1,6 +1,7 @@
 /* The grid engine (grid.h): typed cells, and the text, CSV, JSON and
  * Markdown renderers. */
 #include "report/grid.h"
+#include "report/report.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -762,4 +763,23 @@ void ns_grid_write_markdown(FILE *out, const struct ns_grid *g)
 		}
 		fputs(" |\n", out);
 	}
+}
+
+int ns_grid_render(FILE *out, struct ns_grid *g, enum ns_format fmt, struct ns_error *err)
+{
+	int rc = 0;
+	if (ns_grid_error(g)) {
+		rc = -1;
+	} else if (fmt == NS_FMT_JSON) {
+		ns_grid_write_json(out, g);
+		fputc('\n', out);
+	} else if (fmt == NS_FMT_CSV) {
+		ns_grid_write_csv(out, g, true);
+	} else if (fmt == NS_FMT_MARKDOWN) {
+		ns_grid_write_markdown(out, g);
+	} else {
+		rc = ns_grid_write_text(out, g);
+	}
+	ns_grid_release(g);
+	return rc ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
 }

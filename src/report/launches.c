@@ -126,23 +126,11 @@ int ns_report_launches(FILE *out, const struct ns_agg *agg, const struct ns_laun
 		       const struct ns_launch_opts *o, enum ns_format fmt, struct ns_error *err)
 {
 	struct ns_grid g;
-	int rc = 0;
 	ns_grid_init(&g, NULL);
 	g.style = NS_GRID_COLUMNS;
 	if (o->each)
 		each_rows(&g, agg, l);
-	if ((!o->each && op_rows(&g, agg, l->v, l->n, o)) || ns_grid_error(&g)) {
-		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	} else if (fmt == NS_FMT_JSON) {
-		ns_grid_write_json(out, &g);
-		fputc('\n', out);
-	} else if (fmt == NS_FMT_CSV) {
-		ns_grid_write_csv(out, &g, true);
-	} else if (fmt == NS_FMT_MARKDOWN) {
-		ns_grid_write_markdown(out, &g);
-	} else if (ns_grid_write_text(out, &g)) {
-		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	}
-	ns_grid_release(&g);
-	return rc;
+	else if (op_rows(&g, agg, l->v, l->n, o))
+		g.oom = true;
+	return ns_grid_render(out, &g, fmt, err);
 }

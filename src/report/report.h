@@ -54,6 +54,11 @@ void ns_report_opts_init(struct ns_report_opts *o);
 int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,
 		    struct ns_error *err);
 
+/* Renders g in fmt (JSON: the array and a newline) and releases it: 0, or
+ * NS_ERR_NOMEM when a grid allocation failed. */
+struct ns_grid;
+int ns_grid_render(FILE *out, struct ns_grid *g, enum ns_format fmt, struct ns_error *err);
+
 /* Exact decimal microseconds from nanoseconds: 1234567 -> "1234.567". */
 void ns_format_us(char *buf, size_t n, int64_t ns);
 

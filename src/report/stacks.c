@@ -105,7 +105,6 @@ int ns_stacks_write_tree(FILE *out, const struct ns_agg *agg, const struct ns_ca
 	const char *label = o->device_label ? o->device_label : ns_backend_label(agg->backend);
 	char **names = calloc(ct->n ? ct->n : 1, sizeof(*names));
 	int64_t total = 0;
-	int rc = 0;
 	bool oom = !names;
 	ns_grid_init(&g, o->time_unit);
 	g.style = NS_GRID_COLUMNS;
@@ -134,21 +133,10 @@ int ns_stacks_write_tree(FILE *out, const struct ns_agg *agg, const struct ns_ca
 		if (!(oom = !cells[k - 1].text))
 			ns_grid_row(&g, cells, true, false);
 	}
-	if (oom || ns_grid_error(&g))
-		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	else if (fmt == NS_FMT_JSON)
-		ns_grid_write_json(out, &g);
-	else if (fmt == NS_FMT_CSV)
-		ns_grid_write_csv(out, &g, true);
-	else if (fmt == NS_FMT_MARKDOWN)
-		ns_grid_write_markdown(out, &g);
-	else if (ns_grid_write_text(out, &g))
-		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	if (fmt == NS_FMT_JSON && !rc)
-		fputc('\n', out);
+	g.oom |= oom;
+	int rc = ns_grid_render(out, &g, fmt, err);
 	for (size_t i = 0; names && i < ct->n; i++)
 		free(names[i]);
 	free(names);
-	ns_grid_release(&g);
 	return rc;
 }
