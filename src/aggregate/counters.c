@@ -52,7 +52,7 @@ int ns_counter_ranges(const struct ns_agg *a, struct ns_counter_ranges *out, str
 	const struct ns_trace *t = a->trace;
 	size_t n_ranges, n_launches;
 	uint32_t *ranges = events_by_time(t, false, &n_ranges), *launches = events_by_time(t, true, &n_launches);
-	int32_t *fevent_of = malloc((t->n_events + 1) * sizeof(*fevent_of));
+	int32_t *fevent_of = ns_agg_fevent_of_events(a);
 	size_t *first_value = malloc((t->n_events + 1) * sizeof(*first_value));
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
@@ -73,13 +73,8 @@ int ns_counter_ranges(const struct ns_agg *a, struct ns_counter_ranges *out, str
 				  "one to one, in time order", t->path, n_ranges, n_launches);
 		goto out;
 	}
-	for (size_t i = 0; i < t->n_events; i++) {
-		fevent_of[i] = -1;
+	for (size_t i = 0; i < t->n_events; i++)
 		first_value[i] = t->n_counter_values; /* (a range without values) */
-	}
-	for (size_t f = 0; f < a->n_fevents; f++)
-		if (a->fevents[f].event >= 0)
-			fevent_of[a->fevents[f].event] = (int32_t)f;
 	for (size_t i = t->n_counter_values; i-- > 0;) /* each range's first value */
 		first_value[t->counter_values[i].event] = i;
 	for (size_t k = 0; k < n_ranges; k++) {

@@ -43,18 +43,13 @@ int ns_launches_find(const struct ns_agg *a, struct ns_launches *out, struct ns_
 {
 	const struct ns_trace *t = a->trace;
 	struct ns_i64map call_of; /* correlation -> the first call with it */
-	int32_t *fevent_of = malloc((t->n_events + 1) * sizeof(*fevent_of));
+	int32_t *fevent_of = ns_agg_fevent_of_events(a);
 	size_t cap = 0;
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
 	ns_i64map_init(&call_of);
 	if (!fevent_of)
 		goto oom;
-	for (size_t i = 0; i < t->n_events; i++)
-		fevent_of[i] = -1;
-	for (size_t f = 0; f < a->n_fevents; f++)
-		if (a->fevents[f].event >= 0)
-			fevent_of[a->fevents[f].event] = (int32_t)f;
 	for (size_t i = 0; i < t->n_events; i++)
 		if (is_call(t, &t->events[i]) && ns_i64map_put_first(&call_of, t->events[i].correlation, (int64_t)i) < 0)
 			goto oom;

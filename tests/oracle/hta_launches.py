@@ -40,7 +40,7 @@ def main():
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     binary, trace, expected = sys.argv[1:4]
-    trace = trace.replace("@CORPUS@", corpus.corpus_root(binary))
+    trace = corpus.resolve(trace, binary)
     if not os.path.exists(trace):
         print(corpus.skip_reason(trace))
         return 77

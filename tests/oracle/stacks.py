@@ -180,9 +180,7 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     binary, trace, opts = sys.argv[1], sys.argv[2], sys.argv[3:]
-    trace = trace.replace("@CORPUS@", corpus.corpus_root(binary))
-    if not os.path.isabs(trace):
-        trace = os.path.join(SRC, trace)
+    trace = corpus.resolve(trace, binary)
     if not os.path.exists(trace):
         print(corpus.skip_reason(trace))
         return 77
