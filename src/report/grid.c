@@ -242,7 +242,10 @@ void ns_grid_row(struct ns_grid *g, const struct ns_cell *cells, bool shown, boo
 		g->oom = true;
 		return;
 	}
-	memcpy(&g->cells[g->n_rows * g->n_cols], cells, g->n_cols * sizeof(*cells));
+	/* A grid may have no columns (an hlo_stats.json with no known key): its
+	 * rows are then empty and cells may still be NULL. */
+	if (g->n_cols)
+		memcpy(&g->cells[g->n_rows * g->n_cols], cells, g->n_cols * sizeof(*cells));
 	g->marked[g->n_rows++] = marked;
 }
 
