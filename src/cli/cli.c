@@ -3,10 +3,17 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "common/jobs.h"
 #include "common/vec.h"
 #include "pipeline/load.h"
 
 bool ns_cli_quiet;
+long ns_cli_opt_jobs;
+
+unsigned ns_cli_jobs(void)
+{
+	return ns_cli_opt_jobs > 0 ? (unsigned)ns_cli_opt_jobs : ns_jobs_default();
+}
 
 const struct ns_command ns_cli_commands[] = {
 	{ &cmd_report_spec, cmd_report },

@@ -24,6 +24,15 @@ enum {
 
 extern bool ns_cli_quiet; /* --quiet: no warnings or progress on stderr */
 
+/* --jobs N: the traces of PATH parsed at once (pipeline/load.h
+ * ns_load_opts.jobs); 0 until given. ns_cli_jobs: its value, by default the
+ * number of online CPUs. */
+extern long ns_cli_opt_jobs;
+#define NS_CLI_JOBS_OPT                                                                                          \
+	NS_INT('j', "jobs", "N", "parse up to N traces of a directory at once (default: the online CPUs)", \
+	       &ns_cli_opt_jobs, 1, 1024)
+unsigned ns_cli_jobs(void);
+
 /* Prints "neuron-stats: error: <msg>" (+ "hint: ..." lines) to stderr and
  * returns the exit code for err->status. */
 int ns_cli_fail(const struct ns_error *err);

@@ -16,6 +16,7 @@ static const struct ns_opt kernels_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "by-type", "one row per kernel type (compute, communication, memory, other)", &opt_by_type),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -26,6 +27,7 @@ static const struct ns_opt breakdown_opts[] = {
 	NS_INT(0, "kernel-wait-us", "US", "idle: a gap under US between kernels is kernel wait (default 30)",
 	       &opt_kernel_wait_us, 0, 1e9),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -63,7 +65,7 @@ static int load(char **argv, int argc, const struct ns_cmd_spec *spec, struct ns
 	if (rc)
 		return rc < 0 ? -1 : rc;
 	ns_cli_quiet = opt_quiet;
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .ui = ns_cli_load_ui() };
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .ui = ns_cli_load_ui() };
 	if (ns_run_load(pos[0], &lo, run, err))
 		return ns_cli_fail(err);
 	return 0;

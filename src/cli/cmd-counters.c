@@ -14,6 +14,7 @@ static bool opt_strict, opt_quiet;
 static const struct ns_opt counters_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -63,6 +64,6 @@ int cmd_counters(int argc, char **argv)
 	enum ns_format fmt = ns_cli_format(opt_format);
 	struct ns_load_ui ui = *ns_cli_load_ui();
 	ui.parsed = NULL; /* (its note sums the counters this command lists) */
-	struct ns_load_opts lo = { .strict = opt_strict, .ui = &ui };
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .strict = opt_strict, .ui = &ui };
 	return ns_cli_each_trace(pos[0], &lo, counters_trace, &fmt);
 }

@@ -41,6 +41,7 @@ static const struct ns_opt diff_opts[] = {
 	NS_REGEX(0, "exclude", "REGEX", NS_CLI_EXCLUDE_HELP, &opt_exclude),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -74,7 +75,8 @@ struct run_side {
 
 static int load_side(const char *input, const struct ns_agg_opts *ao, struct run_side *side, struct ns_error *err)
 {
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict, .ui = ns_cli_load_ui() };
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
+				   .ui = ns_cli_load_ui() };
 	int rc = ns_run_load(input, &lo, &side->run, err);
 	if (rc)
 		return rc;

@@ -11,6 +11,7 @@ static const struct ns_opt ingest_opts[] = {
 	NS_FILE('o', "output", "DB", "database to write (replaced atomically)", &opt_output),
 	NS_FLAG(0, "force", "replace DB even if it is not a neuron-stats database", &opt_force),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -53,7 +54,7 @@ int cmd_ingest(int argc, char **argv)
 		ns_error_set(&err, NS_ERR_USAGE, "ingest: -o DB is required");
 		return ns_cli_fail(&err);
 	}
-	struct ns_load_opts lo = { .db_out = opt_output, .check_output = true, .force = opt_force,
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .db_out = opt_output, .check_output = true, .force = opt_force,
 				   .strict = opt_strict, .db_only = true, .ui = ns_cli_load_ui() };
 	if (ingest(pos[0], &lo, &err))
 		return ns_cli_fail(&err);

@@ -19,6 +19,7 @@ static const struct ns_opt launches_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -73,6 +74,7 @@ int cmd_launches(int argc, char **argv)
 	struct launches_ctx c = { .fmt = ns_cli_format(opt_format),
 				  .opts = { .each = opt_each, .runtime_cutoff_ns = (int64_t)(opt_runtime_cutoff * 1000),
 					    .delay_cutoff_ns = (int64_t)(opt_delay_cutoff * 1000) } };
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict, .ui = ns_cli_load_ui() };
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
+				   .ui = ns_cli_load_ui() };
 	return ns_cli_each_trace(pos[0], &lo, launches_trace, &c);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/jobs.h"
 #include "pipeline/load.h"
 #include "pipeline/neuron.h"
 #include "ntff/rows.h"
@@ -48,6 +49,7 @@ static const struct ns_opt report_opts[] = {
 	NS_FLAG(0, "merge", "one table over all traces of a directory", &opt_merge),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_FLAG(0, "by-neff", "Neuron: a NEFF-hash column; rows split per op and NEFF", &opt_by_neff),
 	NS_FLAG(0, "engines", "Neuron: per-op engine active time from the device profile", &opt_engines),
@@ -221,58 +223,99 @@ static int report_engines(const struct ns_agg *agg, const struct ns_neuron_engin
 	return rc;
 }
 
-/* One trace's report, with its --engines and --device-detail tables. */
-static int report_trace(struct ns_trace *t, const struct ns_agg_opts *ao, const struct ns_report_opts *ro,
-			enum ns_format fmt, const struct neuron_extras *x, size_t i, struct ns_error *err)
+/* One aggregated trace's report, with its --engines and --device-detail
+ * tables. */
+static int report_trace(struct ns_agg *agg, const struct ns_report_opts *ro, enum ns_format fmt,
+			const struct neuron_extras *x, size_t i, struct ns_error *err)
 {
-	struct ns_agg agg;
-	int rc = ns_aggregate(t, ao, &agg, err);
-	if (rc)
-		return rc;
-	rc = ns_report_write(stdout, &agg, ro, fmt, err);
+	int rc = ns_report_write(stdout, agg, ro, fmt, err);
 	if (!rc && x->engines)
-		rc = report_engines(&agg, &x->engines[i], ro, fmt, err);
+		rc = report_engines(agg, &x->engines[i], ro, fmt, err);
 	if (!rc && x->detail)
 		rc = ns_report_detail(stdout, x->detail[i].v, x->detail[i].n, x->detail_key, ro, fmt, x->detail[i].sources,
 				      x->detail[i].n_sources, err);
 	if (fmt == NS_FMT_JSON)
 		fputc('}', stdout);
-	ns_agg_release(&agg);
 	return rc;
 }
 
-/* Several traces make one document: a JSON array of report objects, one
- * CSV table with path and rank columns; --engines adds keys to each JSON
- * object (docs/cli.md, "report"). */
-static int report_run(const struct ns_run *run, const struct ns_agg_opts *ao, struct ns_report_opts *ro,
-		      enum ns_format fmt, const struct neuron_extras *x, struct ns_error *err)
+/* A run's reports: each trace aggregated on a thread of the pool (--jobs),
+ * written in order. */
+struct report_job {
+	const struct ns_run *run;
+	const struct ns_agg_opts *ao;
+	struct ns_report_opts *ro;
+	enum ns_format fmt;
+	const struct neuron_extras *x;
+	struct ns_agg *aggs;
+	struct ns_error *errs; /* per trace: what failed */
+};
+
+/* ns_job_work: aggregates trace i. */
+static int aggregate_one(void *ctx, size_t i)
 {
+	struct report_job *job = ctx;
+	return ns_aggregate(&job->run->traces[i], job->ao, &job->aggs[i], &job->errs[i]);
+}
+
+/* ns_job_finish: writes trace i's report (several traces make one
+ * document: a JSON array of report objects, one CSV table with path and
+ * rank columns; --engines adds keys to each JSON object, docs/cli.md). */
+static int write_one(void *ctx, size_t i)
+{
+	struct report_job *job = ctx;
+	const struct ns_trace *t = &job->run->traces[i];
+	struct ns_report_opts *ro = job->ro;
+	size_t n = job->run->n;
 	char header[4200];
+	ro->no_csv_header = i > 0;
+	if (job->fmt == NS_FMT_JSON && n > 1)
+		fputs(i ? ",\n" : "[", stdout);
+	if (n > 1) {
+		if (t->rank != NS_NONE)
+			snprintf(header, sizeof(header), "%s (rank %lld)", t->path, (long long)t->rank);
+		else
+			snprintf(header, sizeof(header), "%s", t->path);
+		ro->header = header;
+		if (i && (job->fmt == NS_FMT_TABLE || job->fmt == NS_FMT_MARKDOWN))
+			fputc('\n', stdout);
+	}
+	int rc = report_trace(&job->aggs[i], ro, job->fmt, job->x, i, &job->errs[i]);
+	if (n > 1)
+		ro->header = NULL; /* (header goes out of scope) */
+	ns_agg_release(&job->aggs[i]);
+	return rc;
+}
+
+static int report_run(const struct ns_run *run, const struct ns_agg_opts *ao, struct ns_report_opts *ro,
+		      enum ns_format fmt, const struct neuron_extras *x, unsigned jobs, struct ns_error *err)
+{
+	struct report_job job = { .run = run, .ao = ao, .ro = ro, .fmt = fmt, .x = x,
+				  .aggs = calloc(run->n ? run->n : 1, sizeof(*job.aggs)),
+				  .errs = calloc(run->n ? run->n : 1, sizeof(*job.errs)) };
+	int rc;
 	for (size_t i = 0; i < run->n; i++) /* one CSV header: the column when any trace has Explorer warnings */
 		ro->warned_column |= run->traces[i].n_xwarn > 0;
 	ro->json_open = fmt == NS_FMT_JSON;
 	ro->trace_columns = fmt == NS_FMT_CSV && run->n > 1;
-	for (size_t i = 0; i < run->n; i++) {
-		struct ns_trace *t = &run->traces[i];
-		ro->no_csv_header = i > 0;
-		if (fmt == NS_FMT_JSON && run->n > 1)
-			fputs(i ? ",\n" : "[", stdout);
-		if (run->n > 1) {
-			if (t->rank != NS_NONE)
-				snprintf(header, sizeof(header), "%s (rank %lld)", t->path, (long long)t->rank);
-			else
-				snprintf(header, sizeof(header), "%s", t->path);
-			ro->header = header;
-			if (i && (fmt == NS_FMT_TABLE || fmt == NS_FMT_MARKDOWN))
-				fputc('\n', stdout);
-		}
-		int rc = report_trace(t, ao, ro, fmt, x, i, err);
-		if (rc)
-			return rc;
+	if (!job.aggs || !job.errs) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = ns_jobs_run(run->n, jobs, aggregate_one, write_one, &job))) {
+		for (size_t i = 0; i < run->n && !err->status; i++) /* (the first trace that failed, in order) */
+			if (job.errs[i].status)
+				*err = job.errs[i];
+		goto out;
 	}
 	if (fmt == NS_FMT_JSON)
 		fputs(run->n > 1 ? "]\n" : "\n", stdout);
-	return 0;
+out:
+	for (size_t i = 0; job.aggs && i < run->n; i++)
+		ns_agg_release(&job.aggs[i]);
+	free(job.aggs);
+	free(job.errs);
+	return rc;
 }
 
 int cmd_report(int argc, char **argv)
@@ -293,10 +336,10 @@ int cmd_report(int argc, char **argv)
 	ns_cli_quiet = opt_quiet;
 	if (check_opts(&ro, &ao, &fmt, &extras.detail_key, device, &err))
 		goto fail;
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict,
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .device_time_unit = opt_device_time_unit, .ui = ns_cli_load_ui() };
 	if (ns_run_load(pos[0], &lo, &run, &err) || (opt_merge && run.n > 1 && merge_run(&run, &err)) ||
-	    load_extras(&run, &lo, &extras, &err) || report_run(&run, &ao, &ro, fmt, &extras, &err))
+	    load_extras(&run, &lo, &extras, &err) || report_run(&run, &ao, &ro, fmt, &extras, lo.jobs, &err))
 		goto fail;
 	rc = 0;
 	goto out;

@@ -27,6 +27,7 @@ static const struct ns_opt stacks_opts[] = {
 	NS_STRING(0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -138,7 +139,7 @@ int cmd_stacks(int argc, char **argv)
 					.percent_limit = opt_percent_limit, .time_unit = opt_time_unit,
 					.device_label = opt_device } };
 	/* (the cache keeps no Python calls: --python parses the trace) */
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache && !opt_python, .strict = opt_strict,
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache && !opt_python, .strict = opt_strict,
 				   .keep_python = opt_python, .ui = ns_cli_load_ui() };
 	return ns_cli_each_trace(pos[0], &lo, stacks_trace, &c);
 }

@@ -6,10 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/jobs.h"
 #include "ingest/ingest.h"
 #include "pipeline/cache.h"
 #include "pipeline/env.h"
 #include "pipeline/neuron.h"
+#include "pipeline/rowlog.h"
 #include "store/store.h"
 
 /* Tells the user interface of a warning (nothing without one). */
@@ -23,17 +25,32 @@ static void warn_user(const struct ns_load_opts *o, const struct ns_error *warn)
 
 /* A run's progress over all its inputs' bytes, passed to the user
  * interface as one percentage per change: a trace file alone, "DIR (2/5)"
- * for the traces of a directory. Every command that loads through
- * ns_run_load (report, diff, sql's cache, ingest) shows it alike. */
+ * for the traces of a directory (2: the files parsed so far, plus one).
+ * Every command that loads through ns_run_load (report, diff, sql's cache,
+ * ingest) shows it alike. With --jobs, the parses of several files add to
+ * it from their threads (lock). */
 struct progress {
 	const struct ns_load_ui *ui; /* NULL: none shown (a small run, nobody to tell) */
 	const char *input;           /* the run's input, as given */
 	char *const *paths;
 	const struct ns_source_id *ids;
-	size_t n, file;              /* the inputs; the one being parsed */
-	uint64_t before, total;      /* bytes of the inputs parsed before it; of all */
+	size_t n, files_done;        /* the inputs; those parsed */
+	uint64_t *file_done;         /* per input: its bytes parsed so far */
+	uint64_t done, total;        /* bytes of the inputs parsed; of all */
 	int shown;                   /* the percentage on the line now; -1: none */
+	pthread_mutex_t lock;
 };
+
+/* What a file's parse is told to report its progress to. */
+struct file_progress {
+	struct progress *run;
+	size_t file;
+};
+
+static uint64_t file_size(const struct progress *p, size_t i)
+{
+	return (uint64_t)(p->ids[i].size > 0 ? p->ids[i].size : 0);
+}
 
 /* Progress only for a run of at least $NEURON_STATS_PROGRESS_MIN bytes
  * (streams have no size: none). */
@@ -45,38 +62,83 @@ static void progress_init(struct progress *p, const char *input, char *const *pa
 	warn_user(o, &warn);
 	*p = (struct progress){ .input = input, .paths = paths, .ids = ids, .n = n, .shown = -1 };
 	for (size_t i = 0; i < n; i++)
-		p->total += (uint64_t)(ids[i].size > 0 ? ids[i].size : 0);
-	if (o->ui && o->ui->progress && p->total && p->total >= (min ? min : PROGRESS_MIN_BYTES))
+		p->total += file_size(p, i);
+	if (o->ui && o->ui->progress && p->total && p->total >= (min ? min : PROGRESS_MIN_BYTES) &&
+	    (p->file_done = calloc(n, sizeof(*p->file_done)))) {
 		p->ui = o->ui;
+		pthread_mutex_init(&p->lock, NULL);
+	}
 }
 
-/* An ns_ingest_opts.progress: done of the current file's bytes. */
+static void progress_release(struct progress *p)
+{
+	if (p->ui)
+		pthread_mutex_destroy(&p->lock);
+	free(p->file_done);
+	p->file_done = NULL;
+	p->ui = NULL;
+}
+
+/* An ns_ingest_opts.progress (ctx = struct file_progress *): done of the
+ * file's bytes. */
 static void show_progress(void *ctx, uint64_t done, uint64_t total)
 {
-	struct progress *p = ctx;
+	struct file_progress *fp = ctx;
+	struct progress *p = fp->run;
 	char label[4200];
-	uint64_t size = (uint64_t)(p->ids[p->file].size > 0 ? p->ids[p->file].size : 0);
+	uint64_t size = file_size(p, fp->file);
 	(void)total;
-	int pct = (int)((p->before + (done < size ? done : size)) * 100 / p->total);
-	if (pct == p->shown)
-		return;
-	if (p->n == 1)
-		snprintf(label, sizeof(label), "%s", p->paths[0]);
-	else
-		snprintf(label, sizeof(label), "%s (%zu/%zu)", p->input, p->file + 1, p->n);
-	p->ui->progress(p->ui->ctx, label, (uint64_t)pct, 100);
-	p->shown = pct;
+	done = done < size ? done : size;
+	pthread_mutex_lock(&p->lock);
+	p->done += done - p->file_done[fp->file];
+	p->file_done[fp->file] = done;
+	int pct = (int)(p->done * 100 / p->total);
+	if (pct != p->shown) {
+		if (p->n == 1)
+			snprintf(label, sizeof(label), "%s", p->paths[0]);
+		else
+			snprintf(label, sizeof(label), "%s (%zu/%zu)", p->input, p->files_done + 1, p->n);
+		p->ui->progress(p->ui->ctx, label, (uint64_t)pct, 100);
+		p->shown = pct;
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
-/* After a file: the line is erased (warnings may follow), and the next
- * file's first step shows it again. */
-static void progress_file_done(struct progress *p)
+/* The line erased, if shown (p->lock held); the next step shows it again. */
+static void erase_line(struct progress *p)
 {
-	if (p->ui && p->shown >= 0)
-		p->ui->progress(p->ui->ctx, p->paths[p->file], 0, 0);
+	if (p->shown >= 0)
+		p->ui->progress(p->ui->ctx, p->input, 0, 0);
 	p->shown = -1;
-	p->before += (uint64_t)(p->ids[p->file].size > 0 ? p->ids[p->file].size : 0);
-	p->file++;
+}
+
+static void progress_erase(struct progress *p)
+{
+	if (!p->ui)
+		return;
+	pthread_mutex_lock(&p->lock);
+	erase_line(p);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* After file i's parse: its bytes all count, and the line is erased; it
+ * stays off (the other parses wait) until progress_resume, while file i's
+ * warnings are told. */
+static void progress_file_done(struct progress *p, size_t i)
+{
+	if (!p->ui)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->done += file_size(p, i) - p->file_done[i];
+	p->file_done[i] = file_size(p, i);
+	p->files_done++;
+	erase_line(p);
+}
+
+static void progress_resume(struct progress *p)
+{
+	if (p->ui)
+		pthread_mutex_unlock(&p->lock);
 }
 
 static void free_paths(char **paths, size_t n)
@@ -158,89 +220,194 @@ static void *make_rows(void *arg)
 	return NULL;
 }
 
-/* Aggregates t into sk's store. */
-static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error *err)
+/* The key_averages rows of agg (its FunctionEvents made) and the end of
+ * t in sk's store; the rows made on a thread meanwhile unless made_rows. */
+static int store_stats(struct sink *sk, struct ns_trace *t, struct ns_agg *agg, bool made_rows, struct ns_error *err)
 {
-	struct ns_agg agg;
-	struct rows_job job = { .agg = &agg };
+	struct rows_job job = { .agg = agg };
 	pthread_t thread;
-	int rc = ns_aggregate_fevents(t, NULL, &agg, err);
-	if (rc)
-		return rc;
-	bool threaded = pthread_create(&thread, NULL, make_rows, &job) == 0;
-	rc = store_result(sk, ns_store_event_stats(sk->store, t, &agg, store_err(sk, err)));
+	bool threaded = !made_rows && pthread_create(&thread, NULL, make_rows, &job) == 0;
+	int rc = store_result(sk, ns_store_event_stats(sk->store, t, agg, store_err(sk, err)));
 	if (threaded)
 		pthread_join(thread, NULL);
-	else
+	else if (!made_rows)
 		make_rows(&job);
 	if (!rc && job.rc) {
 		*err = job.err;
 		rc = job.rc;
 	}
 	if (!rc && sk->store) /* (unless writing the cache just failed) */
-		rc = store_result(sk, ns_store_end_trace(sk->store, t, &agg, store_err(sk, err)));
+		rc = store_result(sk, ns_store_end_trace(sk->store, t, agg, store_err(sk, err)));
+	return rc;
+}
+
+/* Aggregates t into sk's store. */
+static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error *err)
+{
+	struct ns_agg agg;
+	int rc = ns_aggregate_fevents(t, NULL, &agg, err);
+	if (!rc)
+		rc = store_stats(sk, t, &agg, false, err);
 	ns_agg_release(&agg);
 	return rc;
 }
 
-/* Parses every path into run->traces, streaming each into sk's store if set. */
+/* What the parse of one trace leaves for its finish. */
+struct parsed {
+	struct ns_error warn, err;
+	struct file_progress progress;
+	struct ns_rowlog rows;  /* in parallel with a store: its rows, for the store */
+	struct ns_agg agg;      /* likewise: its FunctionEvents and key_averages rows */
+	bool has_agg;
+};
+
+/* A run's traces being parsed, by ns_jobs_run: each parsed (work) on a
+ * thread of the pool, then finished in order on the calling one (stored,
+ * its warnings told). With one job, or Neuron exports to attach, the store
+ * is fed while parsing, as a loop would; with more, each trace's rows are
+ * recorded and aggregated on its thread, and fed to the store in order. */
+struct parse_run {
+	char *const *paths;
+	const struct ns_source_id *ids;
+	const struct ns_load_opts *o;
+	bool neuron, devprofs, parallel;
+	uint64_t max_out;
+	uint32_t max_ratio;
+	struct sink *sk;
+	struct progress *prog;
+	struct ns_run *run;
+	struct parsed *parsed;
+};
+
+/* ns_job_work: parses trace i (recording its rows and aggregating them in
+ * parallel; streaming them into the store otherwise). */
+static int parse_one(void *ctx, size_t i)
+{
+	struct parse_run *pr = ctx;
+	struct ns_trace *t = &pr->run->traces[i];
+	struct parsed *p = &pr->parsed[i];
+	struct sink *sk = pr->sk;
+	struct ns_ingest_opts io = { .strict = pr->o->strict, .max_decompressed = pr->max_out,
+				     .max_ratio = pr->max_ratio, .keep_python = pr->o->keep_python };
+	int64_t trace_id;
+	int rc;
+	if (pr->prog->ui) {
+		p->progress = (struct file_progress){ .run = pr->prog, .file = i };
+		io.progress = show_progress;
+		io.progress_ctx = &p->progress;
+	}
+	if (sk->store && pr->parallel) {
+		io.sink = ns_rowlog_event;
+		io.flow_sink = ns_rowlog_flow;
+		io.sink_ctx = &p->rows;
+	} else if (sk->store) {
+		if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &pr->ids[i], &trace_id, store_err(sk, &p->err)))))
+			return rc;
+		io.sink = sink_event;
+		io.flow_sink = sink_flow;
+		io.sink_ctx = sk;
+	}
+	if ((rc = ns_ingest_file(pr->paths[i], t, &io, &p->warn, &p->err)))
+		return rc;
+	if (sk->store && pr->parallel) {
+		p->has_agg = true;
+		if (!(rc = ns_aggregate_fevents(t, NULL, &p->agg, &p->err)))
+			rc = ns_aggregate_rows(&p->agg, &p->err);
+	}
+	return rc;
+}
+
+/* Feeds trace i's recorded rows and aggregation to the store. */
+static int store_recorded(struct parse_run *pr, size_t i, struct ns_error *err)
+{
+	struct ns_trace *t = &pr->run->traces[i];
+	struct parsed *p = &pr->parsed[i];
+	struct sink *sk = pr->sk;
+	int64_t trace_id;
+	int rc;
+	if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &pr->ids[i], &trace_id, store_err(sk, err)))) ||
+	    (rc = ns_rowlog_replay(&p->rows, t, sink_event, sink_flow, sk, err)))
+		return rc;
+	ns_rowlog_release(&p->rows);
+	if (sk->store && (rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, err)))))
+		return rc;
+	return sk->store ? store_stats(sk, t, &p->agg, true, err) : 0;
+}
+
+/* ns_job_finish: trace i's warnings and notes told, its Neuron device
+ * work attached, its rows stored (in order, whatever the jobs). */
+static int finish_one(void *ctx, size_t i)
+{
+	struct parse_run *pr = ctx;
+	struct ns_trace *t = &pr->run->traces[i];
+	struct parsed *p = &pr->parsed[i];
+	struct sink *sk = pr->sk;
+	const struct ns_load_opts *o = pr->o;
+	int rc = 0;
+	progress_file_done(pr->prog, i);
+	warn_user(o, &p->warn);
+	if (o->ui && o->ui->parsed)
+		o->ui->parsed(o->ui->ctx, t);
+	progress_resume(pr->prog);
+	/* Neuron device work from the system profile (docs/neuron.md) */
+	if (pr->neuron && (rc = ns_cli_neuron_attach(pr->paths[i], t, o, sk->store ? sink_event : NULL,
+						     sk->store ? sk : NULL, &p->err)))
+		return rc;
+	/* the device detail of its capture (docs/schema.md device_detail) */
+	if (sk->store && o->db_out && pr->devprofs &&
+	    (rc = store_result(sk, ns_cli_neuron_store_detail(t, o, sk->store, store_err(sk, &p->err)))))
+		return rc;
+	if (sk->store && pr->parallel)
+		rc = store_recorded(pr, i, &p->err);
+	else if (sk->store && !(rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, &p->err)))))
+		rc = store_aggregate(sk, t, &p->err);
+	if (p->has_agg)
+		ns_agg_release(&p->agg);
+	p->has_agg = false;
+	/* (freeing it now overlaps the writer's last rows, and the next
+	 * trace of a directory reuses the memory) */
+	if (!rc && o->db_only && pr->sk->store)
+		ns_trace_release(t);
+	return rc;
+}
+
+/* Parses every path into run->traces, streaming each into sk's store if
+ * set, on up to o->jobs threads. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
 		     bool neuron, bool devprofs, struct sink *sk, struct progress *prog, struct ns_run *run,
 		     struct ns_error *err)
 {
 	struct ns_error env_warn = { 0 };
-	uint64_t max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX, &env_warn);
+	struct parse_run pr = { .paths = paths, .ids = ids, .o = o, .neuron = neuron, .devprofs = devprofs,
+				.sk = sk, .prog = prog, .run = run };
+	unsigned jobs = o->jobs > 1 && !neuron && !devprofs ? o->jobs : 1;
+	int rc;
+	pr.max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX, &env_warn);
 	warn_user(o, &env_warn);
 	memset(&env_warn, 0, sizeof(env_warn));
-	uint32_t max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX, &env_warn);
+	pr.max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX, &env_warn);
 	warn_user(o, &env_warn);
+	pr.parallel = jobs > 1 && n > 1;
 	run->traces = calloc(n, sizeof(*run->traces));
-	if (!run->traces)
+	pr.parsed = calloc(n, sizeof(*pr.parsed));
+	if (!run->traces || !pr.parsed) {
+		free(pr.parsed);
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		struct ns_trace *t = &run->traces[i];
-		struct ns_error warn = { 0 };
-		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio,
-					     .keep_python = o->keep_python };
-		int64_t trace_id;
-		int rc;
-		ns_trace_init(t);
-		run->n++;
-		if (prog->ui) {
-			io.progress = show_progress;
-			io.progress_ctx = prog;
-		}
-		if (sk->store) {
-			if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &ids[i], &trace_id, store_err(sk, err)))))
-				return rc;
-			io.sink = sink_event;
-			io.flow_sink = sink_flow;
-			io.sink_ctx = sk;
-		}
-		rc = ns_ingest_file(paths[i], t, &io, &warn, err);
-		progress_file_done(prog);
-		if (rc)
-			return rc;
-		warn_user(o, &warn);
-		if (o->ui && o->ui->parsed)
-			o->ui->parsed(o->ui->ctx, t);
-		/* Neuron device work from the system profile (docs/neuron.md) */
-		if (neuron && (rc = ns_cli_neuron_attach(paths[i], t, o, io.sink, io.sink_ctx, err)))
-			return rc;
-		/* the device detail of its capture (docs/schema.md device_detail) */
-		if (sk->store && o->db_out && devprofs &&
-		    (rc = store_result(sk, ns_cli_neuron_store_detail(t, o, sk->store, store_err(sk, err)))))
-			return rc;
-		if (sk->store && (rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, err)))))
-			return rc;
-		if (sk->store && (rc = store_aggregate(sk, t, err)))
-			return rc;
-		/* (freeing it now overlaps the writer's last rows, and the next
-		 * trace of a directory reuses the memory) */
-		if (o->db_only && sk->store)
-			ns_trace_release(t);
 	}
-	return 0;
+	for (; run->n < n; run->n++)
+		ns_trace_init(&run->traces[run->n]);
+	rc = ns_jobs_run(n, jobs, parse_one, finish_one, &pr);
+	progress_erase(prog);
+	for (size_t i = 0; i < n; i++) {
+		struct parsed *p = &pr.parsed[i];
+		if (rc && p->err.status && !err->status) /* (the first trace that failed, in order) */
+			*err = p->err;
+		ns_rowlog_release(&p->rows);
+		if (p->has_agg)
+			ns_agg_release(&p->agg);
+	}
+	free(pr.parsed);
+	return rc;
 }
 
 /* The inputs' bytes: about a database's size, which is 0.8 of its JSON (a
@@ -337,6 +504,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	struct progress prog;
 	progress_init(&prog, input, paths, ids, n, o);
 	rc = parse_all(paths, ids, n, o, neuron, devprofs, &sk, &prog, run, err);
+	progress_release(&prog);
 	if (rc == 0)
 		rc = commit_store(&sk, cache, o, err);
 out:

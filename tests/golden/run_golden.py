@@ -35,18 +35,9 @@ def read(path, default=None):
         return f.read()
 
 
-def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]  # meson passes it relative to the build dir
-    update = "--update" in sys.argv[3:]
-    case = os.path.join(HERE, "cases", name)
-    corpus_dir = corpus.corpus_root(binary)
-    raw_args = [a for a in read(os.path.join(case, "args"), b"").decode().splitlines() if a]
-    absent = corpus.missing(raw_args, corpus_dir)
-    if absent:
-        print(corpus.skip_reason(absent))
-        return 77
+def run_case(binary, case, raw_args, corpus_dir):
+    """Runs neuron-stats with a case's arguments: (exit code, stdout, stderr),
+    with the substituted paths put back in the outputs."""
     with tempfile.TemporaryDirectory() as tmp:
         def subst(s):
             return s.replace("@CORPUS@", corpus_dir).replace("@SRC@", SRC).replace("@TMP@", tmp)
@@ -62,6 +53,22 @@ def main():
         # paths in messages are printed relative to the substitutions
         out = p.stdout.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")
         err = p.stderr.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")
+    return p.returncode, out, err
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]  # meson passes it relative to the build dir
+    update = "--update" in sys.argv[3:]
+    case = os.path.join(HERE, "cases", name)
+    corpus_dir = corpus.corpus_root(binary)
+    raw_args = [a for a in read(os.path.join(case, "args"), b"").decode().splitlines() if a]
+    absent = corpus.missing(raw_args, corpus_dir)
+    if absent:
+        print(corpus.skip_reason(absent))
+        return 77
+    code, out, err = run_case(binary, case, raw_args, corpus_dir)
     if update:
         with open(os.path.join(case, "expected.out"), "wb") as f:
             f.write(out)
@@ -71,13 +78,13 @@ def main():
         elif os.path.exists(os.path.join(case, "expected.err")):
             os.remove(os.path.join(case, "expected.err"))
         with open(os.path.join(case, "expected.code"), "w") as f:
-            f.write("%d\n" % p.returncode)
+            f.write("%d\n" % code)
         print("updated", name)
         return 0
     failures = []
     want_code = int(read(os.path.join(case, "expected.code"), b"0").decode().strip() or 0)
-    if p.returncode != want_code:
-        failures.append("exit code %d, expected %d" % (p.returncode, want_code))
+    if code != want_code:
+        failures.append("exit code %d, expected %d" % (code, want_code))
     want_out = read(os.path.join(case, "expected.out"), b"")
     if out != want_out:
         failures.append("stdout differs")
