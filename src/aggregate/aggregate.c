@@ -78,6 +78,11 @@ static enum ns_devtype devtype_of(enum ns_cat cat, enum ns_backend backend)
 	}
 }
 
+bool ns_cat_on_device(enum ns_cat cat)
+{
+	return devtype_of(cat, NS_BACKEND_CUDA) != NS_DEV_CPU;
+}
+
 /* The names c10d gives the RecordFunction of a collective's Work
  * ("nccl:all_reduce", "gloo:broadcast", "nccl:send 0->1", ...): Work::Work
  * (torch/csrc/distributed/c10d/Work.cpp) calls _setAsync() on it, so

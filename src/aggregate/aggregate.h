@@ -16,6 +16,10 @@
 
 enum ns_devtype { NS_DEV_CPU = 0, NS_DEV_CUDA, NS_DEV_PRIVATEUSE1, NS_DEV_XPU, NS_DEV_MTIA, NS_DEV_HPU };
 
+/* Whether PyTorch gives events of this category a device type (kernel,
+ * gpu_memcpy, gpu_memset, cuda_sync, gpu_user_annotation, MTIA, HPU, ...). */
+bool ns_cat_on_device(enum ns_cat cat);
+
 /* The backend the trace was recorded with (PyTorch's use_device). */
 enum ns_backend { NS_BACKEND_NONE = 0, NS_BACKEND_CUDA, NS_BACKEND_PRIVATEUSE1, NS_BACKEND_XPU,
 		  NS_BACKEND_MTIA, NS_BACKEND_HPU };

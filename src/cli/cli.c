@@ -54,11 +54,17 @@ void ns_cli_warn(const struct ns_error *warn)
 		fprintf(stderr, "neuron-stats: warning: %s\n", warn->msg);
 }
 
-int ns_cli_each_trace(const char *path, const struct ns_load_opts *lo, ns_cli_trace_fn each, void *ctx)
+int ns_cli_each_trace(const char *path, const struct ns_load_opts *lo, const struct ns_cli_select *sel,
+		      ns_cli_trace_fn each, void *ctx)
 {
 	struct ns_error err = { 0 };
 	struct ns_run run = { 0 };
-	int rc = ns_run_load(path, lo, &run, &err);
+	struct ns_cli_selection s;
+	int rc = ns_cli_select_parse(sel, &s, &err);
+	if (!rc)
+		rc = ns_run_load(path, lo, &run, &err);
+	if (!rc)
+		rc = ns_cli_select_run(&s, path, &run, &err);
 	for (size_t i = 0; rc == 0 && i < run.n; i++)
 		rc = each(&run.traces[i], i, run.n, ctx, &err);
 	if (rc)

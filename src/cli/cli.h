@@ -4,6 +4,7 @@
 #define NS_CLI_H
 
 #include "cli/opt.h"
+#include "aggregate/select.h"
 #include "common/error.h"
 #include "report/report.h"
 
@@ -56,6 +57,33 @@ extern const char *const ns_cli_device_time_units[]; /* --device-time-unit's cho
 #define NS_CLI_EXCLUDE_HELP "leave out rows whose name matches REGEX (repeatable)"
 struct ns_name_filter ns_cli_name_filter(const struct ns_opt_regexes *include, const struct ns_opt_regexes *exclude);
 
+/* --category, --rank, --steps: the traces and events a command analyses,
+ * before aggregation (docs/report.md "Filters"); every command that reads
+ * traces puts NS_CLI_SELECT_OPTS in its table and applies
+ * ns_cli_select_run to the run it loaded. */
+struct ns_cli_select {
+	const char *category, *rank, *steps; /* as given */
+};
+#define NS_CLI_SELECT_OPTS(o) \
+	NS_WORDS(0, "category", "CAT", "only events of these Kineto categories (comma-separated)", &(o).category, \
+		 ns_cli_write_category_words), \
+	NS_STRING(0, "rank", "N", "only the traces of these ranks: N, A-B (comma-separated)", &(o).rank), \
+	NS_STRING(0, "steps", "A..B", "only events of ProfilerStep#A..#B (inclusive)", &(o).steps)
+void ns_cli_write_category_words(FILE *out);
+struct ns_cli_selection {
+	struct ns_select events;
+	struct {
+		int64_t first, last;
+	} ranks[32];
+	size_t n_ranks;      /* 0: every rank */
+};
+/* The options parsed (NS_ERR_USAGE). */
+int ns_cli_select_parse(const struct ns_cli_select *o, struct ns_cli_selection *s, struct ns_error *err);
+/* Drops the traces and events of run (loaded from input) that s does not
+ * keep; NS_ERR_USAGE when a --rank or the --steps are in none of them. */
+struct ns_run;
+int ns_cli_select_run(const struct ns_cli_selection *s, const char *input, struct ns_run *run, struct ns_error *err);
+
 /* Each command returns its exit code; main.c checks standard output once
  * after it (a failed write is exit 5), so a command never flushes itself. */
 int cmd_report(int argc, char **argv);
@@ -80,11 +108,12 @@ extern const struct ns_cmd_spec cmd_counters_spec;
 extern const struct ns_cmd_spec cmd_launches_spec;
 extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
 
-/* The analysis commands' main loop: loads PATH, calls each(trace i of n)
- * in order and returns the exit code (a failure printed). */
+/* The analysis commands' main loop: loads PATH, keeps what sel selects,
+ * calls each(trace i of n) in order and returns the exit code (a failure printed). */
 struct ns_load_opts;
 typedef int (*ns_cli_trace_fn)(struct ns_trace *t, size_t i, size_t n, void *ctx, struct ns_error *err);
-int ns_cli_each_trace(const char *path, const struct ns_load_opts *lo, ns_cli_trace_fn each, void *ctx);
+int ns_cli_each_trace(const char *path, const struct ns_load_opts *lo, const struct ns_cli_select *sel,
+		      ns_cli_trace_fn each, void *ctx);
 /* Before trace i of n > 1 in a table or Markdown: its path (and rank). */
 void ns_cli_trace_header(const struct ns_trace *t, size_t i, size_t n, enum ns_format fmt);
 

@@ -11,10 +11,12 @@
 static const char *opt_format;
 static bool opt_quiet, opt_by_type, opt_idle, opt_no_cache;
 static long opt_kernel_wait_us = 30;
+static struct ns_cli_select opt_select;
 
 static const struct ns_opt kernels_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "by-type", "one row per kernel type (compute, communication, memory, other)", &opt_by_type),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -26,6 +28,7 @@ static const struct ns_opt breakdown_opts[] = {
 	NS_FLAG(0, "idle", "the idle-time breakdown per stream (host wait, kernel wait, other)", &opt_idle),
 	NS_INT(0, "kernel-wait-us", "US", "idle: a gap under US between kernels is kernel wait (default 30)",
 	       &opt_kernel_wait_us, 0, 1e9),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -66,7 +69,9 @@ static int load(char **argv, int argc, const struct ns_cmd_spec *spec, struct ns
 		return rc < 0 ? -1 : rc;
 	ns_cli_quiet = opt_quiet;
 	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .ui = ns_cli_load_ui() };
-	if (ns_run_load(pos[0], &lo, run, err))
+	struct ns_cli_selection sel;
+	if (ns_cli_select_parse(&opt_select, &sel, err) || ns_run_load(pos[0], &lo, run, err) ||
+	    ns_cli_select_run(&sel, pos[0], run, err))
 		return ns_cli_fail(err);
 	return 0;
 }

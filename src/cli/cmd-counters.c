@@ -10,9 +10,11 @@
 
 static const char *opt_format;
 static bool opt_strict, opt_quiet;
+static struct ns_cli_select opt_select;
 
 static const struct ns_opt counters_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings on stderr", &opt_quiet),
@@ -65,5 +67,5 @@ int cmd_counters(int argc, char **argv)
 	struct ns_load_ui ui = *ns_cli_load_ui();
 	ui.parsed = NULL; /* (its note sums the counters this command lists) */
 	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .strict = opt_strict, .ui = &ui };
-	return ns_cli_each_trace(pos[0], &lo, counters_trace, &fmt);
+	return ns_cli_each_trace(pos[0], &lo, &opt_select, counters_trace, &fmt);
 }

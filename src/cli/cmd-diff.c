@@ -15,6 +15,7 @@ static double opt_threshold = 5, opt_alpha = 0.05;
 static long opt_row_limit = -1, opt_top = 10;
 static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
 static struct ns_opt_regexes opt_include, opt_exclude;
+static struct ns_cli_select opt_select;
 
 static void write_fail_on_words(FILE *out)
 {
@@ -39,6 +40,7 @@ static const struct ns_opt diff_opts[] = {
 	NS_FLAG(0, "changed", "leave out unchanged rows", &opt_changed),
 	NS_REGEX(0, "include", "REGEX", NS_CLI_INCLUDE_HELP, &opt_include),
 	NS_REGEX(0, "exclude", "REGEX", NS_CLI_EXCLUDE_HELP, &opt_exclude),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
@@ -73,11 +75,14 @@ struct run_side {
 	size_t n_done; /* aggs and steps filled so far */
 };
 
-static int load_side(const char *input, const struct ns_agg_opts *ao, struct run_side *side, struct ns_error *err)
+static int load_side(const char *input, const struct ns_agg_opts *ao, const struct ns_cli_selection *sel,
+		     struct run_side *side, struct ns_error *err)
 {
 	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .ui = ns_cli_load_ui() };
 	int rc = ns_run_load(input, &lo, &side->run, err);
+	if (!rc)
+		rc = ns_cli_select_run(sel, input, &side->run, err);
 	if (rc)
 		return rc;
 	side->aggs = calloc(side->run.n + 1, sizeof(*side->aggs));
@@ -150,6 +155,7 @@ int cmd_diff(int argc, char **argv)
 	struct run_side sides[2];
 	struct ns_diff diff = { 0 };
 	unsigned fail_mask = 0;
+	struct ns_cli_selection sel;
 	size_t failing = 0;
 
 	memset(sides, 0, sizeof(sides));
@@ -158,7 +164,7 @@ int cmd_diff(int argc, char **argv)
 		return rc < 0 ? NS_EXIT_OK : rc;
 	ns_cli_quiet = opt_quiet;
 	fmt = ns_cli_format(opt_format);
-	if (ns_cli_parse_group_by(opt_group_by, &ao, &err) ||
+	if (ns_cli_parse_group_by(opt_group_by, &ao, &err) || ns_cli_select_parse(&opt_select, &sel, &err) ||
 	    (opt_fail_on && parse_fail_on(opt_fail_on, &fail_mask, &err)))
 		goto fail;
 	if (opt_sort && !(sort = ns_diff_sort_key_find(opt_sort))) {
@@ -177,7 +183,7 @@ int cmd_diff(int argc, char **argv)
 	wo.changed_only = opt_changed;
 	wo.gate = opt_fail_on;
 
-	if (load_side(pos[0], &ao, &sides[0], &err) || load_side(pos[1], &ao, &sides[1], &err))
+	if (load_side(pos[0], &ao, &sel, &sides[0], &err) || load_side(pos[1], &ao, &sel, &sides[1], &err))
 		goto fail;
 	struct ns_diff_input base = { pos[0], sides[0].aggs, sides[0].steps, sides[0].n_done, NULL };
 	struct ns_diff_input new_run = { pos[1], sides[1].aggs, sides[1].steps, sides[1].n_done, NULL };

@@ -9,6 +9,7 @@
 static const char *opt_format;
 static double opt_runtime_cutoff = 50, opt_delay_cutoff = 100;
 static bool opt_each, opt_no_cache, opt_strict, opt_quiet;
+static struct ns_cli_select opt_select;
 
 static const struct ns_opt launches_opts[] = {
 	NS_FLAG(0, "each", "a row per launch (HTA's get_cuda_kernel_launch_stats table)", &opt_each),
@@ -17,6 +18,7 @@ static const struct ns_opt launches_opts[] = {
 	NS_REAL(0, "delay-cutoff", "US", "a launch delay over US microseconds is late (default 100, as HTA)",
 		&opt_delay_cutoff, 0, 1e12),
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
@@ -76,5 +78,5 @@ int cmd_launches(int argc, char **argv)
 					    .delay_cutoff_ns = (int64_t)(opt_delay_cutoff * 1000) } };
 	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .ui = ns_cli_load_ui() };
-	return ns_cli_each_trace(pos[0], &lo, launches_trace, &c);
+	return ns_cli_each_trace(pos[0], &lo, &opt_select, launches_trace, &c);
 }

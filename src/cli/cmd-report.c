@@ -19,6 +19,7 @@ static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet;
 static const char *opt_device_time_unit, *opt_device_detail; /* Neuron (docs/neuron.md) */
 static bool opt_by_neff, opt_engines;
 static struct ns_opt_regexes opt_include, opt_exclude;
+static struct ns_cli_select opt_select;
 
 const char *const ns_cli_formats[] = { "table", "csv", "json", "markdown", NULL }; /* enum ns_format's order */
 static const char *const time_units[] = { "s", "ms", "us", NULL };
@@ -38,6 +39,7 @@ static const struct ns_opt report_opts[] = {
 	NS_FLAG(0, "top-level-only", "only rows whose first event has no CPU parent", &opt_top_level),
 	NS_REGEX(0, "include", "REGEX", NS_CLI_INCLUDE_HELP, &opt_include),
 	NS_REGEX(0, "exclude", "REGEX", NS_CLI_EXCLUDE_HELP, &opt_exclude),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_ENUM(0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit, time_units),
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_WORDS('g', "group-by", "WHAT", "also group by shape, overload or stack=N, N >= 1 (comma-separated)",
@@ -125,7 +127,7 @@ static void upper(char *s)
 /* The parsed options, checked, into ro, ao, fmt and
  * detail_key (device holds the upper-cased --device label). */
 static int check_opts(struct ns_report_opts *ro, struct ns_agg_opts *ao, enum ns_format *fmt,
-		      enum ns_detail *detail_key, char device[64], struct ns_error *err)
+		      enum ns_detail *detail_key, char device[64], struct ns_cli_selection *sel, struct ns_error *err)
 {
 	ns_report_opts_init(ro);
 	ro->row_limit = opt_row_limit;
@@ -142,7 +144,7 @@ static int check_opts(struct ns_report_opts *ro, struct ns_agg_opts *ao, enum ns
 	}
 	int rc;
 	*fmt = ns_cli_format(opt_format);
-	if ((rc = ns_cli_parse_group_by(opt_group_by, ao, err)) ||
+	if ((rc = ns_cli_parse_group_by(opt_group_by, ao, err)) || (rc = ns_cli_select_parse(&opt_select, sel, err)) ||
 	    (rc = ns_cli_neuron_report_opts(opt_by_neff, opt_engines && opt_merge, opt_device_time_unit, ao, ro, err)))
 		return rc;
 	if (opt_device_detail)
@@ -329,16 +331,18 @@ int cmd_report(int argc, char **argv)
 	struct ns_run run = { 0 };
 	struct neuron_extras extras = { .detail_key = NS_DETAIL__COUNT };
 	char device[64] = "";
+	struct ns_cli_selection sel;
 
 	rc = ns_opt_parse(&cmd_report_spec, argc, argv, &pos, &npos);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	ns_cli_quiet = opt_quiet;
-	if (check_opts(&ro, &ao, &fmt, &extras.detail_key, device, &err))
+	if (check_opts(&ro, &ao, &fmt, &extras.detail_key, device, &sel, &err))
 		goto fail;
 	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .device_time_unit = opt_device_time_unit, .ui = ns_cli_load_ui() };
-	if (ns_run_load(pos[0], &lo, &run, &err) || (opt_merge && run.n > 1 && merge_run(&run, &err)) ||
+	if (ns_run_load(pos[0], &lo, &run, &err) || ns_cli_select_run(&sel, pos[0], &run, &err) ||
+	    (opt_merge && run.n > 1 && merge_run(&run, &err)) ||
 	    load_extras(&run, &lo, &extras, &err) || report_run(&run, &ao, &ro, fmt, &extras, lo.jobs, &err))
 		goto fail;
 	rc = 0;

@@ -10,6 +10,7 @@
 static const char *opt_value, *opt_format, *opt_time_unit, *opt_device;
 static double opt_percent_limit;
 static bool opt_python, opt_no_cache, opt_strict, opt_quiet;
+static struct ns_cli_select opt_select;
 
 static const char *const values[] = { "cpu", "device", NULL };       /* enum ns_stack_value's order */
 static const char *const forms[] = { "folded", "table", "csv", "json", "markdown", NULL };
@@ -25,6 +26,7 @@ static const struct ns_opt stacks_opts[] = {
 		   &opt_percent_limit, 0, 100),
 	NS_ENUM(0, "time-unit", "UNIT", "call tree: print every time in s, ms or us", &opt_time_unit, time_units),
 	NS_STRING(0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
@@ -141,5 +143,5 @@ int cmd_stacks(int argc, char **argv)
 	/* (the cache keeps no Python calls: --python parses the trace) */
 	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache && !opt_python, .strict = opt_strict,
 				   .keep_python = opt_python, .ui = ns_cli_load_ui() };
-	return ns_cli_each_trace(pos[0], &lo, stacks_trace, &c);
+	return ns_cli_each_trace(pos[0], &lo, &opt_select, stacks_trace, &c);
 }

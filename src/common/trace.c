@@ -69,6 +69,15 @@ enum ns_cat ns_cat_from_string(const char *s, size_t len)
 	return NS_CAT_OTHER;
 }
 
+void ns_counter_add(struct ns_counter *c, bool is_int, int64_t v, double d)
+{
+	c->sum_approx += d;
+	if (c->exact && (!is_int || (v > 0 && c->sum > INT64_MAX - v) || (v < 0 && c->sum < INT64_MIN - v)))
+		c->exact = false;
+	if (c->exact)
+		c->sum += v;
+}
+
 void ns_trace_init(struct ns_trace *t)
 {
 	memset(t, 0, sizeof(*t));

@@ -132,6 +132,10 @@ struct ns_counter {
 	bool exact;
 };
 
+/* Adds one range's value to c's sum (exact while every value is an integer
+ * and the sum fits). */
+void ns_counter_add(struct ns_counter *c, bool is_int, int64_t v, double d);
+
 /* One counter value of one range (`neuron-stats counters`). */
 struct ns_counter_value {
 	uint32_t event;       /* the range: index into ns_trace.events */

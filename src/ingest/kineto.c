@@ -601,12 +601,7 @@ static int counter_field(struct parser *ps, void *ctx, const struct span *key, c
 	/* (the range is the next event kept) */
 	t->counter_values[t->n_counter_values++] = (struct ns_counter_value){
 		.event = (uint32_t)t->n_events, .counter = (uint32_t)i, .is_int = is_int, .i = v, .d = d };
-	struct ns_counter *c = &t->counters[i];
-	c->sum_approx += d;
-	if (c->exact && (!is_int || (v > 0 && c->sum > INT64_MAX - v) || (v < 0 && c->sum < INT64_MIN - v)))
-		c->exact = false;
-	if (c->exact)
-		c->sum += v;
+	ns_counter_add(&t->counters[i], is_int, v, d);
 	return 0;
 }
 

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "aggregate/aggregate.h"
+#include "aggregate/select.h"
 #include "common/trace.h"
+#include "common/vec.h"
 #include "ingest/ingest.h"
 
 /* one complete event; pid 1 (host) or 0 (device) */
@@ -51,6 +53,7 @@ TestSuite(link, .init = setup, .fini = teardown);
 TestSuite(events, .init = setup, .fini = teardown);
 TestSuite(memory, .init = setup, .fini = teardown);
 TestSuite(rows, .init = setup, .fini = teardown);
+TestSuite(select, .init = setup, .fini = teardown);
 
 struct fx {
 	struct ns_trace t;
@@ -1053,4 +1056,101 @@ Test(rows, merge_refuses_base_times_too_far_apart)
 	ns_trace_release(&out);
 	free(texts[0]);
 	free(texts[1]);
+}
+
+/* ---- --steps, --category (aggregate/select.h) ---- */
+
+/* Two steps on thread 1: #1 [0, 100) us, #2 [100, 200); an op and a launch
+ * in each; step 1's kernel runs after step 1 ended; an op on thread 2
+ * starts exactly where step 1 ends; a memcpy with no launch at 50. */
+#define TWO_STEPS                                                                                          \
+	X("user_annotation", "ProfilerStep#1", 1, 0, 100, "\"External id\": 1")                            \
+	X("cpu_op", "aten::a", 1, 10, 20, "\"External id\": 2")                                            \
+	X("cuda_runtime", "cudaLaunchKernel", 1, 15, 5, "\"External id\": 2, \"correlation\": 7")           \
+	X("user_annotation", "ProfilerStep#2", 1, 100, 100, "\"External id\": 3")                          \
+	X("cpu_op", "aten::b", 1, 120, 20, "\"External id\": 4")                                           \
+	X("cuda_runtime", "cudaLaunchKernel", 1, 125, 5, "\"External id\": 4, \"correlation\": 8")          \
+	X("cpu_op", "aten::edge", 2, 100, 5, "\"External id\": 5")                                         \
+	K("kernel", "k_of_a", 7, 150, 10, "\"External id\": 2, \"correlation\": 7")                          \
+	K("kernel", "k_of_b", 7, 165, 10, "\"External id\": 4, \"correlation\": 8")                          \
+	K("gpu_memcpy", "copy_alone", 7, 50, 3, "")
+
+static void ingest_selected(struct fx *f, const char *events, const struct ns_select *sel, struct ns_error *err,
+			    int want_rc)
+{
+	char path[512], *text = era_c(events, "1700000000000000000");
+	struct ns_error warn = { 0 };
+	snprintf(path, sizeof(path), "%s/t%d.json", tmpdir, n_files++);
+	FILE *fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	free(text);
+	ns_trace_init(&f->t);
+	cr_assert_eq(ns_ingest_file(path, &f->t, NULL, &warn, err), 0, "ingest: %s", err->msg);
+	cr_assert_eq(ns_trace_select(&f->t, sel, err), want_rc, "select: %s", err->msg);
+}
+
+static bool has_event(const struct fx *f, const char *name)
+{
+	for (size_t i = 0; i < f->t.n_events; i++)
+		if (strcmp(S(f, f->t.events[i].name), name) == 0)
+			return true;
+	return false;
+}
+
+Test(select, steps_keep_host_events_by_start_and_device_work_by_its_launch)
+{
+	struct fx f;
+	struct ns_error err = { 0 };
+	struct ns_select sel = { 0 };
+	cr_assert_eq(ns_select_parse_steps("1..1", &sel, &err), 0);
+	ingest_selected(&f, TWO_STEPS, &sel, &err, 0);
+	cr_assert(has_event(&f, "ProfilerStep#1") && has_event(&f, "aten::a") && has_event(&f, "cudaLaunchKernel"));
+	cr_assert(has_event(&f, "k_of_a"), "launched in step 1, though it runs after it");
+	cr_assert(has_event(&f, "copy_alone"), "no launch: by its own start");
+	cr_assert(!has_event(&f, "ProfilerStep#2") && !has_event(&f, "aten::b") && !has_event(&f, "k_of_b"));
+	cr_assert(!has_event(&f, "aten::edge"), "[ts, ts + dur): the end belongs to the next step");
+	cr_assert_eq(ns_aggregate(&f.t, &(struct ns_agg_opts){ .backend_override = -1 }, &f.a, &err), 0);
+	cr_assert_eq(f.a.fevents[fe(&f, "k_of_a", 0)].link, (int32_t)fe(&f, "aten::a", 0), "still linked to its op");
+	release(&f);
+}
+
+Test(select, steps_range_with_no_step_is_a_usage_error_naming_the_steps)
+{
+	struct fx f;
+	struct ns_error err = { 0 };
+	struct ns_select sel = { 0 };
+	cr_assert_eq(ns_select_parse_steps("5..9", &sel, &err), 0);
+	ingest_selected(&f, TWO_STEPS, &sel, &err, NS_ERR_USAGE);
+	cr_assert(strstr(err.msg, "--steps 5..9: no such step") && strstr(err.msg, "(its steps: 1..2)"), "%s", err.msg);
+	ns_trace_release(&f.t);
+}
+
+Test(select, steps_syntax)
+{
+	struct ns_error err = { 0 };
+	struct ns_select sel = { 0 };
+	cr_assert_eq(ns_select_parse_steps("3..12", &sel, &err), 0);
+	cr_assert(sel.steps && sel.first_step == 3 && sel.last_step == 12);
+	const char *bad[] = { "3", "3-4", "..4", "3..", "4..3", "a..b", "-1..2", "1..2x", "1...2" };
+	for (size_t i = 0; i < NS_ARRAY_SIZE(bad); i++)
+		cr_assert_eq(ns_select_parse_steps(bad[i], &sel, &err), NS_ERR_USAGE, "%s", bad[i]);
+}
+
+Test(select, category_keeps_only_those_events)
+{
+	struct fx f;
+	struct ns_error err = { 0 };
+	struct ns_select sel = { 0 };
+	cr_assert_eq(ns_select_parse_categories("kernel,Operator", &sel, &err), 0, "legacy spellings too");
+	ingest_selected(&f, TWO_STEPS, &sel, &err, 0);
+	cr_assert(has_event(&f, "aten::a") && has_event(&f, "k_of_b"));
+	cr_assert(!has_event(&f, "cudaLaunchKernel") && !has_event(&f, "copy_alone") && !has_event(&f, "ProfilerStep#1"));
+	cr_assert(has_event(&f, "PyTorch Profiler (0)"), "the profiler's span stays");
+	cr_assert(!f.t.has_cat[NS_CAT_CUDA_RUNTIME] && f.t.has_cat[NS_CAT_KERNEL]);
+	ns_trace_release(&f.t);
+	cr_assert_eq(ns_select_parse_categories("kernel,kernels", &sel, &err), NS_ERR_USAGE);
+	cr_assert(strstr(err.msg, "'kernels'"), "%s", err.msg);
+	cr_assert_eq(ns_select_parse_categories("ac2g", &sel, &err), NS_ERR_USAGE, "flows are not selected");
 }
