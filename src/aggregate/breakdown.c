@@ -81,8 +81,6 @@ static void stream_gaps(const struct ns_kevent *v, size_t n, int64_t kernel_wait
 	memset(s, 0, sizeof(*s));
 	s->stream = v[0].stream;
 	for (size_t i = 0; i < n; i++) {
-		if (v[i].is_sync) /* HTA leaves cuda_sync out of the idle breakdown */
-			continue;
 		if (prev) {
 			int64_t gap = v[i].ts_ns - prev->end_ns;
 			enum ns_idle_kind kind = NS_IDLE_OTHER;
@@ -98,9 +96,16 @@ static void stream_gaps(const struct ns_kevent *v, size_t n, int64_t kernel_wait
 	}
 }
 
+/* The idle rows of the streams of v[0..n); reorders v. HTA leaves
+ * cuda_sync events out of the idle breakdown (a stream with only those,
+ * as a Context Sync's, has no row). */
 static int idle_streams(struct ns_kevent *v, size_t n, int64_t kernel_wait_ns, struct ns_breakdown *out)
 {
-	size_t cap = 0;
+	size_t cap = 0, kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].is_sync)
+			v[kept++] = v[i];
+	n = kept;
 	qsort(v, n, sizeof(*v), by_stream_ts);
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
 		for (hi = lo + 1; hi < n && v[hi].stream == v[lo].stream; hi++)

@@ -49,9 +49,10 @@ enum ns_ktype ns_ktype_of(const char *name)
 	return not_compute(name) ? NS_KTYPE_OTHER : NS_KTYPE_COMPUTE;
 }
 
-/* The stream of a device event: its integer tid (Kineto writes the stream
- * as the tid of device rows), or N of a "stream N" tid; -1 when neither. */
-static int64_t event_stream(const struct ns_trace *t, const struct ns_event *ev)
+/* The stream of a device event without args (ns_dev_args): its integer tid
+ * (Kineto writes the stream as the tid of device rows), or N of a
+ * "stream N" tid; -1 when neither. */
+static int64_t tid_stream(const struct ns_trace *t, const struct ns_event *ev)
 {
 	const struct ns_thread *th = &t->threads[ev->thread];
 	if (th->tid != NS_NONE)
@@ -66,12 +67,27 @@ static int64_t event_stream(const struct ns_trace *t, const struct ns_event *ev)
 	return -1;
 }
 
-/* HTA's GPU kernel categories (KERNEL_CATEGORY_PATTERN, and cuda_sync
- * events, which carry a stream too). */
-static bool device_cat(uint8_t cat)
+/* The args of t->events[i], or NULL; *next is where the search in
+ * t->dev_args (in event order) goes on, for calls with i ascending. */
+static const struct ns_dev_args *dev_args_of(const struct ns_trace *t, size_t i, size_t *next)
 {
-	return cat == NS_CAT_KERNEL || cat == NS_CAT_GPU_MEMCPY || cat == NS_CAT_GPU_MEMSET ||
-	       cat == NS_CAT_MTIA_CCP_EVENTS || cat == NS_CAT_CUDA_SYNC;
+	while (*next < t->n_dev_args && t->dev_args[*next].event < i)
+		(*next)++;
+	return *next < t->n_dev_args && t->dev_args[*next].event == i ? &t->dev_args[*next] : NULL;
+}
+
+/* The stream of device slice t->events[i] as HTA reads it: args.stream
+ * (absent: -1, no stream), or the tid for an event without args; -1 for
+ * events that are not device slices. */
+static int64_t event_stream(const struct ns_trace *t, size_t i, size_t *next)
+{
+	const struct ns_event *ev = &t->events[i];
+	if (ev->kind != NS_KIND_SLICE || !ns_cat_on_stream(ev->cat))
+		return -1;
+	const struct ns_dev_args *a = dev_args_of(t, i, next);
+	if (!a)
+		return tid_stream(t, ev);
+	return a->stream == NS_NONE ? -1 : a->stream;
 }
 
 static bool is_profiler_step(const char *name)
@@ -93,6 +109,7 @@ static int scan_cpu_side(const struct ns_trace *t, struct ns_i64map *launch, int
 	ns_str first_step = 0;
 	bool several_steps = false;
 	int64_t last = NS_NONE;
+	size_t next = 0;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		if (ev->kind != NS_KIND_SLICE)
@@ -103,7 +120,7 @@ static int scan_cpu_side(const struct ns_trace *t, struct ns_i64map *launch, int
 			first_step = first_step ? first_step : ev->name;
 			last = last == NS_NONE || ev->ts_ns > last ? ev->ts_ns : last;
 		}
-		bool on_device = device_cat(ev->cat) && event_stream(t, ev) >= 0;
+		bool on_device = event_stream(t, i, &next) != -1;
 		if (on_device || device_sync_name(name) || ev->correlation == NS_NONE || ev->correlation < 0)
 			continue;
 		if (ns_i64map_put_first(launch, ev->correlation, ev->ts_ns) < 0)
@@ -127,7 +144,7 @@ int ns_kevents_collect(const struct ns_trace *t, struct ns_kevents *out, struct 
 {
 	struct ns_i64map launch;
 	int64_t last_step_ts;
-	size_t cap = 0;
+	size_t cap = 0, next = 0;
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
 	ns_i64map_init(&launch);
@@ -135,8 +152,8 @@ int ns_kevents_collect(const struct ns_trace *t, struct ns_kevents *out, struct 
 		goto oom;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		int64_t stream = ev->kind == NS_KIND_SLICE && device_cat(ev->cat) ? event_stream(t, ev) : -1;
-		if (stream < 0)
+		int64_t stream = event_stream(t, i, &next);
+		if (stream == -1)
 			continue;
 		int64_t at = ev->correlation == NS_NONE || ev->correlation < 0
 				     ? NS_NONE

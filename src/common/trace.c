@@ -100,7 +100,22 @@ void ns_trace_release(struct ns_trace *t)
 	free(t->counters);
 	free(t->counter_values);
 	free(t->xwarn);
+	free(t->dev_args);
 	memset(t, 0, sizeof(*t));
+}
+
+int ns_trace_push_dev_args(struct ns_trace *t, const struct ns_dev_args *a)
+{
+	if (NS_GROW_MIN(t->dev_args, t->cap_dev_args, t->n_dev_args + 1, 256))
+		return -1;
+	t->dev_args[t->n_dev_args++] = *a;
+	return 0;
+}
+
+bool ns_cat_on_stream(uint8_t cat)
+{
+	return cat == NS_CAT_KERNEL || cat == NS_CAT_GPU_MEMCPY || cat == NS_CAT_GPU_MEMSET ||
+	       cat == NS_CAT_MTIA_CCP_EVENTS || cat == NS_CAT_CUDA_SYNC;
 }
 
 int ns_trace_push_xwarn(struct ns_trace *t, const struct ns_xwarn_ref *w)
@@ -146,6 +161,7 @@ void ns_trace_trim(struct ns_trace *t)
 {
 	trim((void **)&t->events, &t->cap_events, sizeof(*t->events), t->n_events);
 	trim((void **)&t->flows, &t->cap_flows, sizeof(*t->flows), t->n_flows);
+	trim((void **)&t->dev_args, &t->cap_dev_args, sizeof(*t->dev_args), t->n_dev_args);
 }
 
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev)
@@ -234,6 +250,12 @@ static int merge_threads(struct ns_trace *out, const struct ns_trace *t, size_t 
 static int merge_events(struct ns_trace *out, const struct ns_trace *t, int64_t shift, uint32_t thread_base,
 			struct ns_i64map *ids, int64_t *next_id)
 {
+	for (size_t i = 0; i < t->n_dev_args; i++) {
+		struct ns_dev_args a = t->dev_args[i];
+		a.event += (uint32_t)out->n_events;
+		if (ns_trace_push_dev_args(out, &a))
+			return MERGE_NOMEM;
+	}
 	for (size_t i = 0; i < t->n_events; i++) {
 		struct ns_event ev = t->events[i];
 		if (!shift_time(ev.ts_ns, shift, &ev.ts_ns))

@@ -145,6 +145,21 @@ struct ns_counter_value {
 	double d;             /* the value as a double */
 };
 
+/* Two args of a device event (kernel, gpu_memcpy, gpu_memset, cuda_sync,
+ * mtia_ccp_events slices) that only the HTA-style analyses read
+ * (aggregate/kernels.c): Kineto's args "stream", the stream HTA goes by
+ * (Kineto writes it as the tid too, but a "Context Sync" has tid -1 and
+ * stream 4294967295, and MTIA events a tid of their own), and args "bytes"
+ * of a memcpy or memset. One per device event with an args object that
+ * Kineto ingest read (or a database gave back), in event order; the others
+ * (device events made from Neuron exports) have none, and their stream is
+ * their tid. */
+struct ns_dev_args {
+	uint32_t event;       /* index into ns_trace.events */
+	int64_t stream;       /* args "stream" when an integer, else NS_NONE */
+	int64_t bytes;        /* args "bytes" when an integer, else NS_NONE */
+};
+
 /* One (pid, tid) track. pid/tid are JSON ints or strings in Kineto traces;
  * both are kept as text, plus the integer value when they are integers. */
 struct ns_thread {
@@ -194,6 +209,8 @@ struct ns_trace {
 	size_t n_counters, cap_counters;
 	struct ns_counter_value *counter_values; /* each range's values, in file order */
 	size_t n_counter_values, cap_counter_values;
+	struct ns_dev_args *dev_args;
+	size_t n_dev_args, cap_dev_args;
 	bool has_cat[NS_CAT__COUNT];
 	int64_t truncated_at;     /* byte offset where a damaged file stopped, or -1 */
 	/* Top-level keys other than traceEvents, as raw JSON text (key, value)
@@ -215,6 +232,11 @@ int64_t ns_trace_thread(struct ns_trace *t, ns_str pid_text, int64_t pid, ns_str
 /* Appends a kept event; a flow end (NS_KIND_FLOW_S/F, the id in
  * `correlation`) goes to t->flows. -1 on OOM. */
 int ns_trace_push(struct ns_trace *t, const struct ns_event *ev);
+/* Appends the args of the device event t->events[a->event]. -1 on OOM. */
+int ns_trace_push_dev_args(struct ns_trace *t, const struct ns_dev_args *a);
+/* Whether a slice of category cat is device work with a stream to HTA
+ * (kernel, gpu_memcpy, gpu_memset, cuda_sync, mtia_ccp_events). */
+bool ns_cat_on_stream(uint8_t cat);
 /* Appends an Explorer warning (its strings already interned in t). -1 on OOM. */
 int ns_trace_push_xwarn(struct ns_trace *t, const struct ns_xwarn_ref *w);
 /* Gives back the unused capacity of the event and flow arrays (after ingest). */

@@ -337,6 +337,10 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 	case 5:
 		if (span_is(key, "Bytes"))
 			return int_field(ps, val, val_start, "Bytes", &raw->bytes);
+		/* a memcpy's or memset's size: informative, so anything but an
+		 * integer leaves it absent rather than failing the trace */
+		if (span_is(key, "bytes") && !val->is_string && ns_parse_int64(val->p, val->len, &raw->copy_bytes))
+			raw->copy_bytes = NS_NONE;
 		break;
 	case 8:
 		if (span_is(key, "finished")) { /* a repeated key: the last one counts */
@@ -394,6 +398,7 @@ static void reset_args(struct ns_row_event *raw)
 	ev->input_dims = ev->stack = ev->neff = 0;
 	raw->ev_idx = NS_NONE;
 	raw->bytes = 0;
+	raw->copy_bytes = NS_NONE;
 	raw->mem_device_type = -1;
 	ev->flags &= (uint8_t)~NS_EV_UNFINISHED;
 	raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
@@ -861,6 +866,13 @@ static int keep_event(struct parser *ps, const char *p, struct ns_row_event *raw
 		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", t->path,
 				    t->n_events);
 	t->has_cat[ev->cat] = true;
+	/* (an event without args keeps its tid as the stream: see ns_dev_args) */
+	if (ev->kind == NS_KIND_SLICE && ns_cat_on_stream(ev->cat) && raw->args) {
+		struct ns_dev_args a = { (uint32_t)(t->n_events - 1), raw->stream, raw->copy_bytes };
+		if (ns_trace_push_dev_args(t, &a))
+			return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", t->path,
+					    t->n_events);
+	}
 	return 0;
 }
 

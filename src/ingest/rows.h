@@ -57,6 +57,7 @@ struct ns_row_event {
 	int64_t stream;            /* args "stream" */
 	int64_t ev_idx;            /* args "Ev Idx" */
 	int64_t bytes;             /* args "Bytes" (0 if absent; memory records also have it in ev.mem) */
+	int64_t copy_bytes;        /* args "bytes" (memcpy, memset) when an integer, else NS_NONE */
 	int16_t mem_device_type;   /* args "Device Type", or -1 (likewise) */
 	ns_str input_types;        /* args "Input type", compact JSON text */
 	const char *args;          /* the args object's text as in the file, for events.args (NULL if absent) */
@@ -72,7 +73,8 @@ static inline struct ns_row_event ns_row_event_of(const struct ns_event *ev)
 {
 	return (struct ns_row_event){ .ev = *ev, .kept = true, .ph = NS_PH_X, .rf_id = NS_NONE,
 				      .seq_nr = NS_NONE, .fwd_tid = NS_NONE, .device = NS_NONE,
-				      .stream = NS_NONE, .ev_idx = NS_NONE, .mem_device_type = -1 };
+				      .stream = NS_NONE, .ev_idx = NS_NONE, .copy_bytes = NS_NONE,
+				      .mem_device_type = -1 };
 }
 
 /* One side of a flow: its event (position in traceEvents), track and time. */

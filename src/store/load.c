@@ -230,7 +230,7 @@ static const char *const load_sql[LOAD__COUNT] = {
 		       " ORDER BY ord",
 	/* a trace's events are the ids from its first_event_id to the next trace's */
 	[LOAD_EVENTS] = "SELECT id - ?2, activity, kind, flags, name_id, thread_id, ts_ns, dur_ns, external_id,"
-			" correlation, bytes, mem_device_type, input_dims_id, stack_id, neff FROM events"
+			" correlation, bytes, mem_device_type, input_dims_id, stack_id, neff, stream, args IS NOT NULL FROM events"
 			" WHERE id >= ?2 AND id < ?3 AND trace_id = ?1 AND kept ORDER BY id",
 };
 
@@ -429,6 +429,16 @@ static int check_event(struct loader *l, sqlite3_stmt *st, int64_t rowid, struct
 	return 0;
 }
 
+/* The ns_dev_args of the event just pushed, as ingest made them: for a
+ * device slice that had args. */
+static int push_dev_args(sqlite3_stmt *st, struct ns_trace *t, const struct ns_event *ev, int64_t bytes)
+{
+	if (ev->kind != NS_KIND_SLICE || !ns_cat_on_stream(ev->cat) || !sqlite3_column_int(st, 16))
+		return 0;
+	struct ns_dev_args a = { (uint32_t)(t->n_events - 1), column_opt(st, 15), bytes };
+	return ns_trace_push_dev_args(t, &a);
+}
+
 static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *err)
 {
 	sqlite3_stmt *st = l->stmt[LOAD_EVENTS];
@@ -469,7 +479,7 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 			ev.external_id = column_opt(st, 8);
 			ev.correlation = column_opt(st, 9);
 		}
-		if (ns_trace_push(t, &ev) < 0)
+		if (ns_trace_push(t, &ev) < 0 || push_dev_args(st, t, &ev, bytes) < 0)
 			return load_oom(l, err);
 	}
 	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);

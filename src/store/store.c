@@ -765,8 +765,10 @@ static int put_event_row(struct ns_store *s, const struct ns_trace *t, const str
 	ns_rowq_opt(q, row->device);
 	ns_rowq_opt(q, row->stream);
 	ns_rowq_opt(q, row->ev_idx);
-	/* bytes is 0 for everything but memory events: NULL there */
-	ns_rowq_opt(q, row->bytes == 0 && !mem ? NS_NONE : row->bytes);
+	/* args.Bytes of memory events, args.bytes of memcpy/memset (the copy's
+	 * size; ns_dev_args), else NULL */
+	bool on_stream = row->kept && ev->kind == NS_KIND_SLICE && ns_cat_on_stream(ev->cat);
+	ns_rowq_opt(q, mem || row->bytes != 0 ? row->bytes : on_stream ? row->copy_bytes : NS_NONE);
 	ns_rowq_opt(q, row->mem_device_type < 0 ? NS_NONE : row->mem_device_type);
 	put_sid(q, str->dims);
 	put_sid(q, str->types);
