@@ -288,6 +288,8 @@ int ns_psteps_collect(const struct ns_trace *t, struct ns_psteps *out, struct ns
 		several |= out->n && out->v[0].number != number;
 		out->v[out->n++] = (struct ns_pstep){ number, ev->ts_ns, ev->ts_ns + ev->dur_ns };
 	}
+	if (out->n == 0) /* (out->v is NULL) */
+		return 0;
 	qsort(out->v, out->n, sizeof(*out->v), by_step_ts);
 	if (several) { /* HTA keeps the CPU events that start before the last step */
 		int64_t last = out->v[out->n - 1].ts_ns;

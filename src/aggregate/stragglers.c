@@ -130,7 +130,8 @@ static int rank_kernels(const struct ns_straggler_input *in, size_t i, int64_t s
 		c->count++;
 		c->total_ns += kv->end_ns - kv->ts_ns;
 	}
-	qsort(*v + from, *n - from, sizeof(**v), by_key_input); /* by name, then start */
+	if (*n > from) /* (*v may still be NULL) */
+		qsort(*v + from, *n - from, sizeof(**v), by_key_input); /* by name, then start */
 	for (size_t k = from; k < *n; k++)
 		(*v)[k].key = k > from && strcmp((*v)[k - 1].name, (*v)[k].name) == 0 ? (*v)[k - 1].key + 1 : 0;
 	return 0;
@@ -164,7 +165,7 @@ static int collectives_part(const struct ns_straggler_input *in, size_t n, const
 		out->collectives[i].rank = in[i].rank;
 		rc = rank_kernels(in, i, shift[i], &v, &nv, &cap, &out->collectives[i]);
 	}
-	if (rc == 0 && n > 1) {
+	if (rc == 0 && n > 1 && nv > 0) {
 		qsort(v, nv, sizeof(*v), by_key_input);
 		for (size_t lo = 0, hi; lo < nv; lo = hi) {
 			for (hi = lo + 1; hi < nv && v[hi].key == v[lo].key && strcmp(v[hi].name, v[lo].name) == 0; hi++)
