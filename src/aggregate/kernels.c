@@ -276,3 +276,59 @@ void ns_kstats_release(struct ns_kstats *s)
 	s->v = NULL;
 	s->n = 0;
 }
+
+static int by_step_ts(const void *a, const void *b)
+{
+	const struct ns_pstep *x = a, *y = b;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+int ns_psteps_collect(const struct ns_trace *t, struct ns_psteps *out, struct ns_error *err)
+{
+	size_t cap = 0;
+	bool several = false;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (ev->kind != NS_KIND_SLICE || ns_cat_on_stream(ev->cat) || ev->cat == NS_CAT_GPU_USER_ANNOTATION)
+			continue;
+		const char *name = ns_strtab_get(&t->strings, ev->name);
+		if (!is_profiler_step(name))
+			continue;
+		if (NS_GROW(out->v, cap, out->n + 1) < 0) {
+			ns_psteps_release(out);
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		}
+		int64_t number = strtoll(name + 13, NULL, 10);
+		several |= out->n && out->v[0].number != number;
+		out->v[out->n++] = (struct ns_pstep){ number, ev->ts_ns, ev->ts_ns + ev->dur_ns };
+	}
+	if (out->n == 0) /* (out->v is NULL) */
+		return 0;
+	qsort(out->v, out->n, sizeof(*out->v), by_step_ts);
+	if (several) { /* HTA keeps the CPU events that start before the last step */
+		int64_t last = out->v[out->n - 1].ts_ns;
+		while (out->n && out->v[out->n - 1].ts_ns >= last)
+			out->n--;
+	}
+	return 0;
+}
+
+void ns_psteps_release(struct ns_psteps *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+long ns_psteps_find(const struct ns_psteps *s, int64_t ts_ns)
+{
+	if (ts_ns == NS_NONE)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].ts_ns <= ts_ns && ts_ns < s->v[i].end_ns)
+			return (long)i;
+	return -1;
+}

@@ -64,4 +64,24 @@ int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool
 		      struct ns_error *err);
 void ns_kstats_release(struct ns_kstats *s);
 
+/* One ProfilerStep#N annotation (a CPU slice): HTA's iteration N. */
+struct ns_pstep {
+	int64_t number, ts_ns, end_ns;
+};
+
+/* The ProfilerStep#N annotations HTA keeps, by start: with two distinct
+ * names or more, the last step (the one that starts last) is left out, as
+ * the device events launched in it (ns_kevents_collect). */
+struct ns_psteps {
+	struct ns_pstep *v;
+	size_t n;
+};
+
+int ns_psteps_collect(const struct ns_trace *t, struct ns_psteps *out, struct ns_error *err);
+void ns_psteps_release(struct ns_psteps *s);
+/* HTA's iteration of an event starting at ts_ns (add_iteration): the index
+ * of the step with ts <= ts_ns < end, or -1 (a device event: that of its
+ * launch). */
+long ns_psteps_find(const struct ns_psteps *s, int64_t ts_ns);
+
 #endif

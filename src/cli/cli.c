@@ -27,6 +27,8 @@ const struct ns_command ns_cli_commands[] = {
 	{ &cmd_launches_spec, cmd_launches },
 	{ &cmd_kernels_spec, cmd_kernels },
 	{ &cmd_breakdown_spec, cmd_breakdown },
+	{ &cmd_overlap_spec, cmd_overlap },
+	{ &cmd_stragglers_spec, cmd_stragglers },
 	{ &cmd_completion_spec, cmd_completion },
 };
 const size_t ns_cli_n_commands = NS_ARRAY_SIZE(ns_cli_commands);

@@ -98,6 +98,8 @@ int cmd_counters(int argc, char **argv);
 int cmd_launches(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_breakdown(int argc, char **argv);
+int cmd_overlap(int argc, char **argv);
+int cmd_stragglers(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
@@ -107,6 +109,7 @@ extern const struct ns_cmd_spec cmd_stacks_spec;
 extern const struct ns_cmd_spec cmd_counters_spec;
 extern const struct ns_cmd_spec cmd_launches_spec;
 extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
+extern const struct ns_cmd_spec cmd_overlap_spec, cmd_stragglers_spec;
 
 /* The analysis commands' main loop: loads PATH, keeps what sel selects,
  * calls each(trace i of n) in order and returns the exit code (a failure printed). */

@@ -1,15 +1,18 @@
-/* neuron-stats kernels PATH and neuron-stats breakdown PATH: the HTA-style
- * analyses (docs/analyses.md), one row set per trace (rank) of PATH. */
+/* neuron-stats kernels, breakdown, overlap and stragglers PATH: the
+ * HTA-style analyses (docs/analyses.md), one row set per trace (rank) of
+ * PATH; stragglers compares the traces (ranks) with each other. */
 #include <stdlib.h>
 
 #include "aggregate/breakdown.h"
 #include "aggregate/kernels.h"
+#include "aggregate/overlap.h"
+#include "aggregate/stragglers.h"
 #include "cli/cli.h"
 #include "pipeline/load.h"
 #include "report/analyses.h"
 
 static const char *opt_format;
-static bool opt_quiet, opt_by_type, opt_idle, opt_no_cache;
+static bool opt_quiet, opt_by_type, opt_idle, opt_no_cache, opt_steps, opt_ranks, opt_collectives;
 static long opt_kernel_wait_us = 30;
 static struct ns_cli_select opt_select;
 
@@ -35,6 +38,23 @@ static const struct ns_opt breakdown_opts[] = {
 	NS_OPT_LAST,
 };
 
+static const struct ns_opt overlap_opts[] = {
+	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
+	NS_FLAG(0, "steps", "a row per profiler step too (the kernels launched in it)", &opt_steps),
+	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
+};
+
+static const struct ns_opt stragglers_opts[] = {
+	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
+	NS_FLAG(0, "ranks", "a row per step and rank (start, end, duration, behind the median)", &opt_ranks),
+	NS_FLAG(0, "collectives", "per rank: communication kernels, and their wait for the last rank", &opt_collectives),
+	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
+};
+
 const struct ns_cmd_spec cmd_kernels_spec = {
 	.name = "kernels",
 	.usage = "neuron-stats kernels PATH [--by-type] [--format table|csv|json|markdown]",
@@ -55,6 +75,33 @@ const struct ns_cmd_spec cmd_breakdown_spec = {
 	.details = "Without --idle: HTA's get_temporal_breakdown per rank; with --idle: its\n"
 		   "get_idle_time_breakdown per rank and stream (docs/analyses.md).",
 	.opts = breakdown_opts,
+	.min_args = 1,
+	.max_args = 1,
+	.complete_args = NS_COMPLETE_FILE,
+};
+
+const struct ns_cmd_spec cmd_overlap_spec = {
+	.name = "overlap",
+	.usage = "neuron-stats overlap PATH [--steps] [--format table|csv|json|markdown]",
+	.summary = "Communication time overlapped with compute, per rank (and step) (HTA get_comm_comp_overlap).",
+	.details = "Per rank: the union of the communication kernels' intervals, the part of it when a\n"
+		   "compute kernel runs too, and that part's percentage; --steps: also per profiler\n"
+		   "step, over the kernels launched in it (docs/analyses.md).",
+	.opts = overlap_opts,
+	.min_args = 1,
+	.max_args = 1,
+	.complete_args = NS_COMPLETE_FILE,
+};
+
+const struct ns_cmd_spec cmd_stragglers_spec = {
+	.name = "stragglers",
+	.usage = "neuron-stats stragglers PATH [--ranks|--collectives] [--format table|csv|json|markdown]",
+	.summary = "Cross-rank stragglers: per step the rank that ended last; collectives' wait per rank.",
+	.details = "PATH holds the ranks of one job (one trace each). Per profiler step: the rank whose\n"
+		   "step ended last, by how much after the median end; --ranks: every rank's step;\n"
+		   "--collectives: per rank, its communication kernels and their wait for the last rank\n"
+		   "to arrive (matched by name and order across ranks; docs/analyses.md).",
+	.opts = stragglers_opts,
 	.min_args = 1,
 	.max_args = 1,
 	.complete_args = NS_COMPLETE_FILE,
@@ -139,6 +186,97 @@ int cmd_breakdown(int argc, char **argv)
 		ns_breakdown_release(&b[i]);
 	free(b);
 	free(rows);
+	ns_run_release(&run);
+	return rc;
+}
+
+/* The device events and profiler steps of every trace of a run. */
+struct run_device {
+	struct ns_kevents *k;
+	struct ns_psteps *steps;
+	size_t n;
+};
+
+static void run_device_release(struct run_device *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		ns_kevents_release(&d->k[i]);
+		ns_psteps_release(&d->steps[i]);
+	}
+	free(d->k);
+	free(d->steps);
+}
+
+static int run_device_collect(const struct ns_run *run, struct run_device *d, struct ns_error *err)
+{
+	d->n = 0;
+	d->k = calloc(run->n + 1, sizeof(*d->k));
+	d->steps = calloc(run->n + 1, sizeof(*d->steps));
+	if (!d->k || !d->steps)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (; d->n < run->n; d->n++) {
+		int rc = ns_kevents_collect(&run->traces[d->n], &d->k[d->n], err);
+		if (rc == 0 && (rc = ns_psteps_collect(&run->traces[d->n], &d->steps[d->n], err)))
+			ns_kevents_release(&d->k[d->n]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int cmd_overlap(int argc, char **argv)
+{
+	struct ns_error err = { 0 };
+	struct ns_run run = { 0 };
+	struct run_device d = { 0 };
+	int rc = load(argv, argc, &cmd_overlap_spec, &run, &err);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	struct ns_overlap *o = calloc(run.n + 1, sizeof(*o));
+	struct ns_rank_overlap *rows = calloc(run.n + 1, sizeof(*rows));
+	rc = o && rows ? run_device_collect(&run, &d, &err) : ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < run.n; i++) {
+		rc = ns_overlap_compute(&d.k[i], &d.steps[i], &o[i], &err);
+		rows[i] = (struct ns_rank_overlap){ run.traces[i].path, rank_of(&run, i), &o[i] };
+	}
+	if (rc == 0)
+		rc = ns_report_overlap(stdout, rows, run.n, opt_steps, ns_cli_format(opt_format), &err);
+	if (rc)
+		rc = ns_cli_fail(&err);
+	for (size_t i = 0; o && i < run.n; i++)
+		ns_overlap_release(&o[i]);
+	free(o);
+	free(rows);
+	run_device_release(&d);
+	ns_run_release(&run);
+	return rc;
+}
+
+int cmd_stragglers(int argc, char **argv)
+{
+	struct ns_error err = { 0 };
+	struct ns_run run = { 0 };
+	struct run_device d = { 0 };
+	struct ns_stragglers s = { 0 };
+	int rc = load(argv, argc, &cmd_stragglers_spec, &run, &err);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	struct ns_straggler_input *in = calloc(run.n + 1, sizeof(*in));
+	rc = in ? run_device_collect(&run, &d, &err) : ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < run.n; i++)
+		in[i] = (struct ns_straggler_input){ &run.traces[i], rank_of(&run, i), &d.k[i], &d.steps[i] };
+	if (rc == 0)
+		rc = ns_stragglers_compute(in, run.n, &s, &err);
+	enum ns_straggler_view view = opt_collectives ? NS_STRAGGLERS_COLLECTIVES
+				      : opt_ranks     ? NS_STRAGGLERS_RANKS
+						      : NS_STRAGGLERS_STEPS;
+	if (rc == 0)
+		rc = ns_report_stragglers(stdout, &s, view, ns_cli_format(opt_format), &err);
+	if (rc)
+		rc = ns_cli_fail(&err);
+	ns_stragglers_release(&s);
+	free(in);
+	run_device_release(&d);
 	ns_run_release(&run);
 	return rc;
 }

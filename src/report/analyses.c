@@ -1,8 +1,12 @@
-/* The `kernels` and `breakdown` tables: grid layouts (grid.h). Times are
- * exact decimal µs; means, medians and standard deviations are rounded to
- * the nanosecond. */
+/* The `kernels`, `breakdown`, `overlap` and `stragglers` tables: grid layouts
+ * (grid.h). Times are exact decimal µs; means, medians and standard
+ * deviations are rounded to the nanosecond. */
 #include "report/analyses.h"
 
+#include <math.h>
+#include <stdint.h>
+
+#include "common/vec.h"
 #include "report/grid.h"
 
 /* A column; text columns are left-aligned and cut at 80 characters. */
@@ -109,5 +113,125 @@ int ns_report_breakdown(FILE *out, const struct ns_rank_breakdown *r, size_t n, 
 		temporal_grid(&g, r, n);
 	else
 		idle_grid(&g, r, n);
+	return ns_grid_render(out, &g, fmt, err);
+}
+
+static struct ns_cell text(const char *s)
+{
+	return (struct ns_cell){ .type = NS_CELL_TEXT, .text = s };
+}
+
+static struct ns_cell integer(int64_t i)
+{
+	return (struct ns_cell){ .type = NS_CELL_INT, .i = i };
+}
+
+/* The columns h[0..n) ({header, key}); column `left` (or -1) is text. */
+static void cols(struct ns_grid *g, const char *const (*h)[2], size_t n, size_t left)
+{
+	for (size_t c = 0; c < n; c++)
+		col(g, h[c][0], h[c][1], c == left);
+}
+
+int ns_report_overlap(FILE *out, const struct ns_rank_overlap *r, size_t n, bool steps, enum ns_format fmt,
+		      struct ns_error *err)
+{
+	static const char *const h[][2] = { { "Rank", "rank" },
+					    { "Step", "step" },
+					    { "Comm kernels", "communication_kernels" },
+					    { "Communication", "communication_us" },
+					    { "Overlapped", "overlap_us" },
+					    { "Compute", "compute_us" },
+					    { "Overlap %", "comp_comm_overlap_pct" } };
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	cols(&g, h, NS_ARRAY_SIZE(h), SIZE_MAX);
+	for (size_t t = 0; t < n; t++)
+		for (size_t i = 0; i < (steps ? r[t].o->n : 1); i++) {
+			const struct ns_overlap_row *o = &r[t].o->v[i];
+			struct ns_cell cells[] = {
+				rank_cell(r[t].rank), rank_cell(o->step), integer((int64_t)o->n_communication),
+				us(o->communication_ns), us(o->overlap_ns), us(o->compute_ns),
+				{ .type = NS_CELL_PCT,
+				  .x = o->communication_ns ? 100.0 * (double)o->overlap_ns / (double)o->communication_ns : NAN },
+			};
+			ns_grid_row(&g, cells, true, false);
+		}
+	return ns_grid_render(out, &g, fmt, err);
+}
+
+static void steps_grid(struct ns_grid *g, const struct ns_stragglers *s)
+{
+	static const char *const h[][2] = { { "Step", "step" },
+					    { "Ranks", "ranks" },
+					    { "Last rank", "last_rank" },
+					    { "Last end", "last_end_us" },
+					    { "Median end (us)", "median_end_us" },
+					    { "Behind median (us)", "last_behind_median_us" },
+					    { "Min dur", "min_duration_us" },
+					    { "Median dur (us)", "median_duration_us" },
+					    { "Max dur", "max_duration_us" } };
+	cols(g, h, NS_ARRAY_SIZE(h), SIZE_MAX);
+	for (size_t i = 0; i < s->n_steps; i++) {
+		const struct ns_step_summary *p = &s->steps[i];
+		struct ns_cell cells[] = { integer(p->step),
+					   integer((int64_t)p->n_ranks),
+					   rank_cell(p->last_rank),
+					   us(p->last_end_ns),
+					   nsx(p->median_end_ns),
+					   nsx((double)p->last_end_ns - p->median_end_ns),
+					   us(p->min_dur_ns),
+					   nsx(p->median_dur_ns),
+					   us(p->max_dur_ns) };
+		ns_grid_row(g, cells, true, false);
+	}
+}
+
+static void ranks_grid(struct ns_grid *g, const struct ns_stragglers *s)
+{
+	static const char *const h[][2] = { { "Step", "step" },	   { "Rank", "rank" },
+					    { "Start", "start_us" },  { "End", "end_us" },
+					    { "Duration", "duration_us" }, { "Behind median (us)", "behind_median_us" },
+					    { "Last", "last" } };
+	cols(g, h, NS_ARRAY_SIZE(h), 6);
+	for (size_t i = 0; i < s->n_step_ranks; i++) {
+		const struct ns_step_rank *p = &s->step_ranks[i];
+		struct ns_cell cells[] = { integer(p->step),	   rank_cell(p->rank),
+					   us(p->start_ns),	   us(p->end_ns),
+					   us(p->end_ns - p->start_ns), nsx(p->behind_median_ns),
+					   text(p->last ? "yes" : "no") };
+		ns_grid_row(g, cells, true, false);
+	}
+}
+
+static void collectives_grid(struct ns_grid *g, const struct ns_stragglers *s)
+{
+	static const char *const h[][2] = { { "Rank", "rank" },		{ "Collectives", "collectives" },
+					    { "Matched", "matched" },	{ "Time", "time_us" },
+					    { "Wait", "wait_us" },		{ "Wait %", "wait_pct" },
+					    { "Last arrivals", "last_arrivals" } };
+	cols(g, h, NS_ARRAY_SIZE(h), SIZE_MAX);
+	for (size_t i = 0; i < s->n_collectives; i++) {
+		const struct ns_collective_rank *c = &s->collectives[i];
+		struct ns_cell cells[] = { rank_cell(c->rank),	  integer(c->count), integer(c->matched),
+					   us(c->total_ns),	  us(c->wait_ns),    pct(c->wait_ns, c->total_ns),
+					   integer(c->last_arrivals) };
+		ns_grid_row(g, cells, true, false);
+	}
+}
+
+int ns_report_stragglers(FILE *out, const struct ns_stragglers *s, enum ns_straggler_view view, enum ns_format fmt,
+			 struct ns_error *err)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	if (view == NS_STRAGGLERS_STEPS)
+		steps_grid(&g, s);
+	else if (view == NS_STRAGGLERS_RANKS)
+		ranks_grid(&g, s);
+	else
+		collectives_grid(&g, s);
 	return ns_grid_render(out, &g, fmt, err);
 }

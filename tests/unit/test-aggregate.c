@@ -11,6 +11,8 @@
 
 #include "aggregate/aggregate.h"
 #include "aggregate/select.h"
+#include "aggregate/overlap.h"
+#include "aggregate/stragglers.h"
 #include "common/trace.h"
 #include "common/vec.h"
 #include "ingest/ingest.h"
@@ -54,6 +56,7 @@ TestSuite(events, .init = setup, .fini = teardown);
 TestSuite(memory, .init = setup, .fini = teardown);
 TestSuite(rows, .init = setup, .fini = teardown);
 TestSuite(select, .init = setup, .fini = teardown);
+TestSuite(analyses, .init = setup, .fini = teardown);
 
 struct fx {
 	struct ns_trace t;
@@ -1153,4 +1156,92 @@ Test(select, category_keeps_only_those_events)
 	cr_assert_eq(ns_select_parse_categories("kernel,kernels", &sel, &err), NS_ERR_USAGE);
 	cr_assert(strstr(err.msg, "'kernels'"), "%s", err.msg);
 	cr_assert_eq(ns_select_parse_categories("ac2g", &sel, &err), NS_ERR_USAGE, "flows are not selected");
+}
+
+/* HTA's get_comm_comp_overlap: the union of the communication kernels
+ * against the union of the compute kernels; per step, the kernels launched
+ * in it. */
+Test(analyses, overlap_is_the_intersection_of_unions)
+{
+	struct fx f;
+	struct ns_error err = { 0 };
+	build(&f,
+	      X("user_annotation", "ProfilerStep#4", 1, 0.000, 40.000, "")
+	      X("cuda_runtime", "cudaLaunchKernel", 1, 1.000, 1.000, "\"correlation\": 1")
+	      X("cuda_runtime", "cudaLaunchKernel", 1, 2.000, 1.000, "\"correlation\": 2")
+	      X("cuda_runtime", "cudaLaunchKernel", 1, 3.000, 1.000, "\"correlation\": 3")
+	      X("cuda_runtime", "cudaLaunchKernel", 1, 50.000, 1.000, "\"correlation\": 4")
+	      K("kernel", "ncclKernel_AllReduce", 7, 10.000, 10.000, "\"stream\": 7, \"correlation\": 1")
+	      K("kernel", "ncclKernel_AllReduce", 7, 15.000, 15.000, "\"stream\": 7, \"correlation\": 2")
+	      K("kernel", "gemm", 8, 25.000, 15.000, "\"stream\": 8, \"correlation\": 3")
+	      K("kernel", "gemm", 8, 60.000, 5.000, "\"stream\": 8, \"correlation\": 4"),
+	      NULL);
+	struct ns_kevents k;
+	struct ns_psteps steps;
+	struct ns_overlap o;
+	cr_assert_eq(ns_kevents_collect(&f.t, &k, &err), 0);
+	cr_assert_eq(ns_psteps_collect(&f.t, &steps, &err), 0);
+	cr_assert_eq(ns_overlap_compute(&k, &steps, &o, &err), 0);
+	cr_assert_eq(o.n, 2);
+	cr_assert_eq(o.v[0].step, NS_NONE);
+	cr_assert_eq(o.v[0].communication_ns, 20000, "[10, 30) us");
+	cr_assert_eq(o.v[0].overlap_ns, 5000, "with [25, 40): [25, 30)");
+	cr_assert_eq(o.v[0].compute_ns, 20000);
+	cr_assert_eq(o.v[1].step, 4);
+	cr_assert_eq(o.v[1].compute_ns, 15000, "the gemm launched at 50 us is in no step");
+	cr_assert_eq(o.v[1].overlap_ns, 5000);
+	ns_overlap_release(&o);
+	ns_psteps_release(&steps);
+	ns_kevents_release(&k);
+	release(&f);
+}
+
+/* Two ranks 5 us apart on their base times: step ends, the median, the last
+ * rank; a collective's wait until the last rank starts it; a name only one
+ * rank has is not matched. */
+Test(analyses, stragglers_on_one_clock)
+{
+	struct fx f[2];
+	struct ns_error err = { 0 };
+	struct ns_kevents k[2];
+	struct ns_psteps steps[2];
+	struct ns_straggler_input in[2];
+	const char *events[2] = {
+		X("user_annotation", "ProfilerStep#3", 1, 0.000, 50.000, "")
+		K("kernel", "ncclKernel_AllReduce", 7, 10.000, 20.000, "\"stream\": 7")
+		K("kernel", "ncclKernel_Broadcast", 7, 31.000, 2.000, "\"stream\": 7"),
+		X("user_annotation", "ProfilerStep#3", 1, 0.000, 60.000, "")
+		K("kernel", "ncclKernel_AllReduce", 7, 10.000, 5.000, "\"stream\": 7"),
+	};
+	const char *bases[2] = { "1000000000", "1000005000" };
+	for (int i = 0; i < 2; i++) {
+		char *text = era_c(events[i], bases[i]);
+		build_text(&f[i], text, NULL);
+		free(text);
+		cr_assert_eq(ns_kevents_collect(&f[i].t, &k[i], &err), 0);
+		cr_assert_eq(ns_psteps_collect(&f[i].t, &steps[i], &err), 0);
+		in[i] = (struct ns_straggler_input){ &f[i].t, i, &k[i], &steps[i] };
+	}
+	struct ns_stragglers s;
+	cr_assert_eq(ns_stragglers_compute(in, 2, &s, &err), 0);
+	cr_assert_eq(s.n_steps, 1);
+	cr_assert_eq(s.steps[0].step, 3);
+	cr_assert_eq(s.steps[0].last_rank, 1);
+	cr_assert_eq(s.steps[0].last_end_ns, 65000, "rank 1 starts 5 us later");
+	cr_assert_eq(s.steps[0].median_end_ns, 57500.0);
+	cr_assert_eq(s.n_step_ranks, 2);
+	cr_assert_eq(s.step_ranks[1].start_ns, 5000);
+	cr_assert_eq(s.step_ranks[1].behind_median_ns, 7500.0);
+	cr_assert(s.step_ranks[1].last && !s.step_ranks[0].last);
+	cr_assert_eq(s.collectives[0].count, 2);
+	cr_assert_eq(s.collectives[0].matched, 1);
+	cr_assert_eq(s.collectives[0].wait_ns, 5000, "from 10 us until rank 1 starts at 15 us");
+	cr_assert_eq(s.collectives[1].wait_ns, 0);
+	cr_assert_eq(s.collectives[1].last_arrivals, 1);
+	ns_stragglers_release(&s);
+	for (int i = 0; i < 2; i++) {
+		ns_psteps_release(&steps[i]);
+		ns_kevents_release(&k[i]);
+		release(&f[i]);
+	}
 }
