@@ -654,13 +654,61 @@ static int order_rows(struct ns_diff *d, const struct ns_diff_sort_key *sort)
 
 /* ---- the computation ---- */
 
+/* The per-step cells, per-call samples and scratch of w, once the steps
+ * and the largest number of rows are known. */
+static int alloc_work(struct work *w)
+{
+	size_t max_steps = 0;
+	for (int s = 0; s < 2; s++) {
+		size_t n_steps = w->d->side[s].n_steps;
+		struct side_work *sw = &w->side[s];
+		max_steps = n_steps > max_steps ? n_steps : max_steps;
+		sw->cpu = calloc(w->cap_rows * n_steps + 1, sizeof(int64_t));
+		sw->dev = calloc(w->cap_rows * n_steps + 1, sizeof(int64_t));
+		sw->calls = calloc(w->cap_rows * n_steps + 1, sizeof(int64_t));
+		sw->total_cpu = calloc(n_steps + 1, sizeof(int64_t));
+		sw->total_dev = calloc(n_steps + 1, sizeof(int64_t));
+		w->per_call[s] = malloc((n_steps + 1) * sizeof(int64_t));
+		if (w->needs_calls && !(sw->samples = calloc(w->cap_rows + 1, sizeof(*sw->samples))))
+			return -1;
+		if (!sw->cpu || !sw->dev || !sw->calls || !sw->total_cpu || !sw->total_dev || !w->per_call[s])
+			return -1;
+	}
+	/* scratch for the medians of per-step values or of per-call samples */
+	w->scratch = malloc(((w->needs_calls && max_steps < NS_DIFF_CALL_SAMPLES ? NS_DIFF_CALL_SAMPLES : max_steps) + 1) *
+			    sizeof(*w->scratch));
+	w->zeros = calloc(max_steps + 1, sizeof(*w->zeros));
+	return w->scratch && w->zeros ? 0 : -1;
+}
+
+static void release_work(struct work *w)
+{
+	ns_i64map_release(&w->row_of_key);
+	for (int s = 0; s < 2; s++) {
+		struct side_work *sw = &w->side[s];
+		ns_i64map_release(&sw->column_of_number);
+		free(sw->cpu);
+		free(sw->dev);
+		free(sw->calls);
+		free(w->per_call[s]);
+		for (size_t i = 0; sw->samples && i < w->cap_rows; i++) {
+			free(sw->samples[i].cpu);
+			free(sw->samples[i].dev);
+		}
+		free(sw->samples);
+		free(sw->total_cpu);
+		free(sw->total_dev);
+	}
+	free(w->scratch);
+	free(w->zeros);
+}
+
 int ns_diff_compute(const struct ns_diff_input *base, const struct ns_diff_input *new_run,
 		    const struct ns_diff_opts *o, const struct ns_diff_sort_key *sort, struct ns_diff *out,
 		    struct ns_error *err)
 {
 	const struct ns_diff_input *in[2] = { base, new_run };
 	struct work w = { .d = out };
-	size_t max_steps = 0;
 	int rc = NS_ERR_NOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -678,26 +726,7 @@ int ns_diff_compute(const struct ns_diff_input *base, const struct ns_diff_input
 	out->rows = calloc(w.cap_rows + 1, sizeof(*out->rows));
 	if (!out->rows || side_steps(&w, NS_DIFF_BASE, base) || side_steps(&w, NS_DIFF_NEW, new_run))
 		goto out;
-	for (int s = 0; s < 2; s++) {
-		size_t n_steps = out->side[s].n_steps;
-		max_steps = n_steps > max_steps ? n_steps : max_steps;
-		w.side[s].cpu = calloc(w.cap_rows * n_steps + 1, sizeof(int64_t));
-		w.side[s].dev = calloc(w.cap_rows * n_steps + 1, sizeof(int64_t));
-		w.side[s].calls = calloc(w.cap_rows * n_steps + 1, sizeof(int64_t));
-		w.side[s].total_cpu = calloc(n_steps + 1, sizeof(int64_t));
-		w.side[s].total_dev = calloc(n_steps + 1, sizeof(int64_t));
-		w.per_call[s] = malloc((n_steps + 1) * sizeof(int64_t));
-		if (w.needs_calls && !(w.side[s].samples = calloc(w.cap_rows + 1, sizeof(*w.side[s].samples))))
-			goto out;
-		if (!w.side[s].cpu || !w.side[s].dev || !w.side[s].calls || !w.side[s].total_cpu ||
-		    !w.side[s].total_dev || !w.per_call[s])
-			goto out;
-	}
-	/* scratch for the medians of per-step values or of per-call samples */
-	w.scratch = malloc(((w.needs_calls && max_steps < NS_DIFF_CALL_SAMPLES ? NS_DIFF_CALL_SAMPLES : max_steps) + 1) *
-			   sizeof(*w.scratch));
-	w.zeros = calloc(max_steps + 1, sizeof(*w.zeros));
-	if (!w.scratch || !w.zeros || fold_side(&w, NS_DIFF_BASE, base) || fold_side(&w, NS_DIFF_NEW, new_run))
+	if (alloc_work(&w) || fold_side(&w, NS_DIFF_BASE, base) || fold_side(&w, NS_DIFF_NEW, new_run))
 		goto out;
 
 	device_label(out, base, new_run);
@@ -733,23 +762,7 @@ out:
 		ns_error_set(err, rc, "out of memory while comparing %s with %s", base->label, new_run->label);
 		ns_diff_release(out);
 	}
-	ns_i64map_release(&w.row_of_key);
-	for (int s = 0; s < 2; s++) {
-		ns_i64map_release(&w.side[s].column_of_number);
-		free(w.side[s].cpu);
-		free(w.side[s].dev);
-		free(w.side[s].calls);
-		free(w.per_call[s]);
-		for (size_t i = 0; w.side[s].samples && i < w.cap_rows; i++) {
-			free(w.side[s].samples[i].cpu);
-			free(w.side[s].samples[i].dev);
-		}
-		free(w.side[s].samples);
-		free(w.side[s].total_cpu);
-		free(w.side[s].total_dev);
-	}
-	free(w.scratch);
-	free(w.zeros);
+	release_work(&w);
 	return rc;
 }
 

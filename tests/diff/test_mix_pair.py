@@ -20,6 +20,7 @@ where scipy is present both are computed and must agree). It checks:
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -156,6 +157,30 @@ def check_ranks(ns, ranks_dir):
     check("ranks: --fail-on regression exits 4", p.returncode == 4, str(p.returncode))
 
 
+def check_reservoir(ns):
+    """More than NS_DIFF_CALL_SAMPLES calls: 4096 kept per run, the same ones every run."""
+    import tempfile
+    sys.path.insert(0, HERE)
+    from gen_mix_pair import MixSide, SLOWDOWN, K as KERNELS
+    tmp = tempfile.mkdtemp()
+    for seed, run in enumerate(("base", "new")):
+        scale = {(KERNELS["mm"], "self_device"): SLOWDOWN} if run == "new" else {}
+        side = MixSide(seed + 7, [(410, 1)] * 12, scale)
+        side.generate()
+        os.makedirs(os.path.join(tmp, run))
+        with open(os.path.join(tmp, run, "trace.json"), "w") as f:
+            f.write(side.render("reservoir-" + run))
+    outs = [run_diff(ns, tmp, "per-call")[1] for _ in range(2)]
+    shutil.rmtree(tmp)
+    row, m = device_metric(outs[0], MM)
+    check("reservoir: 4920 calls, 4096 kept per run", (row["calls"]["base"], m["compared"]["base_n"],
+                                                         m["compared"]["new_n"]) == (4920, 4096, 4096))
+    check("reservoir: the same sample every run", outs[0]["rows"] == outs[1]["rows"])
+    check("reservoir: regressed, per-call", (row["verdict"], row["decided_by"]) == ("regressed", "per-call"))
+    check("reservoir: the median moves by about 40%", 35 < m["compared"]["change_pct"] < 45,
+          str(m["compared"]["change_pct"]))
+
+
 def main():
     ns = sys.argv[1]
     mix = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "mix")
@@ -205,6 +230,7 @@ def main():
           (row["verdict"], row["decided_by"]) == ("regressed", "per-step-call"))
 
     check_ranks(ns, os.path.join(os.path.dirname(mix), "mix-ranks"))
+    check_reservoir(ns)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
