@@ -10,7 +10,8 @@
 #include "pipeline/load.h"
 #include "report/diff.h"
 
-static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on;
+static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on, *opt_test, *opt_ranks;
+static const char *const rank_modes[] = { "sum", "match", NULL };
 static double opt_threshold = 5, opt_alpha = 0.05;
 static long opt_row_limit = -1, opt_top = 10;
 static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
@@ -31,6 +32,11 @@ static const struct ns_opt diff_opts[] = {
 		 ns_diff_write_sort_words),
 	NS_PERCENT('t', "threshold", "PCT", "smallest change that counts, in percent (default 5)", &opt_threshold, 0,
 		   1e9),
+	NS_ENUM(0, "test", "WHAT",
+		"compare per-step (default), per-step-call, per-call or auto (these add \"decided by\")",
+		&opt_test, ns_diff_test_names),
+	NS_ENUM(0, "ranks", "HOW", "several traces: sum (default) or match rank i of BASE with rank i of NEW", &opt_ranks,
+		rank_modes),
 	NS_REAL(0, "alpha", "A", "significance level of the Mann-Whitney U test (default 0.05)", &opt_alpha, 1e-12, 1),
 	NS_WORDS(0, "fail-on", "WHAT", "exit 4 when a row is: regression, new, removed (comma-separated)", &opt_fail_on,
 		 write_fail_on_words),
@@ -56,8 +62,10 @@ const struct ns_cmd_spec cmd_diff_spec = {
 		   "ProfilerStep#N steps on both sides a change counts when the per-step median moves\n"
 		   "by more than the threshold AND a two-sided Mann-Whitney U test of the per-step\n"
 		   "values gives p < alpha; with fewer steps, the threshold on totals alone (the output\n"
-		   "says which). The ranks of a capture directory are summed. Rule, JSON contract and\n"
-		   "exit codes: docs/diff.md.\n"
+		   "says which). --test per-call, per-step-call or auto compare per-call values or\n"
+		   "per-step time per call instead, and say which comparison decided each row. The\n"
+		   "ranks of a capture directory are summed; --ranks match also compares rank i with\n"
+		   "rank i. Rule, JSON contract and exit codes: docs/diff.md.\n"
 		   "Sort keys: self_device (self_neuron, self_cuda), self_cpu, pct_self_device,\n"
 		   "pct_self_cpu, base_self_device, new_self_device, base_self_cpu, new_self_cpu,\n"
 		   "calls, verdict, name (A-Z).",
@@ -142,6 +150,103 @@ static int parse_fail_on(const char *spec, unsigned *mask, struct ns_error *err)
 	return rc;
 }
 
+/* The rank of trace i of a run: distributedInfo.rank, else its position. */
+static int64_t rank_of(const struct run_side *side, size_t i)
+{
+	int64_t rank = side->run.traces[i].rank;
+	return rank != NS_NONE ? rank : (int64_t)i;
+}
+
+/* The trace of side with rank r, or -1. */
+static long trace_of_rank(const struct run_side *side, int64_t r)
+{
+	for (size_t i = 0; i < side->n_done; i++)
+		if (rank_of(side, i) == r)
+			return (long)i;
+	return -1;
+}
+
+/* How many rows of d trip the gate; their counts are added to counts[]. */
+static size_t gate_count(const struct ns_diff *d, unsigned fail_mask, size_t counts[NS_VERDICT__COUNT])
+{
+	for (int v = 0; v < NS_VERDICT__COUNT; v++)
+		counts[v] += (fail_mask & (1u << v)) ? d->n_verdict[v] : 0;
+	return fail_mask ? ns_diff_count(d, fail_mask) : 0;
+}
+
+/* One diff of a rank pair (or of the summed runs, rank < 0), written with a
+ * heading in the text forms and as an element of the JSON document. */
+static int write_one(const struct ns_diff_input *b, const struct ns_diff_input *n, int64_t rank, bool first,
+		     const struct ns_diff_opts *dopts, const struct ns_diff_sort_key *sort, enum ns_format fmt,
+		     struct ns_diff_write_opts *wo, unsigned fail_mask, size_t counts[NS_VERDICT__COUNT],
+		     size_t *failing, struct ns_error *err)
+{
+	struct ns_diff d = { 0 };
+	int rc = ns_diff_compute(b, n, dopts, sort, &d, err);
+	size_t here = 0;
+	if (rc)
+		return rc;
+	here = gate_count(&d, fail_mask, counts);
+	*failing += here;
+	wo->gate_tripped = here > 0;
+	if (fmt == NS_FMT_JSON) {
+		fputs(first ? "" : ",\n", stdout);
+		if (rank >= 0)
+			printf("{\"rank\": %lld, \"diff\": ", (long long)rank);
+	} else if (rank >= 0) {
+		printf(fmt == NS_FMT_MARKDOWN ? "%s## Rank %lld\n\n" : "%s== rank %lld ==\n", first ? "" : "\n",
+		       (long long)rank);
+	} else {
+		printf(fmt == NS_FMT_MARKDOWN ? "\n## All ranks, summed\n\n" : "\n== all ranks, summed ==\n");
+	}
+	rc = ns_diff_write(stdout, &d, fmt, wo, err);
+	if (rc == 0 && fmt == NS_FMT_JSON && rank >= 0)
+		fputs("}", stdout);
+	ns_diff_release(&d);
+	return rc;
+}
+
+/* --ranks match: rank i of BASE against rank i of NEW (as HTA's TraceDiff),
+ * each pair a diff of its own, then the summed diff; ranks in one run only
+ * are named. The gate counts every pair and the sum. */
+static int diff_by_rank(struct run_side sides[2], const char *const inputs[2], const struct ns_diff_opts *dopts,
+			const struct ns_diff_sort_key *sort, enum ns_format fmt, struct ns_diff_write_opts *wo,
+			unsigned fail_mask, size_t counts[NS_VERDICT__COUNT], size_t *failing, struct ns_error *err)
+{
+	bool first = true;
+	int rc = 0;
+	if (fmt == NS_FMT_CSV)
+		return ns_error_set(err, NS_ERR_USAGE, "--ranks match: one CSV table per rank pair is not written; "
+						       "use --format json");
+	if (fmt == NS_FMT_JSON)
+		fputs("{\"schema\": \"neuron-stats-diff-ranks/1\",\n\"ranks\": [", stdout);
+	for (size_t i = 0; rc == 0 && i < sides[0].n_done; i++) {
+		long j = trace_of_rank(&sides[1], rank_of(&sides[0], i));
+		if (j < 0)
+			continue;
+		struct ns_diff_input b = { sides[0].run.traces[i].path, &sides[0].aggs[i], &sides[0].steps[i], 1, NULL };
+		struct ns_diff_input n = { sides[1].run.traces[j].path, &sides[1].aggs[j], &sides[1].steps[j], 1, NULL };
+		rc = write_one(&b, &n, rank_of(&sides[0], i), first, dopts, sort, fmt, wo, fail_mask, counts, failing, err);
+		first = false;
+	}
+	for (int s = 0; rc == 0 && s < 2; s++)
+		for (size_t i = 0; i < sides[s].n_done; i++)
+			if (trace_of_rank(&sides[!s], rank_of(&sides[s], i)) < 0)
+				if (!ns_cli_quiet)
+					fprintf(stderr, "neuron-stats: warning: diff: rank %lld is only in %s (%s)\n",
+						(long long)rank_of(&sides[s], i), s ? "NEW" : "BASE",
+						sides[s].run.traces[i].path);
+	if (rc == 0 && fmt == NS_FMT_JSON)
+		fputs("],\n\"aggregate\": ", stdout);
+	struct ns_diff_input b = { inputs[0], sides[0].aggs, sides[0].steps, sides[0].n_done, NULL };
+	struct ns_diff_input n = { inputs[1], sides[1].aggs, sides[1].steps, sides[1].n_done, NULL };
+	if (rc == 0)
+		rc = write_one(&b, &n, -1, true, dopts, sort, fmt, wo, fail_mask, counts, failing, err);
+	if (rc == 0 && fmt == NS_FMT_JSON)
+		fputs("}\n", stdout);
+	return rc;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	char **pos;
@@ -156,7 +261,7 @@ int cmd_diff(int argc, char **argv)
 	struct ns_diff diff = { 0 };
 	unsigned fail_mask = 0;
 	struct ns_cli_selection sel;
-	size_t failing = 0;
+	size_t failing = 0, counts[NS_VERDICT__COUNT] = { 0 };
 
 	memset(sides, 0, sizeof(sides));
 	rc = ns_opt_parse(&cmd_diff_spec, argc, argv, &pos, &npos);
@@ -178,6 +283,9 @@ int cmd_diff(int argc, char **argv)
 	dopts.group_by = ao.group_by;
 	dopts.stack_n = ao.stack_n;
 	dopts.filter = ns_cli_name_filter(&opt_include, &opt_exclude);
+	for (int t = 0; opt_test && t < NS_DIFF_TEST__COUNT; t++)
+		if (strcmp(opt_test, ns_diff_test_names[t]) == 0)
+			dopts.test = (enum ns_diff_test)t;
 	wo.row_limit = opt_row_limit;
 	wo.top_n = opt_top;
 	wo.changed_only = opt_changed;
@@ -185,21 +293,27 @@ int cmd_diff(int argc, char **argv)
 
 	if (load_side(pos[0], &ao, &sel, &sides[0], &err) || load_side(pos[1], &ao, &sel, &sides[1], &err))
 		goto fail;
-	struct ns_diff_input base = { pos[0], sides[0].aggs, sides[0].steps, sides[0].n_done, NULL };
-	struct ns_diff_input new_run = { pos[1], sides[1].aggs, sides[1].steps, sides[1].n_done, NULL };
-	if (ns_diff_compute(&base, &new_run, &dopts, sort, &diff, &err))
-		goto fail;
-	failing = fail_mask ? ns_diff_count(&diff, fail_mask) : 0;
-	wo.gate_tripped = failing > 0;
-	if (ns_diff_write(stdout, &diff, fmt, &wo, &err))
-		goto fail;
+	if (opt_ranks && strcmp(opt_ranks, "match") == 0) {
+		const char *const inputs[2] = { pos[0], pos[1] };
+		if (diff_by_rank(sides, inputs, &dopts, sort, fmt, &wo, fail_mask, counts, &failing, &err))
+			goto fail;
+	} else {
+		struct ns_diff_input base = { pos[0], sides[0].aggs, sides[0].steps, sides[0].n_done, NULL };
+		struct ns_diff_input new_run = { pos[1], sides[1].aggs, sides[1].steps, sides[1].n_done, NULL };
+		if (ns_diff_compute(&base, &new_run, &dopts, sort, &diff, &err))
+			goto fail;
+		failing = gate_count(&diff, fail_mask, counts);
+		wo.gate_tripped = failing > 0;
+		if (ns_diff_write(stdout, &diff, fmt, &wo, &err))
+			goto fail;
+	}
 	if (failing) {
-		char counts[128] = "";
+		char text[128] = "";
 		for (int v = 0; v < NS_VERDICT__COUNT; v++)
-			if ((fail_mask & (1u << v)) && diff.n_verdict[v])
-				snprintf(counts + strlen(counts), sizeof(counts) - strlen(counts), "%s%zu %s",
-					 *counts ? ", " : "", diff.n_verdict[v], ns_verdict_name((enum ns_verdict)v));
-		ns_error_set(&err, NS_ERR_REGRESSION, "diff: %s (--fail-on %s)", counts, opt_fail_on);
+			if (counts[v])
+				snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%zu %s", *text ? ", " : "",
+					 counts[v], ns_verdict_name((enum ns_verdict)v));
+		ns_error_set(&err, NS_ERR_REGRESSION, "diff: %s (--fail-on %s)", text, opt_fail_on);
 		goto fail;
 	}
 	rc = NS_EXIT_OK;

@@ -15,4 +15,12 @@ enum ns_verdict ns_diff_combined_verdict(const struct ns_diff_metric *m);
 double ns_diff_shown_base(const struct ns_diff_metric *m);
 double ns_diff_shown_new(const struct ns_diff_metric *m);
 
+/* Whether the opt-in "decided by" forms are written (--test other than
+ * per-step), and whether the metric columns show tests (MAD, p). */
+bool ns_diff_shows_decided_by(const struct ns_diff *d);
+bool ns_diff_shows_tests(const struct ns_diff *d);
+/* What decided a row (or the total) with verdict v: the metric that gave
+ * the verdict, the device metric first. */
+enum ns_diff_basis ns_diff_decided_by(const struct ns_diff_metric *m, enum ns_verdict v);
+
 #endif

@@ -51,10 +51,39 @@ static void describe_side(const struct ns_diff *d, int s, char *buf, size_t n)
 	snprintf(buf, n, "%s%s%s%s", traces, steps, *side->device ? ", " : "", side->device);
 }
 
+/* The rule with --test other than per-step: what each row may be
+ * compared on, in the order tried. */
+static void describe_test_rule(const struct ns_diff *d, char *buf, size_t n)
+{
+	char per_call[160], what[512];
+	size_t len;
+	snprintf(per_call, sizeof(per_call),
+		 "per-call (each call's self time, at most %d calls per row and run: a seeded reservoir sample)",
+		 NS_DIFF_CALL_SAMPLES);
+	snprintf(what, sizeof(what), "%s%s%s, else per-step sums, else totals",
+		 d->opts.test == NS_DIFF_TEST_PER_STEP_CALL ? "" : per_call,
+		 d->opts.test == NS_DIFF_TEST_AUTO ? ", else " : "",
+		 d->opts.test == NS_DIFF_TEST_PER_CALL ? ""
+						       : "per-step-call (each step's time divided by the row's calls in "
+							 "that step)");
+	len = (size_t)snprintf(buf, n,
+			       "--test %s: each row and metric is compared on %s, the first with enough values for the "
+			       "test; a change counts when the median of the values moves by more than %g%% of the base "
+			       "median and a two-sided Mann-Whitney U test of them gives p < %g (exact up to %d values in "
+			       "all, else the normal approximation with tie and continuity corrections); totals: "
+			       "threshold only; \"decided by\" names the values",
+			       ns_diff_test_names[d->opts.test], what, d->opts.threshold_pct, d->opts.alpha,
+			       NS_MWU_EXACT_MAX);
+	if (d->mode != NS_DIFF_MODE_STEPS && len < n)
+		snprintf(buf + len, n - len, "; no per-step values: %s", d->mode_note);
+}
+
 /* The rule, in one sentence, as the output states it. */
 static void describe_rule(const struct ns_diff *d, char *buf, size_t n)
 {
-	if (d->mode == NS_DIFF_MODE_STEPS)
+	if (ns_diff_shows_decided_by(d))
+		describe_test_rule(d, buf, n);
+	else if (d->mode == NS_DIFF_MODE_STEPS)
 		snprintf(buf, n,
 			 "a change counts when the per-step median moves by more than %g%% of the base median and a "
 			 "two-sided Mann-Whitney U test of the per-step values gives p < %g (exact up to %d steps in "
@@ -107,9 +136,19 @@ static struct ns_cell num_cell(enum ns_cell_type type, double x)
 	return (struct ns_cell){ .type = type, .x = x };
 }
 
+static struct ns_cell int_cell(int64_t i)
+{
+	return (struct ns_cell){ .type = NS_CELL_INT, .i = i };
+}
+
+static struct ns_cell bool_cell(bool b)
+{
+	return (struct ns_cell){ .type = NS_CELL_BOOL, .i = b };
+}
+
 /* ---- text table: a grid in the open style, the name last ---- */
 
-#define MAX_COLS (4 + NS_DIFF_N_METRICS * 7 + 1)
+#define MAX_COLS (5 + NS_DIFF_N_METRICS * 7 + 1)
 
 /* A column fitted to its header and cells; "-" for a missing value. */
 static void text_col(struct ns_grid *g, const char *group, const char *header, bool left, bool sign)
@@ -123,14 +162,18 @@ static void text_col(struct ns_grid *g, const char *group, const char *header, b
 static void text_columns(struct ns_grid *g, const struct ns_diff *d, char (*groups)[128])
 {
 	char label[80];
-	bool steps = d->mode == NS_DIFF_MODE_STEPS;
+	bool steps = ns_diff_shows_tests(d);
 	text_col(g, NULL, "verdict", true, false);
 	text_col(g, NULL, "on", true, false);
+	if (ns_diff_shows_decided_by(d))
+		text_col(g, NULL, "decided by", true, false);
 	text_col(g, "calls", "base", false, false);
 	text_col(g, NULL, "new", false, false);
 	for (int k = 0; k < n_metrics_shown(d); k++) {
 		snprintf(groups[k], 128, "%s (us%s)", metric_label(d, k, label, sizeof(label)),
-			 steps ? " per step: median, MAD" : ", total");
+			 ns_diff_shows_decided_by(d) ? ": median, MAD of the values compared"
+			 : steps		     ? " per step: median, MAD"
+						     : ", total");
 		text_col(g, groups[k], "base", false, false);
 		if (steps)
 			text_col(g, NULL, "MAD", false, false);
@@ -149,7 +192,7 @@ static void text_columns(struct ns_grid *g, const struct ns_diff *d, char (*grou
  * MADs, the change and the test (steps mode). */
 static size_t text_metric(const struct ns_diff *d, const struct ns_diff_metric *m, struct ns_cell *c)
 {
-	bool steps = d->mode == NS_DIFF_MODE_STEPS;
+	bool steps = ns_diff_shows_tests(d);
 	struct ns_cell none = { .type = NS_CELL_EMPTY };
 	size_t k = 0;
 	c[k++] = num_cell(NS_CELL_NS, ns_diff_shown_base(m));
@@ -168,8 +211,8 @@ static size_t text_metric(const struct ns_diff *d, const struct ns_diff_metric *
 	return k;
 }
 
-/* Adds a line: verdict, on, calls, each metric, the name (title: NULL on
- * OOM, then nothing is added); the total is a footer. */
+/* Adds a line: verdict, on, (decided by), calls, each metric, the name
+ * (title: NULL on OOM, then nothing is added); the total is a footer. */
 static void text_line(struct ns_grid *g, const struct ns_diff *d, enum ns_verdict verdict, const char *on,
 		      const int64_t calls[2], const struct ns_diff_metric *m, const char *title, bool footer)
 {
@@ -181,6 +224,8 @@ static void text_line(struct ns_grid *g, const struct ns_diff *d, enum ns_verdic
 	}
 	cells[k++] = text_cell(ns_verdict_name(verdict));
 	cells[k++] = text_cell(on);
+	if (ns_diff_shows_decided_by(d))
+		cells[k++] = text_cell(ns_diff_basis_name(ns_diff_decided_by(m, verdict)));
 	cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = calls[0] };
 	cells[k++] = (struct ns_cell){ .type = NS_CELL_INT, .i = calls[1] };
 	for (int i = 0; i < n_metrics_shown(d); i++)
@@ -287,6 +332,8 @@ static void md_columns(struct ns_grid *g, const struct ns_diff *d, struct md_lab
 		       int first_dashes, bool calls)
 {
 	ns_grid_col(g, &(struct ns_grid_col){ .header = first, .md_left = true, .md_dashes = first_dashes });
+	if (ns_diff_shows_decided_by(d))
+		ns_grid_col(g, &(struct ns_grid_col){ .header = "Decided by", .md_left = true, .md_dashes = 5 });
 	if (calls) {
 		ns_grid_col(g, &(struct ns_grid_col){ .header = "Calls", .md_dashes = 6 });
 		ns_grid_col(g, &(struct ns_grid_col){ .md_join = " → " });
@@ -304,16 +351,19 @@ static void md_columns(struct ns_grid *g, const struct ns_diff *d, struct md_lab
 static void md_row(struct ns_grid *g, const struct ns_diff *d, const char *name, const struct ns_diff_row *r,
 		   const struct ns_diff_metric *m)
 {
-	struct ns_cell cells[3 + NS_DIFF_N_METRICS * 4];
+	struct ns_cell cells[4 + NS_DIFF_N_METRICS * 4];
 	size_t c = 0;
 	cells[c++] = text_cell(name);
+	if (ns_diff_shows_decided_by(d))
+		cells[c++] = text_cell(
+			ns_diff_basis_name(ns_diff_decided_by(m, r ? r->verdict : ns_diff_combined_verdict(m))));
 	if (r) {
 		cells[c++] = (struct ns_cell){ .type = NS_CELL_INT, .i = r->base_calls };
 		cells[c++] = (struct ns_cell){ .type = NS_CELL_INT, .i = r->new_calls };
 	}
 	for (int k = 0; k < n_metrics_shown(d); k++) {
 		const struct ns_diff_metric *mk = &m[k];
-		bool tested = d->mode == NS_DIFF_MODE_STEPS && !isnan(mk->p);
+		bool tested = ns_diff_shows_tests(d) && !isnan(mk->p);
 		cells[c++] = num_cell(NS_CELL_NS, ns_diff_shown_base(mk));
 		cells[c++] = num_cell(NS_CELL_NS, ns_diff_shown_new(mk));
 		cells[c] = num_cell(NS_CELL_PCT, mk->change_pct);
@@ -394,7 +444,10 @@ static void md_summary(FILE *out, const struct ns_diff *d, const struct ns_diff_
 	md_item(out, "rule", text, NULL);
 	if (*d->warning)
 		md_item(out, "**warning**", d->warning, NULL);
-	fprintf(out, "- times: µs, %s\n", d->mode == NS_DIFF_MODE_STEPS ? "per-step medians" : "totals");
+	fprintf(out, "- times: µs, %s\n",
+		ns_diff_shows_decided_by(d)	? "medians of the values each row was decided by"
+		: d->mode == NS_DIFF_MODE_STEPS ? "per-step medians"
+						: "totals");
 	if (o->gate) {
 		fputs("- gate: --fail-on ", out);
 		ns_md_text(out, o->gate);
@@ -436,7 +489,7 @@ static const char *const row_keys[RV__COUNT] = { "name", "overload", "input_shap
 /* A metric's values (docs/diff.md "JSON contract"). */
 enum metric_value { MV_BASE, MV_NEW, MV_CHANGE, MV_CHANGE_PCT, MV_JUDGED_ON, MV_BASE_MEDIAN, MV_BASE_MAD,
 		    MV_NEW_MEDIAN, MV_NEW_MAD, MV_STEP_CHANGE, MV_STEP_CHANGE_PCT, MV_P, MV_P_EXACT, MV_VERDICT,
-		    MV__COUNT };
+		    MV_BASE_N, MV_NEW_N, MV__COUNT };
 
 struct metric_col {
 	enum metric_value v;
@@ -460,18 +513,40 @@ static const struct metric_col metric_csv_cols[] = {
 	{ MV_VERDICT, "verdict" },
 };
 
-#define N_CSV_COLS (RV__COUNT + NS_DIFF_N_METRICS * NS_ARRAY_SIZE(metric_csv_cols))
+/* The same with --test other than per-step: judged_on names the values
+ * compared (ns_diff_basis_name), and the medians are theirs. */
+static const struct metric_col metric_csv_cols_decided[] = {
+	{ MV_BASE, "base_us" },
+	{ MV_NEW, "new_us" },
+	{ MV_CHANGE, "change_us" },
+	{ MV_CHANGE_PCT, "change_pct" },
+	{ MV_JUDGED_ON, "judged_on" },
+	{ MV_BASE_N, "base_n" },
+	{ MV_NEW_N, "new_n" },
+	{ MV_BASE_MEDIAN, "base_median_us" },
+	{ MV_BASE_MAD, "base_mad_us" },
+	{ MV_NEW_MEDIAN, "new_median_us" },
+	{ MV_NEW_MAD, "new_mad_us" },
+	{ MV_STEP_CHANGE_PCT, "median_change_pct" },
+	{ MV_P, "p" },
+	{ MV_VERDICT, "verdict" },
+};
+_Static_assert(NS_ARRAY_SIZE(metric_csv_cols_decided) >= NS_ARRAY_SIZE(metric_csv_cols), "N_CSV_COLS");
+
+#define N_CSV_COLS (RV__COUNT + 1 + NS_DIFF_N_METRICS * NS_ARRAY_SIZE(metric_csv_cols_decided))
 
 /* A metric's values: totals, then (when judged on steps, else missing)
  * the per-step medians, MADs, their change and the test. */
-static void metric_values(const struct ns_diff_metric *m, struct ns_cell v[MV__COUNT])
+static void metric_values(const struct ns_diff *d, const struct ns_diff_metric *m, struct ns_cell v[MV__COUNT])
 {
 	memset(v, 0, MV__COUNT * sizeof(*v)); /* NS_CELL_EMPTY */
 	v[MV_BASE] = num_cell(NS_CELL_NS, (double)m->base_ns);
 	v[MV_NEW] = num_cell(NS_CELL_NS, (double)m->new_ns);
 	v[MV_CHANGE] = num_cell(NS_CELL_NS, (double)(m->new_ns - m->base_ns));
 	v[MV_CHANGE_PCT] = num_cell(NS_CELL_PCT, ns_diff_change_pct((double)m->base_ns, (double)m->new_ns));
-	if (m->verdict != NS_VERDICT_NONE)
+	if (ns_diff_shows_decided_by(d))
+		v[MV_JUDGED_ON] = m->by == NS_BASIS_NONE ? v[MV_JUDGED_ON] : text_cell(ns_diff_basis_name(m->by));
+	else if (m->verdict != NS_VERDICT_NONE)
 		v[MV_JUDGED_ON] = text_cell(m->by_steps ? "steps" : "total");
 	v[MV_VERDICT] = text_cell(ns_verdict_name(m->verdict));
 	if (!m->by_steps)
@@ -484,6 +559,8 @@ static void metric_values(const struct ns_diff_metric *m, struct ns_cell v[MV__C
 	v[MV_STEP_CHANGE_PCT] = num_cell(NS_CELL_PCT, m->change_pct);
 	v[MV_P] = num_cell(NS_CELL_P, m->p);
 	v[MV_P_EXACT] = (struct ns_cell){ .type = NS_CELL_BOOL, .i = m->p_exact };
+	v[MV_BASE_N] = int_cell((int64_t)m->base_n);
+	v[MV_NEW_N] = int_cell((int64_t)m->new_n);
 }
 
 /* A row's own values (r NULL: the summary line, on = "total", with the
@@ -527,31 +604,46 @@ static size_t *machine_rows(const struct ns_diff *d, const struct ns_diff_write_
 
 /* ---- CSV: one grid; the summary line comes last, with on = "total" ---- */
 
+/* The CSV's columns of a metric, and how many. */
+static const struct metric_col *csv_metric_cols(const struct ns_diff *d, size_t *n)
+{
+	bool decided = ns_diff_shows_decided_by(d);
+	*n = decided ? NS_ARRAY_SIZE(metric_csv_cols_decided) : NS_ARRAY_SIZE(metric_csv_cols);
+	return decided ? metric_csv_cols_decided : metric_csv_cols;
+}
+
 static void csv_row(struct ns_grid *g, const struct ns_diff *d, const struct ns_diff_row *r)
 {
 	struct ns_cell cells[N_CSV_COLS], v[MV__COUNT];
-	size_t c = RV__COUNT;
+	size_t c = RV__COUNT, n_cols;
+	const struct metric_col *cols = csv_metric_cols(d, &n_cols);
+	const struct ns_diff_metric *m = r ? r->m : d->total;
 	row_values(d, r, cells);
+	if (ns_diff_shows_decided_by(d))
+		cells[c++] = text_cell(ns_diff_basis_name(ns_diff_decided_by(m, r ? r->verdict : ns_diff_combined_verdict(m))));
 	for (int k = 0; k < NS_DIFF_N_METRICS; k++) {
-		metric_values(r ? &r->m[k] : &d->total[k], v);
-		for (size_t i = 0; i < NS_ARRAY_SIZE(metric_csv_cols); i++)
-			cells[c++] = v[metric_csv_cols[i].v];
+		metric_values(d, &m[k], v);
+		for (size_t i = 0; i < n_cols; i++)
+			cells[c++] = v[cols[i].v];
 	}
 	ns_grid_row(g, cells, true, false);
 }
 
 static int write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
 {
-	char keys[NS_DIFF_N_METRICS][NS_ARRAY_SIZE(metric_csv_cols)][48];
+	char keys[NS_DIFF_N_METRICS][NS_ARRAY_SIZE(metric_csv_cols_decided)][48];
 	struct ns_grid g;
-	size_t n_rows, *rows = machine_rows(d, o, &n_rows);
+	size_t n_rows, *rows = machine_rows(d, o, &n_rows), n_cols;
+	const struct metric_col *cols = csv_metric_cols(d, &n_cols);
 	int rc = -1;
 	ns_grid_init(&g, NULL);
 	for (size_t c = 0; c < RV__COUNT; c++)
 		ns_grid_col(&g, &(struct ns_grid_col){ .key = row_keys[c] });
+	if (ns_diff_shows_decided_by(d))
+		ns_grid_col(&g, &(struct ns_grid_col){ .key = "decided_by" });
 	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-		for (size_t c = 0; c < NS_ARRAY_SIZE(metric_csv_cols); c++) {
-			snprintf(keys[k][c], sizeof(keys[k][c]), "%s_%s", ns_diff_metric_keys[k], metric_csv_cols[c].key);
+		for (size_t c = 0; c < n_cols; c++) {
+			snprintf(keys[k][c], sizeof(keys[k][c]), "%s_%s", ns_diff_metric_keys[k], cols[c].key);
 			ns_grid_col(&g, &(struct ns_grid_col){ .key = keys[k][c] });
 		}
 	for (size_t i = 0; rows && i < n_rows; i++)
@@ -571,19 +663,31 @@ static int write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_wr
 /* One grid per kind of object; a cell of one nests a row of another
  * (NS_CELL_ROW) or all of its rows (NS_CELL_ROWS). */
 enum json_part { JP_DOC, JP_SIDE, JP_BASE_STEPS, JP_NEW_STEPS, JP_GROUP_BY, JP_RULE, JP_VERDICTS, JP_GATE,
-		 JP_TOTALS, JP_ROWS, JP_CALLS, JP_METRIC, JP_STEP_STATS, JP__COUNT };
+		 JP_TOTALS, JP_ROWS, JP_CALLS, JP_METRIC, JP_STEP_STATS, JP_COMPARED, JP__COUNT };
 
 struct json_doc {
 	struct ns_grid g[JP__COUNT];
 	char threshold[32], alpha[32], rule[1024]; /* texts of the rule's cells */
 };
 
-/* A metric's object; MV__COUNT: its "steps" object (null when not judged
- * on steps). */
+/* Nested objects among a metric's values: "steps" (null when not judged
+ * on per-step sums) and, with --test other than per-step, "compared" (the
+ * values that decided; null when not tested). */
+#define MV_STEPS_OBJ MV__COUNT
+#define MV_COMPARED_OBJ (MV__COUNT + 1)
+
+/* A metric's object. */
 static const struct metric_col metric_json_cols[] = {
 	{ MV_BASE, "base_us" },		 { MV_NEW, "new_us" },	      { MV_CHANGE, "change_us" },
-	{ MV_CHANGE_PCT, "change_pct" }, { MV__COUNT, "steps" },      { MV_JUDGED_ON, "judged_on" },
+	{ MV_CHANGE_PCT, "change_pct" }, { MV_STEPS_OBJ, "steps" },   { MV_JUDGED_ON, "judged_on" },
 	{ MV_VERDICT, "verdict" },
+};
+
+/* The same with --test other than per-step. */
+static const struct metric_col metric_json_cols_decided[] = {
+	{ MV_BASE, "base_us" },		    { MV_NEW, "new_us" },	  { MV_CHANGE, "change_us" },
+	{ MV_CHANGE_PCT, "change_pct" },    { MV_STEPS_OBJ, "steps" },	  { MV_COMPARED_OBJ, "compared" },
+	{ MV_JUDGED_ON, "judged_on" },	    { MV_VERDICT, "verdict" },
 };
 
 static const struct metric_col step_json_cols[] = {
@@ -593,15 +697,14 @@ static const struct metric_col step_json_cols[] = {
 	{ MV_P, "p" },			      { MV_P_EXACT, "p_exact" },
 };
 
-static struct ns_cell int_cell(int64_t i)
-{
-	return (struct ns_cell){ .type = NS_CELL_INT, .i = i };
-}
+static const struct metric_col compared_json_cols[] = {
+	{ MV_BASE_N, "base_n" },	      { MV_NEW_N, "new_n" },
+	{ MV_BASE_MEDIAN, "base_median_us" }, { MV_BASE_MAD, "base_mad_us" },
+	{ MV_NEW_MEDIAN, "new_median_us" },   { MV_NEW_MAD, "new_mad_us" },
+	{ MV_STEP_CHANGE, "change_us" },      { MV_STEP_CHANGE_PCT, "change_pct" },
+	{ MV_P, "p" },			      { MV_P_EXACT, "p_exact" },
+};
 
-static struct ns_cell bool_cell(bool b)
-{
-	return (struct ns_cell){ .type = NS_CELL_BOOL, .i = b };
-}
 
 /* Row r of sub, nested as an object. */
 static struct ns_cell row_cell(const struct ns_grid *sub, size_t r)
@@ -630,8 +733,9 @@ static void json_metric_keys(struct ns_grid *g, const struct metric_col *cols, s
 		ns_grid_col(g, &(struct ns_grid_col){ .key = cols[c].key });
 }
 
-static void json_columns(struct json_doc *j)
+static void json_columns(struct json_doc *j, const struct ns_diff *d)
 {
+	bool decided = ns_diff_shows_decided_by(d);
 	static const char *const doc[] = { "schema", "base",	 "new",	   "device", "group_by", "rule",
 					   "warning", "verdicts", "gate", "totals", "rows" };
 	static const char *const side[] = { "input", "traces", "steps", "step_numbers", "device" };
@@ -646,6 +750,8 @@ static void json_columns(struct json_doc *j)
 	}
 	json_keys(&j->g[JP_GROUP_BY], group_by, NS_ARRAY_SIZE(group_by), 0, NULL);
 	json_keys(&j->g[JP_RULE], rule, NS_ARRAY_SIZE(rule), 0, NULL);
+	if (decided)
+		ns_grid_col(&j->g[JP_RULE], &(struct ns_grid_col){ .key = "compare" });
 	for (int v = 0; v < NS_VERDICT_NONE; v++)
 		ns_grid_col(&j->g[JP_VERDICTS], &(struct ns_grid_col){ .key = ns_verdict_name((enum ns_verdict)v) });
 	json_keys(&j->g[JP_GATE], gate, NS_ARRAY_SIZE(gate), 0, NULL);
@@ -653,24 +759,43 @@ static void json_columns(struct json_doc *j)
 	json_keys(&j->g[JP_ROWS], row_keys, RV_BASE_CALLS, 0, NULL);
 	ns_grid_col(&j->g[JP_ROWS], &(struct ns_grid_col){ .key = "calls" });
 	json_keys(&j->g[JP_ROWS], ns_diff_metric_keys, NS_DIFF_N_METRICS, 0, ",\n   ");
+	if (decided)
+		ns_grid_col(&j->g[JP_ROWS], &(struct ns_grid_col){ .key = "decided_by" });
 	json_keys(&j->g[JP_CALLS], calls, NS_ARRAY_SIZE(calls), 0, NULL);
-	json_metric_keys(&j->g[JP_METRIC], metric_json_cols, NS_ARRAY_SIZE(metric_json_cols));
+	if (decided)
+		json_metric_keys(&j->g[JP_METRIC], metric_json_cols_decided, NS_ARRAY_SIZE(metric_json_cols_decided));
+	else
+		json_metric_keys(&j->g[JP_METRIC], metric_json_cols, NS_ARRAY_SIZE(metric_json_cols));
+	json_metric_keys(&j->g[JP_COMPARED], compared_json_cols, NS_ARRAY_SIZE(compared_json_cols));
 	json_metric_keys(&j->g[JP_STEP_STATS], step_json_cols, NS_ARRAY_SIZE(step_json_cols));
 }
 
-/* A metric's object, its per-step statistics nested when judged on steps. */
-static struct ns_cell json_metric(struct json_doc *j, const struct ns_diff_metric *m)
+/* The values cols picks from v, nested as the next row of g. */
+static struct ns_cell json_nested(struct ns_grid *g, const struct metric_col *cols, size_t n,
+				  const struct ns_cell v[MV__COUNT])
 {
-	struct ns_cell v[MV__COUNT], cells[NS_ARRAY_SIZE(metric_json_cols)], steps[NS_ARRAY_SIZE(step_json_cols)];
-	struct ns_cell nested = { .type = NS_CELL_EMPTY };
-	metric_values(m, v);
-	if (m->by_steps) {
-		for (size_t c = 0; c < NS_ARRAY_SIZE(step_json_cols); c++)
-			steps[c] = v[step_json_cols[c].v];
-		nested = add_row(&j->g[JP_STEP_STATS], steps);
-	}
-	for (size_t c = 0; c < NS_ARRAY_SIZE(metric_json_cols); c++)
-		cells[c] = metric_json_cols[c].v == MV__COUNT ? nested : v[metric_json_cols[c].v];
+	struct ns_cell cells[NS_ARRAY_SIZE(compared_json_cols)];
+	for (size_t c = 0; c < n; c++)
+		cells[c] = v[cols[c].v];
+	return add_row(g, cells);
+}
+
+/* A metric's object, its per-step statistics nested when judged on
+ * per-step sums, and what it was compared on with --test. */
+static struct ns_cell json_metric(struct json_doc *j, const struct ns_diff *d, const struct ns_diff_metric *m)
+{
+	bool decided = ns_diff_shows_decided_by(d);
+	const struct metric_col *cols = decided ? metric_json_cols_decided : metric_json_cols;
+	size_t n_cols = decided ? NS_ARRAY_SIZE(metric_json_cols_decided) : NS_ARRAY_SIZE(metric_json_cols);
+	struct ns_cell v[MV__COUNT], cells[NS_ARRAY_SIZE(metric_json_cols_decided)];
+	struct ns_cell steps = { .type = NS_CELL_EMPTY }, compared = { .type = NS_CELL_EMPTY };
+	metric_values(d, m, v);
+	if (m->by_steps && (!decided || m->by == NS_BASIS_PER_STEP))
+		steps = json_nested(&j->g[JP_STEP_STATS], step_json_cols, NS_ARRAY_SIZE(step_json_cols), v);
+	if (m->by_steps && decided)
+		compared = json_nested(&j->g[JP_COMPARED], compared_json_cols, NS_ARRAY_SIZE(compared_json_cols), v);
+	for (size_t c = 0; c < n_cols; c++)
+		cells[c] = cols[c].v == MV_STEPS_OBJ ? steps : cols[c].v == MV_COMPARED_OBJ ? compared : v[cols[c].v];
 	return add_row(&j->g[JP_METRIC], cells);
 }
 
@@ -697,7 +822,7 @@ static struct ns_cell json_rule(struct json_doc *j, const struct ns_diff *d)
 		text_cell(d->mode == NS_DIFF_MODE_STEPS ? "steps" : "threshold"),
 		{ .type = NS_CELL_NUM, .text = j->threshold }, { .type = NS_CELL_NUM, .text = j->alpha },
 		text_cell("mann-whitney-u-two-sided"), int_cell(NS_MWU_EXACT_MAX), text_cell(d->mode_note),
-		text_cell(j->rule) });
+		text_cell(j->rule), text_cell(ns_diff_test_names[d->opts.test]) });
 }
 
 /* The rows shown, each with its calls and metrics. */
@@ -708,12 +833,13 @@ static void json_rows(struct json_doc *j, const struct ns_diff *d, const struct 
 		j->g[JP_ROWS].oom = true;
 	for (size_t i = 0; rows && i < n_rows; i++) {
 		const struct ns_diff_row *r = &d->rows[rows[i]];
-		struct ns_cell v[RV__COUNT], cells[RV_BASE_CALLS + 1 + NS_DIFF_N_METRICS];
+		struct ns_cell v[RV__COUNT], cells[RV_BASE_CALLS + 2 + NS_DIFF_N_METRICS];
 		row_values(d, r, v);
 		memcpy(cells, v, RV_BASE_CALLS * sizeof(*v));
 		cells[RV_BASE_CALLS] = add_row(&j->g[JP_CALLS], &v[RV_BASE_CALLS]);
 		for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-			cells[RV_BASE_CALLS + 1 + k] = json_metric(j, &r->m[k]);
+			cells[RV_BASE_CALLS + 1 + k] = json_metric(j, d, &r->m[k]);
+		cells[RV_BASE_CALLS + 1 + NS_DIFF_N_METRICS] = text_cell(ns_diff_basis_name(ns_diff_decided_by(r->m, r->verdict)));
 		ns_grid_row(&j->g[JP_ROWS], cells, true, false);
 	}
 	free(rows);
@@ -728,7 +854,7 @@ static void json_document(struct json_doc *j, const struct ns_diff *d, const str
 	for (int v = 0; v < NS_VERDICT_NONE; v++)
 		verdicts[v] = int_cell((int64_t)d->n_verdict[v]);
 	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
-		totals[k] = json_metric(j, &d->total[k]);
+		totals[k] = json_metric(j, d, &d->total[k]);
 	if (o->gate)
 		gate = add_row(&j->g[JP_GATE], (struct ns_cell[]){ text_cell(o->gate), bool_cell(o->gate_tripped) });
 	json_rows(j, d, o);
@@ -751,7 +877,7 @@ static int write_json(FILE *out, const struct ns_diff *d, const struct ns_diff_w
 		return -1;
 	for (int p = 0; p < JP__COUNT; p++)
 		ns_grid_init(&j->g[p], NULL);
-	json_columns(j);
+	json_columns(j, d);
 	json_document(j, d, o);
 	rc = ns_grid_write_json_document(out, j->g, JP__COUNT); /* JP_DOC first */
 	free(j);

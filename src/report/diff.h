@@ -38,6 +38,33 @@ enum ns_diff_mode {
 	NS_DIFF_MODE_THRESHOLD,  /* totals + threshold only (too few steps) */
 };
 
+/* What each row and metric is compared on (--test; docs/diff.md "What is
+ * compared"). PER_STEP is the default rule; the others are opt-in and add
+ * a "decided by" column to every form. */
+enum ns_diff_test {
+	NS_DIFF_TEST_PER_STEP = 0, /* per-step sums (else totals) */
+	NS_DIFF_TEST_PER_STEP_CALL, /* per step: the row's time divided by its calls in that step */
+	NS_DIFF_TEST_PER_CALL,     /* each call's self time (at most NS_DIFF_CALL_SAMPLES per row and run) */
+	NS_DIFF_TEST_AUTO,         /* per-call, else per-step-call, else per-step, else totals */
+	NS_DIFF_TEST__COUNT
+};
+extern const char *const ns_diff_test_names[NS_DIFF_TEST__COUNT + 1]; /* "per-step", ..., NULL */
+
+/* The comparison that decided a metric's verdict. */
+enum ns_diff_basis {
+	NS_BASIS_NONE = 0,      /* not judged (zero in both runs, or unmatched) */
+	NS_BASIS_TOTAL,         /* totals, threshold only */
+	NS_BASIS_PER_STEP,
+	NS_BASIS_PER_STEP_CALL,
+	NS_BASIS_PER_CALL,
+	NS_BASIS__COUNT
+};
+const char *ns_diff_basis_name(enum ns_diff_basis b); /* "-", "total", "per-step", "per-step-call", "per-call" */
+
+/* Per-call values kept per row and run: a deterministic reservoir sample
+ * (Algorithm R, seeded per row) beyond this many calls. */
+#define NS_DIFF_CALL_SAMPLES 4096
+
 /* One input of the diff: the traces of one run (one per rank), each
  * aggregated and split into steps. Ranks are summed, and steps with the same
  * ProfilerStep number are one step. */
@@ -55,6 +82,7 @@ struct ns_diff_opts {
 	unsigned group_by;    /* enum ns_group_by bits, as given to ns_aggregate (for the header and the key) */
 	int stack_n;
 	struct ns_name_filter filter; /* --include/--exclude: the rows compared; the totals are theirs */
+	enum ns_diff_test test;       /* --test (0: per-step, the default rule) */
 };
 
 /* Per-step statistics of one metric on one side (ns). */
@@ -64,8 +92,12 @@ struct ns_step_stats {
 
 struct ns_diff_metric {
 	int64_t base_ns, new_ns;     /* totals over every trace of the run (exact) */
-	struct ns_step_stats base_step, new_step; /* steps mode only */
-	bool by_steps;               /* judged on per-step values (else on totals, threshold only) */
+	/* median and MAD of the values compared (per-step sums, per-step time
+	 * per call, or per-call times; ns), when tested */
+	struct ns_step_stats base_step, new_step;
+	bool by_steps;               /* tested on a sample of values (else on totals, threshold only) */
+	enum ns_diff_basis by;       /* which values decided */
+	size_t base_n, new_n;        /* how many values were compared */
 	double change_pct;           /* the judged change; +inf from 0; NAN when both are 0 */
 	double p;                    /* two-sided Mann-Whitney U p-value; NAN when not tested */
 	bool p_exact;

@@ -75,6 +75,42 @@ Test(mwu, interleaved)
 	cr_expect_float_eq(u, 15.0, 1e-12);
 }
 
+/* Above NS_MWU_EXACT_MAX values in all (the per-call comparison's usual
+ * case): the normal approximation with tie and continuity corrections.
+ * References: scipy.stats.mannwhitneyu(a, b, method="asymptotic"). */
+Test(mwu, normal_approximation_separated)
+{
+	int64_t a[25], b[25];
+	double u;
+	bool exact = true;
+	for (int i = 0; i < 25; i++)
+		a[i] = i + 1, b[i] = i + 26;
+	/* U = 0, mean 312.5, var 25 * 25 * 51 / 12: z = 312 / sqrt(2656.25) */
+	cr_expect_float_eq(mwu(a, 25, b, 25, &u, &exact), 1.4156562248495537e-09, 1e-18);
+	cr_expect(!exact);
+	cr_expect_float_eq(u, 0.0, 1e-12);
+}
+
+Test(mwu, normal_approximation_ties)
+{
+	const int64_t a[] = { 10, 10, 12, 12, 12, 15, 15, 20, 20, 20, 20, 25, 30, 30, 35, 40, 40, 40, 45, 50, 50 };
+	const int64_t b[] = { 12, 15, 15, 20, 25, 25, 30, 30, 35, 35, 40, 45, 45, 45, 50, 50, 55, 60, 60, 60, 65, 70 };
+	double u;
+	bool exact = true;
+	cr_expect_float_eq(mwu(a, N_OF(a), b, N_OF(b), &u, &exact), 0.007868441304831244, 1e-12);
+	cr_expect(!exact);
+	cr_expect_float_eq(u, 121.5, 1e-12);
+}
+
+Test(diff, basis_and_test_names)
+{
+	cr_expect_str_eq(ns_diff_basis_name(NS_BASIS_PER_CALL), "per-call");
+	cr_expect_str_eq(ns_diff_basis_name(NS_BASIS_PER_STEP_CALL), "per-step-call");
+	cr_expect_str_eq(ns_diff_basis_name(NS_BASIS_NONE), "-");
+	cr_expect_str_eq(ns_diff_test_names[NS_DIFF_TEST_PER_STEP], "per-step"); /* the default */
+	cr_expect_null(ns_diff_test_names[NS_DIFF_TEST__COUNT]);
+}
+
 /* ties: the exact conditional distribution over mid-ranks */
 Test(mwu, ties_exact)
 {
