@@ -42,6 +42,9 @@ void ns_report_opts_init(struct ns_report_opts *o);
 int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,
 		    struct ns_error *err);
 
+/* A field's header (fields.h) with "{D}" replaced by the device label. */
+void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device);
+
 /* Exact decimal microseconds from nanoseconds: 1234567 -> "1234.567". */
 void ns_format_us(char *buf, size_t n, int64_t ns);
 

@@ -1,0 +1,441 @@
+/* neuron-stats HTML report (src/report/html.c embeds this file): lays out
+ * the JSON document in <script id="ns-data"> as tables and SVG charts. No
+ * network, no library: the page works from disk and from a CI artifact. */
+(function () {
+	'use strict';
+
+	var SVG_NS = 'http://www.w3.org/2000/svg';
+	var TOP_N = 15;
+
+	/* ---- DOM helpers ---- */
+
+	function el(tag, attrs, children) {
+		var node = document.createElement(tag);
+		setAttrs(node, attrs);
+		append(node, children);
+		return node;
+	}
+
+	function svgEl(tag, attrs, children) {
+		var node = document.createElementNS(SVG_NS, tag);
+		setAttrs(node, attrs);
+		append(node, children);
+		return node;
+	}
+
+	function setAttrs(node, attrs) {
+		Object.keys(attrs || {}).forEach(function (k) {
+			if (k === 'text')
+				node.textContent = attrs[k];
+			else if (attrs[k] !== null && attrs[k] !== undefined)
+				node.setAttribute(k, attrs[k]);
+		});
+	}
+
+	function append(node, children) {
+		(children || []).forEach(function (c) {
+			if (c === null || c === undefined)
+				return;
+			node.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+		});
+	}
+
+	/* ---- numbers ---- */
+
+	/* µs as PyTorch's table prints times: s, ms or us by size, 3 decimals. */
+	function fmtTime(us) {
+		var a = Math.abs(us);
+		if (a >= 1e6)
+			return (us / 1e6).toFixed(3) + 's';
+		if (a >= 1e3)
+			return (us / 1e3).toFixed(3) + 'ms';
+		return us.toFixed(3) + 'us';
+	}
+
+	function fmtBytes(b) {
+		var a = Math.abs(b), units = ['b', 'KB', 'MB', 'GB'], k = 0;
+		while (a >= 1024 && k < units.length - 1) {
+			a /= 1024;
+			b /= 1024;
+			k++;
+		}
+		return k ? b.toFixed(2) + ' ' + units[k] : String(b) + ' b';
+	}
+
+	function fmtPct(x) {
+		return (x * 100).toFixed(2) + '%';
+	}
+
+	function cut(s, n) {
+		return s.length > n ? s.slice(0, n - 1) + '\u2026' : s;
+	}
+
+	/* ---- charts ---- */
+
+	/* Horizontal bars: items [{label, value}], largest first. */
+	function barChart(title, items, cls, fmt) {
+		var rowH = 18, labelW = 260, width = 720, barW = width - labelW - 90;
+		var max = items.reduce(function (m, it) { return Math.max(m, Math.abs(it.value)); }, 0) || 1;
+		var chart = svgEl('svg', { viewBox: '0 0 ' + width + ' ' + (items.length * rowH + 8), role: 'img',
+			'aria-label': title });
+		items.forEach(function (it, i) {
+			var y = i * rowH + 4, w = Math.max(1, barW * Math.abs(it.value) / max);
+			chart.appendChild(svgEl('text', { x: labelW - 6, y: y + 12, 'text-anchor': 'end', text: cut(it.label, 42) },
+				[svgEl('title', { text: it.label })]));
+			chart.appendChild(svgEl('rect', { x: labelW, y: y + 2, width: w, height: rowH - 5,
+				'class': it.cls || cls }, [svgEl('title', { text: it.label + ': ' + fmt(it.value) })]));
+			chart.appendChild(svgEl('text', { x: labelW + w + 4, y: y + 12, text: fmt(it.value) }));
+		});
+		return el('div', { 'class': 'chart' }, [el('h3', { text: title }),
+			items.length ? chart : el('p', { 'class': 'muted', text: 'nothing to show' })]);
+	}
+
+	function topN(rows, key) {
+		return rows.filter(function (r) { return r[key] > 0; })
+			.sort(function (a, b) { return b[key] - a[key] || (a.name < b.name ? -1 : a.name > b.name); })
+			.slice(0, TOP_N)
+			.map(function (r) { return { label: r.name, value: r[key] }; });
+	}
+
+	/* One bar per step: its time, the device's busy part in front. */
+	function stepChart(title, steps) {
+		var h = 160, w = 720, left = 60, bw = Math.max(3, Math.min(40, (w - left - 10) / steps.length - 2));
+		var max = steps.reduce(function (m, s) { return Math.max(m, s.dur_us); }, 0) || 1;
+		var chart = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + (h + 36), role: 'img', 'aria-label': title });
+		chart.appendChild(svgEl('line', { x1: left, y1: h, x2: w, y2: h, 'class': 'axis' }));
+		chart.appendChild(svgEl('text', { x: left - 4, y: 12, 'text-anchor': 'end', text: fmtTime(max) }));
+		steps.forEach(function (s, i) {
+			var x = left + 4 + i * (bw + 2), total = h * s.dur_us / max;
+			var busy = h * Math.min(s.device_busy_us, s.dur_us) / max;
+			var tip = 'step ' + s.step + ': ' + fmtTime(s.dur_us) + ', device busy ' + fmtTime(s.device_busy_us) +
+				' (' + fmtPct(s.dur_us ? Math.min(1, s.device_busy_us / s.dur_us) : 0) + ')';
+			chart.appendChild(svgEl('rect', { x: x, y: h - total, width: bw, height: total, 'class': 'bar-idle' },
+				[svgEl('title', { text: tip })]));
+			chart.appendChild(svgEl('rect', { x: x, y: h - busy, width: bw, height: busy, 'class': 'bar-dev' },
+				[svgEl('title', { text: tip })]));
+			if (steps.length <= 30 || i % Math.ceil(steps.length / 30) === 0)
+				chart.appendChild(svgEl('text', { x: x + bw / 2, y: h + 14, 'text-anchor': 'middle', text: String(s.step) }));
+		});
+		chart.appendChild(svgEl('text', { x: (w + left) / 2, y: h + 32, 'text-anchor': 'middle', text: 'step' }));
+		return el('div', { 'class': 'chart' }, [el('h3', { text: title }), chart,
+			el('div', { 'class': 'legend' }, [el('span', { 'class': 'k-dev', text: 'device busy' }),
+				el('span', { 'class': 'k-idle', text: 'device idle' })])]);
+	}
+
+	/* ---- the sortable, filterable table ---- */
+
+	function cellValue(col, v, device) {
+		if (v === null || v === undefined)
+			return '';
+		switch (col.kind) {
+		case 'time': return fmtTime(v);
+		case 'bytes': return fmtBytes(v);
+		case 'flag': return v ? 'yes' : '';
+		default: return String(v);
+		}
+	}
+
+	/* Whether a column is worth showing: text with some text, a number
+	 * not zero everywhere (device columns only with a device). */
+	function shownColumns(trace) {
+		return trace.columns.filter(function (c) {
+			if (c.key === 'name' || c.key === 'calls' || c.key === 'self_cpu_us' || c.key === 'cpu_total_us')
+				return true;
+			return trace.rows.some(function (r) {
+				var v = r[c.key];
+				return c.kind === 'text' ? typeof v === 'string' && v !== '' : typeof v === 'number' && v !== 0;
+			});
+		});
+	}
+
+	function compare(key, text, dir) {
+		return function (a, b) {
+			var x = a.row[key], y = b.row[key], c;
+			if (text)
+				c = String(x || '') < String(y || '') ? -1 : String(x || '') > String(y || '') ? 1 : 0;
+			else
+				c = (x || 0) - (y || 0);
+			return dir * c || a.index - b.index;
+		};
+	}
+
+	/* The key_averages table of trace number ti: every row; a click on a
+	 * header sorts by it (again: the other way), the box filters by name. */
+	function rowTable(trace, ti, barKeys) {
+		var cols = shownColumns(trace);
+		var items = trace.rows.map(function (r, i) { return { row: r, index: i }; });
+		var maxOf = {};
+		barKeys.forEach(function (k) {
+			maxOf[k] = trace.rows.reduce(function (m, r) { return Math.max(m, r[k] || 0); }, 0) || 1;
+		});
+		var defaultKey = trace.self_device_time_total_us > 0 ? 'self_device_us' : 'self_cpu_us';
+		var state = { key: defaultKey, dir: -1, filter: '' };
+		var tbody = el('tbody', { id: 't' + ti + '-body' });
+		var count = el('span', { id: 't' + ti + '-count', 'class': 'muted' });
+		var heads = cols.map(function (c) {
+			var th = el('th', { 'class': c.kind === 'text' ? 'text' : null, 'data-key': c.key, scope: 'col',
+				title: 'sort by ' + c.header, text: c.header });
+			th.addEventListener('click', function () {
+				if (state.key === c.key)
+					state.dir = -state.dir;
+				else
+					state.key = c.key, state.dir = c.kind === 'text' ? 1 : -1;
+				render();
+			});
+			return th;
+		});
+		var input = el('input', { id: 't' + ti + '-filter', type: 'search', placeholder: 'filter by name',
+			'aria-label': 'filter rows by name' });
+		input.addEventListener('input', function () {
+			state.filter = input.value.toLowerCase();
+			render();
+		});
+
+		function rowElement(item) {
+			var tr = el('tr', { 'data-row': item.index });
+			cols.forEach(function (c) {
+				var v = item.row[c.key], text = cellValue(c, v);
+				if (maxOf[c.key] !== undefined) {
+					var share = Math.max(0, (v || 0) / maxOf[c.key]);
+					tr.appendChild(el('td', { 'class': 'bar ' + (c.key === 'self_cpu_us' ? 'cpu' : 'dev') },
+						[el('div', { 'class': 'fill', style: 'width:' + (share * 100).toFixed(1) + '%' }),
+							el('span', { text: text })]));
+				} else {
+					tr.appendChild(el('td', { 'class': c.kind === 'text' ? 'text' + (c.key === 'name' ? ' name' : '') : null,
+						title: c.key === 'name' ? text : null, text: text }));
+				}
+			});
+			return tr;
+		}
+
+		function render() {
+			var col = cols.filter(function (c) { return c.key === state.key; })[0] || cols[0];
+			var shown = items.filter(function (it) {
+				return !state.filter || String(it.row.name).toLowerCase().indexOf(state.filter) >= 0;
+			}).sort(compare(col.key, col.kind === 'text', state.dir));
+			heads.forEach(function (th) {
+				th.setAttribute('aria-sort', th.getAttribute('data-key') === col.key ?
+					(state.dir < 0 ? 'descending' : 'ascending') : 'none');
+			});
+			while (tbody.firstChild)
+				tbody.removeChild(tbody.firstChild);
+			var frag = document.createDocumentFragment();
+			shown.forEach(function (it) { frag.appendChild(rowElement(it)); });
+			tbody.appendChild(frag);
+			count.textContent = shown.length + ' of ' + items.length + ' rows';
+		}
+		render();
+		return el('div', {}, [el('div', { 'class': 'filter' }, [input, ' ', count]),
+			el('div', { 'class': 'table-wrap' }, [el('table', { id: 't' + ti + '-table' },
+				[el('thead', {}, [el('tr', {}, heads)]), tbody])])]);
+	}
+
+	/* ---- provenance ---- */
+
+	function provenance(trace) {
+		var p = trace.provenance, items = [['file', p.file]];
+		if (p.bytes !== null)
+			items.push(['size', p.bytes + ' bytes']);
+		items.push(['events', p.trace_events + ' in traceEvents, ' + p.kept_events + ' kept, ' + p.threads + ' threads']);
+		if (trace.rank !== undefined)
+			items.push(['rank', trace.rank + (p.world_size !== null ? ' of ' + p.world_size : '')]);
+		p.metadata.forEach(function (kv) {
+			if (kv[0] !== 'traceEvents')
+				items.push([kv[0], kv[1]]);
+		});
+		var versions = p.metadata.filter(function (kv) { return /version/i.test(kv[0]); });
+		var dl = el('dl', { 'class': 'prov' });
+		items.forEach(function (kv) {
+			dl.appendChild(el('dt', { text: kv[0] }));
+			dl.appendChild(el('dd', { 'class': 'mono', text: kv[1] }));
+		});
+		return el('div', {}, [el('h3', { text: 'Provenance' }),
+			el('p', { 'class': 'muted', text: versions.length ?
+				'Versions found in the trace: ' + versions.map(function (kv) { return kv[0] + ' ' + kv[1]; }).join(', ') :
+				'No PyTorch or Neuron version recorded in the trace.' }), dl]);
+	}
+
+	function warnings(trace) {
+		var p = trace.provenance, out = [];
+		if (p.truncated_at !== null)
+			out.push('The trace is truncated: it stops at byte ' + p.truncated_at + '; the rows cover what came before.');
+		if (p.untimed_launches)
+			out.push(p.untimed_launches + ' device launches without device events (legacy autograd export): no device time.');
+		(trace.explorer_warnings || []).forEach(function (w) {
+			out.push('neuron-explorer: ' + (w.category ? w.category + ': ' : '') + w.message + ' (' + w.file + ')');
+		});
+		return out.map(function (t) { return el('div', { 'class': 'warn', text: t }); });
+	}
+
+	/* ---- the report ---- */
+
+	function traceTitle(trace) {
+		return trace.path + (trace.rank !== undefined ? ' (rank ' + trace.rank + ')' : '');
+	}
+
+	function neffSection(trace) {
+		if (!trace.neffs.length)
+			return null;
+		var items = trace.neffs.slice().sort(function (a, b) { return b.device_us - a.device_us || (a.neff < b.neff ? -1 : 1); })
+			.map(function (n) { return { label: 'NEFF ' + n.neff + ' (' + n.calls + ' runs)', value: n.device_us }; });
+		return barChart('Device time per NEFF', items, 'bar-dev', fmtTime);
+	}
+
+	function traceSection(trace, ti) {
+		var dev = trace.device, hasDev = trace.self_device_time_total_us > 0;
+		var totals = el('div', { 'class': 'totals' }, [
+			el('div', {}, ['Self CPU time total', el('b', { text: fmtTime(trace.self_cpu_time_total_us) })]),
+			hasDev ? el('div', {}, ['Self ' + dev + ' time total', el('b', { text: fmtTime(trace.self_device_time_total_us) })]) : null,
+			el('div', {}, ['Rows', el('b', { text: String(trace.rows.length) })]),
+			el('div', {}, ['Steps', el('b', { text: String(trace.steps.length) })])]);
+		var charts = el('div', { 'class': 'charts' }, [
+			hasDev ? barChart('Top ' + TOP_N + ' ops by Self ' + dev, topN(trace.rows, 'self_device_us'), 'bar-dev', fmtTime) : null,
+			barChart('Top ' + TOP_N + ' ops by Self CPU', topN(trace.rows, 'self_cpu_us'), 'bar-cpu', fmtTime),
+			trace.steps.length ? stepChart('Steps: time, ' + (dev || 'device') + ' busy and idle', trace.steps) : null,
+			neffSection(trace)]);
+		var bars = hasDev ? ['self_cpu_us', 'self_device_us'] : ['self_cpu_us'];
+		return el('section', { id: 'trace-' + ti }, [el('h2', { text: traceTitle(trace) })].concat(warnings(trace), [totals,
+			charts, el('h3', { text: 'key_averages()' }), rowTable(trace, ti, bars), provenance(trace)]));
+	}
+
+	/* Rank x step: each cell the step's time; a slow rank stands out. */
+	function heatMap(traces) {
+		var ranked = traces.filter(function (t) { return t.steps.length; });
+		if (traces.length < 2 || !ranked.length)
+			return null;
+		var numbers = [];
+		ranked.forEach(function (t) {
+			t.steps.forEach(function (s) { if (numbers.indexOf(s.step) < 0) numbers.push(s.step); });
+		});
+		numbers.sort(function (a, b) { return a - b; });
+		var all = [];
+		ranked.forEach(function (t) { t.steps.forEach(function (s) { all.push(s.dur_us); }); });
+		var lo = Math.min.apply(null, all), hi = Math.max.apply(null, all);
+		var rows = ranked.map(function (t, k) {
+			var cells = numbers.map(function (n) {
+				var s = t.steps.filter(function (x) { return x.step === n; })[0];
+				if (!s)
+					return el('td', {});
+				var f = hi > lo ? (s.dur_us - lo) / (hi - lo) : 0;
+				return el('td', { style: 'background:hsl(' + (120 - 120 * f).toFixed(0) + ',70%,' + (85 - 25 * f).toFixed(0) + '%)',
+					title: traceTitle(t) + ', step ' + n + ': ' + fmtTime(s.dur_us), text: fmtTime(s.dur_us) });
+			});
+			return el('tr', {}, [el('th', { 'class': 'text', scope: 'row',
+				text: t.rank !== undefined ? 'rank ' + t.rank : 'trace ' + k }, [])].concat(cells));
+		});
+		return el('section', { id: 'heatmap' }, [el('h2', { text: 'Step time per rank' }),
+			el('p', { 'class': 'muted', text: 'Green: the fastest step of any rank; red: the slowest.' }),
+			el('div', { 'class': 'table-wrap' }, [el('table', { 'class': 'heat' }, [el('thead', {}, [el('tr', {},
+				[el('th', { text: 'step' })].concat(numbers.map(function (n) { return el('th', { text: String(n) }); })))]),
+			el('tbody', {}, rows)])])]);
+	}
+
+	function reportPage(data, app) {
+		app.appendChild(el('h1', { text: 'neuron-stats report' }));
+		app.appendChild(el('p', { 'class': 'muted' }, ['Input: ', el('code', { text: data.input }), ', ' +
+			data.traces.length + (data.traces.length === 1 ? ' trace' : ' traces')]));
+		append(app, [heatMap(data.traces)]);
+		data.traces.forEach(function (t, i) { app.appendChild(traceSection(t, i)); });
+	}
+
+	/* ---- the diff ---- */
+
+	function diffMetric(row, key) {
+		return row[key] || {};
+	}
+
+	function diffPage(data, app) {
+		var key = data.metric || 'self_device';
+		app.appendChild(el('h1', { text: 'neuron-stats diff' }));
+		app.appendChild(el('p', { 'class': 'muted' }, ['Base: ', el('code', { text: data.base.input }), ', new: ',
+			el('code', { text: data.new.input })]));
+		var counts = {};
+		data.rows.forEach(function (r) { counts[r.verdict] = (counts[r.verdict] || 0) + 1; });
+		app.appendChild(el('div', { 'class': 'totals' }, Object.keys(counts).sort().map(function (v) {
+			return el('div', {}, [v, el('b', { text: String(counts[v]) })]);
+		})));
+		if (data.rule)
+			app.appendChild(el('p', { 'class': 'muted', text: data.rule }));
+		var changes = data.rows.filter(function (r) { return diffMetric(r, key).delta_us; })
+			.sort(function (a, b) {
+				return Math.abs(diffMetric(b, key).delta_us) - Math.abs(diffMetric(a, key).delta_us) ||
+					(a.name < b.name ? -1 : 1);
+			}).slice(0, TOP_N);
+		app.appendChild(waterfall('Largest changes of ' + key.replace('_', ' ') + ' (new - base)', changes, key));
+		app.appendChild(el('h2', { text: 'Rows' }));
+		app.appendChild(diffTable(data, key));
+	}
+
+	/* Each change a step from the running total: base total to new total. */
+	function waterfall(title, rows, key) {
+		var w = 720, labelW = 300, rowH = 20, plotW = w - labelW - 120;
+		var run = 0, lo = 0, hi = 0;
+		var steps = rows.map(function (r) {
+			var d = diffMetric(r, key).delta_us, from = run;
+			run += d;
+			lo = Math.min(lo, from, run);
+			hi = Math.max(hi, from, run);
+			return { row: r, from: from, to: run, delta: d };
+		});
+		var span = hi - lo || 1, sx = function (v) { return labelW + plotW * (v - lo) / span; };
+		var chart = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + (steps.length * rowH + 10), role: 'img', 'aria-label': title });
+		chart.appendChild(svgEl('line', { x1: sx(0), y1: 0, x2: sx(0), y2: steps.length * rowH + 10, 'class': 'axis' }));
+		steps.forEach(function (s, i) {
+			var y = i * rowH + 4, x0 = sx(Math.min(s.from, s.to)), x1 = sx(Math.max(s.from, s.to));
+			var m = diffMetric(s.row, key), p = m.p_value;
+			var tip = s.row.name + ': ' + (s.delta > 0 ? '+' : '') + fmtTime(s.delta) + ', ' + s.row.verdict +
+				(p !== undefined && p !== null ? ', p = ' + p : '');
+			chart.appendChild(svgEl('text', { x: labelW - 6, y: y + 13, 'text-anchor': 'end', text: cut(s.row.name, 44) },
+				[svgEl('title', { text: s.row.name })]));
+			chart.appendChild(svgEl('rect', { x: x0, y: y + 2, width: Math.max(1, x1 - x0), height: rowH - 6,
+				'class': s.delta > 0 ? 'bar-bad' : 'bar-good' }, [svgEl('title', { text: tip })]));
+			chart.appendChild(svgEl('text', { x: x1 + 4, y: y + 13, text: (s.delta > 0 ? '+' : '') + fmtTime(s.delta) +
+				' ' + s.row.verdict + (p !== undefined && p !== null ? ' p=' + Number(p).toPrecision(2) : '') }));
+		});
+		return el('div', { 'class': 'chart' }, [el('h3', { text: title }),
+			steps.length ? chart : el('p', { 'class': 'muted', text: 'no change' }),
+			el('div', { 'class': 'legend' }, [el('span', { 'class': 'k-bad', text: 'slower' }),
+				el('span', { 'class': 'k-good', text: 'faster' })])]);
+	}
+
+	function diffTable(data, key) {
+		var metrics = ['self_device', 'self_cpu', 'calls'].filter(function (k) {
+			return data.rows.some(function (r) { return r[k]; });
+		});
+		var cols = [{ key: 'name', header: 'Name', kind: 'text' }, { key: 'verdict', header: 'Verdict', kind: 'text' }];
+		metrics.forEach(function (m) {
+			var label = m.replace('_', ' ');
+			cols.push({ key: m + '.base', header: label + ' base', kind: m === 'calls' ? 'count' : 'time' },
+				{ key: m + '.new', header: label + ' new', kind: m === 'calls' ? 'count' : 'time' },
+				{ key: m + '.pct', header: label + ' %', kind: 'pct' });
+			if (m !== 'calls')
+				cols.push({ key: m + '.p', header: label + ' p', kind: 'p' });
+		});
+		var flat = data.rows.map(function (r) {
+			var o = { name: r.name, verdict: r.verdict };
+			metrics.forEach(function (m) {
+				var v = r[m] || {};
+				o[m + '.base'] = v.base_us !== undefined ? v.base_us : v.base;
+				o[m + '.new'] = v.new_us !== undefined ? v.new_us : v.new;
+				o[m + '.pct'] = v.pct;
+				o[m + '.p'] = v.p_value;
+			});
+			return o;
+		});
+		return rowTable({ columns: cols.map(function (c) {
+			return { key: c.key, header: c.header, kind: c.kind === 'pct' || c.kind === 'p' ? 'count' : c.kind };
+		}), rows: flat, self_device_time_total_us: 0 }, 0, []);
+	}
+
+	function main() {
+		var app = document.getElementById('app');
+		var data = JSON.parse(document.getElementById('ns-data').textContent);
+		if (data.kind === 'diff')
+			diffPage(data, app);
+		else
+			reportPage(data, app);
+		document.body.setAttribute('data-ready', 'true');
+	}
+
+	main();
+}());
