@@ -2,7 +2,8 @@
 # packages neuron-stats needs to build and test (keep this the one list).
 NS_PACKAGES=(build-essential meson ninja-build pkg-config libcjson-dev libsqlite3-dev libzstd-dev
              zlib1g-dev libcriterion-dev libiberty-dev python3 zstd
-             cmark-gfm) # GitHub's Markdown parser: tests/reliability/test_names.py parses our Markdown back
+             cmark-gfm  # GitHub's Markdown parser: tests/reliability/test_names.py parses our Markdown back
+             groff-base) # groff: tests/docs/test_man.py checks and renders the man page
 
 # Installs the packages of NS_PACKAGES that are not installed yet (apt, as root).
 ns_install_missing() {

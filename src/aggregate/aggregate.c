@@ -629,16 +629,25 @@ static int make_fevents(struct work *w)
 /* Device events' links, from the op's event index to its fevent index (-1
  * when the op is no FunctionEvent). Event indices survive the sort, so
  * this runs after it, with one event -> fevent table and nothing else. */
+int32_t *ns_agg_fevent_of_events(const struct ns_agg *a)
+{
+	int32_t *fe_of_event = malloc((a->trace->n_events + 1) * sizeof(*fe_of_event));
+	if (!fe_of_event)
+		return NULL;
+	for (size_t i = 0; i < a->trace->n_events; i++)
+		fe_of_event[i] = NO_INDEX;
+	for (size_t f = 0; f < a->n_fevents; f++)
+		if (a->fevents[f].event >= 0)
+			fe_of_event[a->fevents[f].event] = (int32_t)f;
+	return fe_of_event;
+}
+
 static int link_launchers(struct work *w)
 {
 	struct ns_agg *a = w->out;
-	int32_t *fe_of_event = malloc((w->t->n_events + 1) * sizeof(*fe_of_event));
+	int32_t *fe_of_event = ns_agg_fevent_of_events(a);
 	if (!fe_of_event)
 		return -1;
-	for (size_t i = 0; i < w->t->n_events; i++)
-		fe_of_event[i] = NO_INDEX;
-	for (size_t f = 0; f < a->n_fevents; f++)
-		fe_of_event[a->fevents[f].event] = (int32_t)f;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
 		if (fe->device_type != NS_DEV_CPU && fe->link != NO_INDEX)

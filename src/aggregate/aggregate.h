@@ -213,6 +213,10 @@ static inline int64_t ns_fevent_owner(const struct ns_agg *a, int64_t op)
 	return op;
 }
 
+/* Per trace event, the FunctionEvent it became (fevent index), or -1; the
+ * caller frees it. NULL when out of memory. */
+int32_t *ns_agg_fevent_of_events(const struct ns_agg *a);
+
 struct ns_fself ns_fevent_self(const struct ns_agg *a, size_t f);
 struct ns_fmem ns_fevent_mem(const struct ns_agg *a, size_t f);
 /* The overload split off the name (0 unless capture_overload_names). */

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "common/vec.h"
+#include "pipeline/load.h"
 
 bool ns_cli_quiet;
 
@@ -14,6 +15,11 @@ const struct ns_command ns_cli_commands[] = {
 	{ &cmd_sql_spec, cmd_sql },
 	{ &cmd_neff_spec, cmd_neff },
 	{ &cmd_ls_spec, cmd_ls },
+	{ &cmd_stacks_spec, cmd_stacks },
+	{ &cmd_counters_spec, cmd_counters },
+	{ &cmd_launches_spec, cmd_launches },
+	{ &cmd_kernels_spec, cmd_kernels },
+	{ &cmd_breakdown_spec, cmd_breakdown },
 	{ &cmd_completion_spec, cmd_completion },
 };
 const size_t ns_cli_n_commands = NS_ARRAY_SIZE(ns_cli_commands);
@@ -39,4 +45,27 @@ void ns_cli_warn(const struct ns_error *warn)
 {
 	if (!ns_cli_quiet && warn->msg[0])
 		fprintf(stderr, "neuron-stats: warning: %s\n", warn->msg);
+}
+
+int ns_cli_each_trace(const char *path, const struct ns_load_opts *lo, ns_cli_trace_fn each, void *ctx)
+{
+	struct ns_error err = { 0 };
+	struct ns_run run = { 0 };
+	int rc = ns_run_load(path, lo, &run, &err);
+	for (size_t i = 0; rc == 0 && i < run.n; i++)
+		rc = each(&run.traces[i], i, run.n, ctx, &err);
+	if (rc)
+		rc = ns_cli_fail(&err);
+	ns_run_release(&run);
+	return rc;
+}
+
+void ns_cli_trace_header(const struct ns_trace *t, size_t i, size_t n, enum ns_format fmt)
+{
+	if (n < 2 || fmt == NS_FMT_JSON || fmt == NS_FMT_CSV)
+		return;
+	printf("%s%s", i ? "\n" : "", t->path);
+	if (t->rank != NS_NONE)
+		printf(" (rank %lld)", (long long)t->rank);
+	putchar('\n');
 }

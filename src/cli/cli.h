@@ -18,6 +18,10 @@ enum {
 	NS_EXIT_NOMEM = 6,
 };
 
+#define NS_VERSION "0.1.0" /* (meson.build's project version) */
+/* The program's one-line description (--help, the man page's NAME). */
+#define NS_CLI_TAGLINE "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures."
+
 extern bool ns_cli_quiet; /* --quiet: no warnings or progress on stderr */
 
 /* Prints "neuron-stats: error: <msg>" (+ "hint: ..." lines) to stderr and
@@ -38,6 +42,10 @@ void ns_cli_write_group_by_words(FILE *out); /* --group-by's words (shell comple
 extern const char *const ns_cli_formats[];    /* --format's choices, in enum ns_format's order */
 enum ns_format ns_cli_format(const char *name); /* the entry of ns_cli_formats --format stored; NULL: table */
 extern const char *const ns_cli_device_time_units[]; /* --device-time-unit's choices */
+/* --include/--exclude REGEX (repeatable), shared by report and diff. */
+#define NS_CLI_INCLUDE_HELP "only rows whose name matches REGEX (POSIX ERE; repeatable: any)"
+#define NS_CLI_EXCLUDE_HELP "leave out rows whose name matches REGEX (repeatable)"
+struct ns_name_filter ns_cli_name_filter(const struct ns_opt_regexes *include, const struct ns_opt_regexes *exclude);
 
 /* Each command returns its exit code; main.c checks standard output once
  * after it (a failed write is exit 5), so a command never flushes itself. */
@@ -48,11 +56,28 @@ int cmd_neff(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_completion(int argc, char **argv);
+int cmd_stacks(int argc, char **argv);
+int cmd_counters(int argc, char **argv);
+int cmd_launches(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
+int cmd_breakdown(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
 extern const struct ns_cmd_spec cmd_diff_spec;
 extern const struct ns_cmd_spec cmd_completion_spec;
+extern const struct ns_cmd_spec cmd_stacks_spec;
+extern const struct ns_cmd_spec cmd_counters_spec;
+extern const struct ns_cmd_spec cmd_launches_spec;
+extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
+
+/* The analysis commands' main loop: loads PATH, calls each(trace i of n)
+ * in order and returns the exit code (a failure printed). */
+struct ns_load_opts;
+typedef int (*ns_cli_trace_fn)(struct ns_trace *t, size_t i, size_t n, void *ctx, struct ns_error *err);
+int ns_cli_each_trace(const char *path, const struct ns_load_opts *lo, ns_cli_trace_fn each, void *ctx);
+/* Before trace i of n > 1 in a table or Markdown: its path (and rank). */
+void ns_cli_trace_header(const struct ns_trace *t, size_t i, size_t n, enum ns_format fmt);
 
 /* The command table: main() dispatches on it, --help lists it, the shell
  * completion scripts are generated from it (cmd-completion.c). */
@@ -62,5 +87,8 @@ struct ns_command {
 };
 extern const struct ns_command ns_cli_commands[];
 extern const size_t ns_cli_n_commands;
+
+/* The manual page neuron-stats(1), roff (neuron-stats --man; cmd-man.c). */
+void ns_cli_write_man(FILE *out);
 
 #endif

@@ -14,6 +14,7 @@ static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on;
 static double opt_threshold = 5, opt_alpha = 0.05;
 static long opt_row_limit = -1, opt_top = 10;
 static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
+static struct ns_opt_regexes opt_include, opt_exclude;
 
 static void write_fail_on_words(FILE *out)
 {
@@ -36,6 +37,8 @@ static const struct ns_opt diff_opts[] = {
 	       NS_NO_MAX),
 	NS_INT(0, "top", "N", "markdown: at most N rows per section (default 10; -1: all)", &opt_top, -1, NS_NO_MAX),
 	NS_FLAG(0, "changed", "leave out unchanged rows", &opt_changed),
+	NS_REGEX(0, "include", "REGEX", NS_CLI_INCLUDE_HELP, &opt_include),
+	NS_REGEX(0, "exclude", "REGEX", NS_CLI_EXCLUDE_HELP, &opt_exclude),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -166,6 +169,7 @@ int cmd_diff(int argc, char **argv)
 	dopts.alpha = opt_alpha;
 	dopts.group_by = ao.group_by;
 	dopts.stack_n = ao.stack_n;
+	dopts.filter = ns_cli_name_filter(&opt_include, &opt_exclude);
 	wo.row_limit = opt_row_limit;
 	wo.top_n = opt_top;
 	wo.changed_only = opt_changed;

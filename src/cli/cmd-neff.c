@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "neff/neff.h"
+#include "report/neff-summary.h"
 
 static bool opt_members;
 static const char *opt_format;

@@ -17,6 +17,7 @@ static long opt_row_limit = 100, opt_name_width = 55;
 static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet;
 static const char *opt_device_time_unit, *opt_device_detail; /* Neuron (docs/neuron.md) */
 static bool opt_by_neff, opt_engines;
+static struct ns_opt_regexes opt_include, opt_exclude;
 
 const char *const ns_cli_formats[] = { "table", "csv", "json", "markdown", NULL }; /* enum ns_format's order */
 static const char *const time_units[] = { "s", "ms", "us", NULL };
@@ -34,6 +35,8 @@ static const struct ns_opt report_opts[] = {
 	NS_INT('n', "row-limit", "N", "print at most N rows (-1: all; default 100, as PyTorch)", &opt_row_limit, -1,
 	       NS_NO_MAX),
 	NS_FLAG(0, "top-level-only", "only rows whose first event has no CPU parent", &opt_top_level),
+	NS_REGEX(0, "include", "REGEX", NS_CLI_INCLUDE_HELP, &opt_include),
+	NS_REGEX(0, "exclude", "REGEX", NS_CLI_EXCLUDE_HELP, &opt_exclude),
 	NS_ENUM(0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit, time_units),
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_WORDS('g', "group-by", "WHAT", "also group by shape, overload or stack=N, N >= 1 (comma-separated)",
@@ -96,6 +99,12 @@ int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_er
 	return rc;
 }
 
+struct ns_name_filter ns_cli_name_filter(const struct ns_opt_regexes *include, const struct ns_opt_regexes *exclude)
+{
+	return (struct ns_name_filter){ .include = include->re, .n_include = include->n, .exclude = exclude->re,
+					.n_exclude = exclude->n };
+}
+
 enum ns_format ns_cli_format(const char *name)
 {
 	int i = 0;
@@ -119,6 +128,7 @@ static int check_opts(struct ns_report_opts *ro, struct ns_agg_opts *ao, enum ns
 	ns_report_opts_init(ro);
 	ro->row_limit = opt_row_limit;
 	ro->top_level_only = opt_top_level;
+	ro->filter = ns_cli_name_filter(&opt_include, &opt_exclude);
 	ro->max_name_width = opt_name_width > INT_MAX ? 0 : (int)opt_name_width; /* wider than any name: no cap */
 	ro->time_unit = opt_time_unit;
 	if (opt_sort && !(ro->sort = ns_sort_key_find(opt_sort)))

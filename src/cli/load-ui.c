@@ -68,17 +68,18 @@ static void print_notes(void *ctx, const struct ns_trace *t)
 		return;
 	fprintf(stderr,
 		"neuron-stats: note: %s: %llu CUPTI range-profiler ranges (\"cuda_profiler_range\") hold "
-		"counters, not times: they are not in the table%s\n",
+		"counters, not times: they are not in the table (per kernel: neuron-stats counters)%s\n",
 		t->path, (unsigned long long)n_ranges, t->n_counters ? "; each counter summed over the ranges:" : "");
 	print_counters(t);
 }
 
-/* "PATH:  42%" over itself; erased when the input ends (total 0). */
+/* "PATH:  42%" over itself (the rest of the line cleared); erased when
+ * the input ends (total 0). */
 static void show_progress(void *ctx, const char *path, uint64_t done, uint64_t total)
 {
 	(void)ctx;
 	if (total)
-		fprintf(stderr, "\r%s: %3d%%", path, (int)(done * 100 / total));
+		fprintf(stderr, "\r%s: %3d%%\033[K", path, (int)(done * 100 / total));
 	else
 		fputs("\r\033[K", stderr);
 }

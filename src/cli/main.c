@@ -34,14 +34,14 @@ static void usage(FILE *out)
 {
 	fputs("usage: neuron-stats PATH [report options]\n"
 	      "       neuron-stats COMMAND [options] [args]\n\n"
-	      "PyTorch key_averages() tables, a SQLite store and run diffs from profiler captures.\n\n"
+	      NS_CLI_TAGLINE "\n\n"
 	      "commands:\n",
 	      out);
-	struct ns_grid g; /* the command list: name (8 wide), summary */
+	struct ns_grid g; /* the command list: name (as wide as the longest), summary */
 	ns_grid_init(&g, NULL);
 	g.style = NS_GRID_PLAIN;
 	g.gap = " ";
-	ns_grid_col(&g, &(struct ns_grid_col){ .width = 8, .left = true });
+	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
 	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
 	for (size_t i = 0; i < ns_cli_n_commands; i++)
 		ns_grid_row(&g,
@@ -83,7 +83,11 @@ int main(int argc, char **argv)
 		return finish_stdout(0);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		puts("neuron-stats 0.1.0");
+		puts("neuron-stats " NS_VERSION);
+		return finish_stdout(0);
+	}
+	if (strcmp(argv[1], "--man") == 0) { /* the man page, for meson to install (not in the help) */
+		ns_cli_write_man(stdout);
 		return finish_stdout(0);
 	}
 	for (size_t i = 0; i < ns_cli_n_commands; i++)

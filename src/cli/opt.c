@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/assert.h"
+#include "report/grid.h"
 
 static const struct ns_opt *find_long(const struct ns_opt *opts, const char *name, size_t len)
 {
@@ -91,6 +92,36 @@ void ns_opt_range(const struct ns_opt *o, char *buf, size_t n)
 		snprintf(buf, n, "%s from %.15g to %.15g", arg, o->min, o->max);
 }
 
+void ns_opt_range_note(const struct ns_opt *o, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (n < 4 || !(o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT))
+		return; /* (ENUM: the help names the choices) */
+	buf[0] = ' ';
+	buf[1] = '[';
+	ns_opt_range(o, buf + 2, n - 3);
+	strcat(buf, "]");
+}
+
+static int add_regex(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
+{
+	struct ns_opt_regexes *list = o->value;
+	char what[400], why[256];
+	if (list->n == NS_OPT_MAX_REGEX) {
+		snprintf(what, sizeof(what), "--%s: at most %d expressions, not one more:", o->long_name,
+			 NS_OPT_MAX_REGEX);
+		return usage_error(spec, what, arg);
+	}
+	int rc = regcomp(&list->re[list->n], arg, REG_EXTENDED | REG_NOSUB);
+	if (rc == 0) {
+		list->n++;
+		return 0;
+	}
+	regerror(rc, &list->re[list->n], why, sizeof(why));
+	snprintf(what, sizeof(what), "--%s: not a regular expression (%s):", o->long_name, why);
+	return usage_error(spec, what, arg);
+}
+
 static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, const char *arg)
 {
 	char what[160], range[96];
@@ -121,6 +152,8 @@ static int set_value(const struct ns_cmd_spec *spec, const struct ns_opt *o, con
 				return 0;
 			}
 		break;
+	case NS_OPT_REGEX:
+		return add_regex(spec, o, arg);
 	case NS_OPT_END:
 		break;
 	}
@@ -189,30 +222,74 @@ int ns_opt_parse(const struct ns_cmd_spec *spec, int argc, char **argv, char ***
 	return 0;
 }
 
+/* An option's names: "  -f, --format FORMAT" or "      --long N". */
+static void option_names(const struct ns_opt *o, char *buf, size_t n)
+{
+	snprintf(buf, n, "  %c%c%s--%s%s%s", o->short_name ? '-' : ' ', o->short_name ? o->short_name : ' ',
+		 o->short_name ? ", " : "  ", o->long_name, o->arg_name ? " " : "", o->arg_name ? o->arg_name : "");
+}
+
+/* An option's help and, for a number, its range ("... [N from 1 to 9]";
+ * an ENUM's help names its choices); the caller frees it. NULL on OOM. */
+static char *option_text(const struct ns_opt *o)
+{
+	char range[128], *text = NULL;
+	ns_opt_range_note(o, range, sizeof(range));
+	return asprintf(&text, "%s%s", o->help, range) < 0 ? NULL : text;
+}
+
+#define NAMES_WIDTH 30 /* the help column; longer names go on a line of their own */
+
+static void option_row(struct ns_grid *g, const char *names, const char *text)
+{
+	ns_grid_row(g, (struct ns_cell[]){ { .type = NS_CELL_TEXT, .text = names }, { .type = NS_CELL_TEXT, .text = text } },
+		    true, false);
+}
+
+/* The options as a grid in the plain style: names, help. */
+static int write_options(const struct ns_opt *opts, FILE *out)
+{
+	struct ns_grid g;
+	size_t n = 0;
+	while (opts[n].type != NS_OPT_END)
+		n++;
+	char(*names)[80] = calloc(n, sizeof(*names));
+	char **texts = calloc(n, sizeof(*texts));
+	int rc = -1;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_PLAIN;
+	g.indent = g.gap = "";
+	g.as_is = true; /* the option table's own text */
+	ns_grid_col(&g, &(struct ns_grid_col){ .width = NAMES_WIDTH, .left = true });
+	ns_grid_col(&g, &(struct ns_grid_col){ .left = true });
+	for (size_t i = 0; names && texts && i < n && !g.oom; i++) {
+		option_names(&opts[i], names[i], sizeof(names[i]));
+		texts[i] = option_text(&opts[i]);
+		g.oom |= !texts[i];
+		if (strlen(names[i]) < NAMES_WIDTH) {
+			option_row(&g, names[i], texts[i]);
+		} else {
+			option_row(&g, names[i], "");
+			option_row(&g, "", texts[i]);
+		}
+	}
+	if (names && texts)
+		rc = ns_grid_write_text(out, &g);
+	for (size_t i = 0; texts && i < n; i++)
+		free(texts[i]);
+	free(texts);
+	free(names);
+	ns_grid_release(&g);
+	return rc;
+}
+
 void ns_opt_help(const struct ns_cmd_spec *spec, FILE *out)
 {
 	fprintf(out, "usage: %s\n\n%s\n", spec->usage, spec->summary);
-	if (spec->opts && spec->opts[0].type != NS_OPT_END)
+	if (spec->opts && spec->opts[0].type != NS_OPT_END) {
 		fputs("\noptions:\n", out);
-	for (const struct ns_opt *o = spec->opts; o && o->type != NS_OPT_END; o++) {
-		char left[80];
-		int len = snprintf(left, sizeof(left), "  %s%c%s--%s%s%s", o->short_name ? "-" : "",
-				   o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ", o->long_name,
-				   o->arg_name ? " " : "", o->arg_name ? o->arg_name : "");
-		if (!o->short_name)
-			len = snprintf(left, sizeof(left), "      --%s%s%s", o->long_name, o->arg_name ? " " : "",
-				       o->arg_name ? o->arg_name : "");
-		char range[128] = "";
-		if (o->type == NS_OPT_INT || o->type == NS_OPT_REAL || o->type == NS_OPT_PERCENT) { /* (ENUM: help names the choices) */
-			range[0] = ' ';
-			range[1] = '[';
-			ns_opt_range(o, range + 2, sizeof(range) - 3);
-			strcat(range, "]");
-		}
-		if (len < 30)
-			fprintf(out, "%-30s%s%s\n", left, o->help, range);
-		else
-			fprintf(out, "%s\n%-30s%s%s\n", left, "", o->help, range);
+		if (write_options(spec->opts, out) < 0)
+			fputs("  (out of memory)\n", out);
 	}
 	if (spec->details)
 		fprintf(out, "\n%s\n", spec->details);

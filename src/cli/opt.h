@@ -4,6 +4,7 @@
 #define NS_OPT_H
 
 #include <math.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +17,15 @@ enum ns_opt_type {
 	NS_OPT_REAL,    /* double *value: a decimal number within [min, max] */
 	NS_OPT_PERCENT, /* double *value: as NS_OPT_REAL, an optional trailing '%' */
 	NS_OPT_ENUM,    /* const char **value = the entry of choices equal to the argument */
+	NS_OPT_REGEX,   /* struct ns_opt_regexes *value: one more POSIX ERE, compiled (repeatable) */
+};
+
+/* The expressions of a repeatable NS_OPT_REGEX option, in the order given;
+ * they live as long as the process. */
+#define NS_OPT_MAX_REGEX 16
+struct ns_opt_regexes {
+	regex_t re[NS_OPT_MAX_REGEX];
+	size_t n;
 };
 
 /* What shell completion offers for an option's value (cli/complete.c). */
@@ -54,6 +64,9 @@ struct ns_opt {
 /* a string the command checks (a list, KEY=N); the shell offers what fn writes */
 #define NS_WORDS(s, l, arg, text, var, fn) \
 	NS_OPT_(NS_OPT_STRING, s, l, arg, text, var, .complete = NS_COMPLETE_WORDS, .words = (fn))
+/* a POSIX extended regular expression, compiled when parsed (a bad one is
+ * a usage error naming the option); repeatable */
+#define NS_REGEX(s, l, arg, text, var) NS_OPT_(NS_OPT_REGEX, s, l, arg, text, var, .complete = NS_COMPLETE_NONE)
 #define NS_INT(s, l, arg, text, var, lo, hi) NS_OPT_(NS_OPT_INT, s, l, arg, text, var, .min = (lo), .max = (hi))
 #define NS_INT_OR_ZERO(s, l, arg, text, var, lo, hi) \
 	NS_OPT_(NS_OPT_INT, s, l, arg, text, var, .min = (lo), .max = (hi), .zero_too = true)
@@ -86,5 +99,8 @@ int ns_opt_parse_long(const char *s, long min, long max, long *out);
 /* The range of a numeric option as --help and usage errors show it, e.g.
  * "N >= -1", "0 or N >= 4", "A from 1e-12 to 1". */
 void ns_opt_range(const struct ns_opt *o, char *buf, size_t n);
+/* What --help appends to a numeric option's help: " [" range "]"; "" for
+ * the other types. */
+void ns_opt_range_note(const struct ns_opt *o, char *buf, size_t n);
 
 #endif

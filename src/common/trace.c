@@ -89,6 +89,7 @@ void ns_trace_release(struct ns_trace *t)
 	free(t->threads);
 	free(t->meta);
 	free(t->counters);
+	free(t->counter_values);
 	free(t->xwarn);
 	memset(t, 0, sizeof(*t));
 }

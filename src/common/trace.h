@@ -71,6 +71,7 @@ enum ns_kind {
 	NS_KIND_FLOW_S,    /* flow start (ac2g) */
 	NS_KIND_FLOW_F,    /* flow end (ac2g) */
 	NS_KIND_COUNTER,   /* a CUPTI range-profiler range (cuda_profiler_range): counters, not a time */
+	NS_KIND_PYTHON,    /* a python_function call, kept only when asked (ns_ingest_opts.keep_python) */
 };
 
 enum ns_event_flag {
@@ -131,6 +132,15 @@ struct ns_counter {
 	bool exact;
 };
 
+/* One counter value of one range (`neuron-stats counters`). */
+struct ns_counter_value {
+	uint32_t event;       /* the range: index into ns_trace.events */
+	uint32_t counter;     /* index into ns_trace.counters */
+	bool is_int;
+	int64_t i;            /* the value, when an integer */
+	double d;             /* the value as a double */
+};
+
 /* One (pid, tid) track. pid/tid are JSON ints or strings in Kineto traces;
  * both are kept as text, plus the integer value when they are integers. */
 struct ns_thread {
@@ -178,6 +188,8 @@ struct ns_trace {
 	 * over the ranges, in first-seen order; not stored in a database */
 	struct ns_counter *counters;
 	size_t n_counters, cap_counters;
+	struct ns_counter_value *counter_values; /* each range's values, in file order */
+	size_t n_counter_values, cap_counter_values;
 	bool has_cat[NS_CAT__COUNT];
 	int64_t truncated_at;     /* byte offset where a damaged file stopped, or -1 */
 	/* Top-level keys other than traceEvents, as raw JSON text (key, value)

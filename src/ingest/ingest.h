@@ -17,6 +17,7 @@ struct ns_ingest_opts {
 	uint64_t max_decompressed;   /* cap on decompressed bytes (0 = default 64 GiB) */
 	uint32_t max_ratio;          /* cap on decompressed/compressed ratio (0 = default 1000) */
 	uint32_t read_chunk;         /* tests: at most this many bytes per source read (0 = no cap) */
+	bool keep_python;            /* keep python_function calls (NS_KIND_PYTHON: `stacks --python`) */
 	/* optional: every element as a decoded row (rows.h), and, with
 	 * flow_sink, the flows paired */
 	ns_event_sink sink;

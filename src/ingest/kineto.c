@@ -10,10 +10,10 @@
 #include "common/utf8.h"
 #include "common/vec.h"
 #include "neff/neff.h"
-#include "ingest/scan.h"
+#include "ingest/json/scan.h"
 #include "ingest/source.h"
 
-#define PROGRESS_STEP (64u << 20)
+#define PROGRESS_STEP (1u << 20) /* (the pipeline passes on only a changed percentage) */
 /* The longest string the string table takes (common/strtab.c). */
 #define STRING_MAX ((1u << 23) - 1)
 #define SUM_LIMIT NS_SUM_LIMIT /* (common/trace.h) */
@@ -596,6 +596,11 @@ static int counter_field(struct parser *ps, void *ctx, const struct span *key, c
 			return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
 		t->counters[t->n_counters++] = (struct ns_counter){ .name = name, .exact = true };
 	}
+	if (NS_GROW(t->counter_values, t->cap_counter_values, t->n_counter_values + 1) < 0)
+		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory", t->path);
+	/* (the range is the next event kept) */
+	t->counter_values[t->n_counter_values++] = (struct ns_counter_value){
+		.event = (uint32_t)t->n_events, .counter = (uint32_t)i, .is_int = is_int, .i = v, .d = d };
 	struct ns_counter *c = &t->counters[i];
 	c->sum_approx += d;
 	if (c->exact && (!is_int || (v > 0 && c->sum > INT64_MAX - v) || (v < 0 && c->sum < INT64_MIN - v)))
@@ -778,6 +783,11 @@ static int classify_event(struct parser *ps, const char *p, const struct event_f
 
 	switch (raw->ph) {
 	case NS_PH_X:
+		if (cat == NS_CAT_PYTHON_FUNCTION && ps->opts && ps->opts->keep_python && f->has_ts) {
+			ev->kind = NS_KIND_PYTHON;
+			raw->kept = true;
+			break;
+		}
 		if (cat == NS_CAT_OTHER || cat == NS_CAT_PYTHON_FUNCTION || cat == NS_CAT_AC2G ||
 		    cat == NS_CAT_FWDBWD)
 			break;

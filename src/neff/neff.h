@@ -14,7 +14,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "common/error.h"
 
@@ -166,15 +165,6 @@ const char *ns_neff_engine_key(enum ns_neff_engine_id id);   /* "pe", "act", ...
 const char *ns_neff_engine_name(enum ns_neff_engine_id id);  /* "PE", "Activation", ... */
 const char *ns_neff_engine_alias(enum ns_neff_engine_id id); /* "TensorE", "ScalarE", ... */
 const char *ns_neff_hlo_stat_key(enum ns_neff_hlo_stat stat); /* "HloMacCount", ... */
-
-enum ns_neff_format { NS_NEFF_FORMAT_TEXT, NS_NEFF_FORMAT_JSON };
-#define NS_NEFF_SUMMARY_MEMBERS 0x1u /* append the member table / "members" array */
-
-/* Writes the summary of an opened NEFF. Returns NS_OK, or NS_ERR_NOMEM when
- * the JSON document cannot be built (write errors are left to the caller's
- * ferror() check). */
-int ns_neff_write_summary(const struct ns_neff *neff, FILE *out, enum ns_neff_format format,
-			  unsigned flags, struct ns_error *err);
 
 /* Runtime capture names (docs §2.2): "neff_<hash>.neff" (model mode),
  * "neff_<hash>_vnc_<N>.neff" (session mode, hash decimal) and

@@ -68,7 +68,7 @@ struct reader {
 	bool in_warnings;    /* the array is "warnings" */
 	bool in_throttle;    /* the array is "throttle_summary" */
 	/* fields of the element being read */
-	struct jv f_start, f_dur, f_end, f_engine, f_detail[NS_DETAIL__COUNT];
+	struct ns_jv f_start, f_dur, f_end, f_engine, f_detail[NS_DETAIL__COUNT];
 	bool has_start, has_dur, has_end, has_engine, has_detail[NS_DETAIL__COUNT];
 	/* instruction durations (file units) and counts per detail_names id, per key */
 	long double *sum[NS_DETAIL__COUNT];
@@ -77,25 +77,25 @@ struct reader {
 	long double sum_all;
 };
 
-static int element_field(void *ctx, const char *key, size_t len, const struct jv *v)
+static int element_field(void *ctx, const char *key, size_t len, const struct ns_jv *v)
 {
 	struct reader *r = ctx;
-	if (jkey_is(key, len, "timestamp") || jkey_is(key, len, "start_ts") || jkey_is(key, len, "start")) {
+	if (ns_jkey_is(key, len, "timestamp") || ns_jkey_is(key, len, "start_ts") || ns_jkey_is(key, len, "start")) {
 		r->f_start = *v;
 		r->has_start = true;
-	} else if (jkey_is(key, len, "duration") || jkey_is(key, len, "duration_ns")) {
+	} else if (ns_jkey_is(key, len, "duration") || ns_jkey_is(key, len, "duration_ns")) {
 		r->f_dur = *v;
 		r->has_dur = true;
-	} else if (jkey_is(key, len, "end_ts") || jkey_is(key, len, "end")) {
+	} else if (ns_jkey_is(key, len, "end_ts") || ns_jkey_is(key, len, "end")) {
 		r->f_end = *v;
 		r->has_end = true;
-	} else if (jkey_is(key, len, "engine") || (!r->has_engine && (jkey_is(key, len, "label") ||
-								       jkey_is(key, len, "timeline_track")))) {
+	} else if (ns_jkey_is(key, len, "engine") || (!r->has_engine && (ns_jkey_is(key, len, "label") ||
+								       ns_jkey_is(key, len, "timeline_track")))) {
 		r->f_engine = *v;
 		r->has_engine = true;
 	} else if (r->role == NS_DP_INSTRUCTION) {
 		for (int k = 0; k < NS_DETAIL__COUNT; k++)
-			if (jkey_is(key, len, details[k].field)) {
+			if (ns_jkey_is(key, len, details[k].field)) {
 				r->f_detail[k] = *v;
 				r->has_detail[k] = true;
 			}
@@ -114,7 +114,7 @@ static int add_detail(struct reader *r, long double dur)
 		size_t n = 0;
 		/* a string, or a scalar written as one; anything else is no name */
 		if (r->has_detail[k] && (r->f_detail[k].type == 's' || r->f_detail[k].type == 'n'))
-			n = jv_text(&r->f_detail[k], text, sizeof(text));
+			n = ns_jv_text(&r->f_detail[k], text, sizeof(text));
 		ns_str id = ns_strtab_intern(&dp->detail_names, n ? text : "", n);
 		if (id == UINT32_MAX)
 			return -1;
@@ -195,7 +195,7 @@ static const char *section_name(int role)
 }
 
 /* One element of instruction / dma / active_time. */
-static int read_interval(struct reader *r, const struct jv *v, uint64_t offset, struct ns_error *err)
+static int read_interval(struct reader *r, const struct ns_jv *v, uint64_t offset, struct ns_error *err)
 {
 	struct ns_devprof *dp = r->dp;
 	const char *sec = section_name(r->role);
@@ -204,14 +204,14 @@ static int read_interval(struct reader *r, const struct jv *v, uint64_t offset, 
 	size_t bad;
 	r->has_start = r->has_dur = r->has_end = r->has_engine = false;
 	memset(r->has_detail, 0, sizeof(r->has_detail));
-	if (jobj_walk(v, element_field, r, &bad))
+	if (ns_jobj_walk(v, element_field, r, &bad))
 		return note_add(&dp->notes, dp->path, offset + bad, "%s: element is not a valid object; skipped", sec) ? -1 : 0;
-	if (!r->has_start || !jv_num(&r->f_start, &x.start))
+	if (!r->has_start || !ns_jv_num(&r->f_start, &x.start))
 		return note_add(&dp->notes, dp->path, offset, "%s: %s; skipped", sec,
 				r->has_start ? "timestamp is not a number" : "no timestamp") ? -1 : 0;
-	if (r->has_end && jv_num(&r->f_end, &x.end))
+	if (r->has_end && ns_jv_num(&r->f_end, &x.end))
 		;
-	else if (r->has_dur && jv_num(&r->f_dur, &dur))
+	else if (r->has_dur && ns_jv_num(&r->f_dur, &dur))
 		x.end = x.start + dur;
 	else
 		return note_add(&dp->notes, dp->path, offset, "%s: no usable duration or end; skipped", sec) ? -1 : 0;
@@ -237,25 +237,25 @@ struct info_ctx {
 	struct ns_devprof *dp;
 };
 
-static int info_field(void *ctx, const char *key, size_t len, const struct jv *v)
+static int info_field(void *ctx, const char *key, size_t len, const struct ns_jv *v)
 {
 	struct ns_devprof *dp = ((struct info_ctx *)ctx)->dp;
 	char text[256];
 	if (v->type != 's' && v->type != 'n')
 		return 0;
-	size_t n = jv_text(v, text, sizeof(text));
-	if (jkey_is(key, len, "ntff_filename") || jkey_is(key, len, "ntff"))
+	size_t n = ns_jv_text(v, text, sizeof(text));
+	if (ns_jkey_is(key, len, "ntff_filename") || ns_jkey_is(key, len, "ntff"))
 		memcpy(dp->ntff_filename, text, n + 1);
-	else if (jkey_is(key, len, "neff_hash") || jkey_is(key, len, "neff") || jkey_is(key, len, "neff_name") ||
-		 jkey_is(key, len, "neff_id") || jkey_is(key, len, "neff_filename") ||
-		 (jkey_is(key, len, "model_name") && !dp->neff_hash[0] && memmem(text, n, ".neff", 5)))
+	else if (ns_jkey_is(key, len, "neff_hash") || ns_jkey_is(key, len, "neff") || ns_jkey_is(key, len, "neff_name") ||
+		 ns_jkey_is(key, len, "neff_id") || ns_jkey_is(key, len, "neff_filename") ||
+		 (ns_jkey_is(key, len, "model_name") && !dp->neff_hash[0] && memmem(text, n, ".neff", 5)))
 		ns_neff_hash_normalize(text, n, dp->neff_hash, sizeof(dp->neff_hash));
 	return 0;
 }
 
 /* One ThrottleSummary row: its throttle_active_time_ns when it covers every
  * throttle type ("all", or no type); the longest such row is kept. */
-static int read_throttle(struct ns_devprof *dp, const struct jv *v, uint64_t offset)
+static int read_throttle(struct ns_devprof *dp, const struct ns_jv *v, uint64_t offset)
 {
 	struct ns_kv *kv = NULL;
 	size_t n = 0;
@@ -267,8 +267,8 @@ static int read_throttle(struct ns_devprof *dp, const struct jv *v, uint64_t off
 	const struct ns_kv *type = kv_find(kv, n, "throttle_type"), *t = kv_find(kv, n, "throttle_active_time_ns");
 	if (t && t->is_num && (!type || strcmp(type->text, "all") == 0)) {
 		int64_t ns;
-		struct jv tok = { t->text, strlen(t->text), 'n', false };
-		if (!jv_int(&tok, &ns))
+		struct ns_jv tok = { t->text, strlen(t->text), 'n', false };
+		if (!ns_jv_int(&tok, &ns))
 			ns = (int64_t)t->num;
 		if (dp->throttle_ns == NS_NONE || ns > dp->throttle_ns)
 			dp->throttle_ns = ns;
@@ -285,15 +285,15 @@ static int on_key(void *ctx, const char *key)
 	for (size_t i = 0; i < NS_ARRAY_SIZE(sections); i++)
 		if (strcmp(sections[i].key, key) == 0) {
 			r->role = sections[i].role;
-			return sections[i].stream ? JS_ELEMENTS : JS_SKIP;
+			return sections[i].stream ? NS_JS_ELEMENTS : NS_JS_SKIP;
 		}
 	r->role = NS_DP_OTHER;
 	if (keylist_add(&r->dp->unknown_keys, &r->dp->n_unknown_keys, key))
-		return JS_SKIP; /* out of memory shows later as a missing key, not a crash */
-	return JS_SKIP;
+		return NS_JS_SKIP; /* out of memory shows later as a missing key, not a crash */
+	return NS_JS_SKIP;
 }
 
-static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offset, struct ns_error *err)
+static int on_elem(void *ctx, const char *key, const struct ns_jv *v, uint64_t offset, struct ns_error *err)
 {
 	struct reader *r = ctx;
 	struct ns_devprof *dp = r->dp;
@@ -330,7 +330,7 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 	case NS_DP_PROFILE_INFO: {
 		struct info_ctx ic = { dp };
 		size_t bad;
-		jobj_walk(v, info_field, &ic, &bad);
+		ns_jobj_walk(v, info_field, &ic, &bad);
 		return 0;
 	}
 	default:
@@ -339,7 +339,7 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 }
 
 /* A section that is not an array: one object is taken as its only element. */
-static int on_value(void *ctx, const char *key, const struct jv *v, uint64_t offset, struct ns_error *err)
+static int on_value(void *ctx, const char *key, const struct ns_jv *v, uint64_t offset, struct ns_error *err)
 {
 	struct reader *r = ctx;
 	if (v->type == 'o')
@@ -398,8 +398,8 @@ static int build_busy(struct reader *r)
 	/* timestamps below first_hw_timestamp are relative to it */
 	if (first_hw && first_hw->is_num && r->n_raw && max_start < (int64_t)first_hw->num) {
 		int64_t v;
-		struct jv tok = { first_hw->text, strlen(first_hw->text), 'n', false };
-		dp->origin_ns = jv_int(&tok, &v) ? v : (int64_t)first_hw->num;
+		struct ns_jv tok = { first_hw->text, strlen(first_hw->text), 'n', false };
+		dp->origin_ns = ns_jv_int(&tok, &v) ? v : (int64_t)first_hw->num;
 	}
 	dp->first_ns = dp->last_ns = NS_NONE;
 	for (int e = 0; e < NS_ENG__COUNT; e++) {
@@ -436,7 +436,7 @@ static int build_busy(struct reader *r)
 
 int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof **out, struct ns_error *err)
 {
-	static const struct jstream_cb cb = { on_key, on_elem, on_value };
+	static const struct ns_json_stream_cb cb = { on_key, on_elem, on_value };
 	struct ns_devprof *dp = calloc(1, sizeof(*dp));
 	struct reader r = { .dp = dp };
 	int rc;

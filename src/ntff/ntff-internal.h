@@ -1,6 +1,6 @@
-/* Shared by the src/ntff sources: a streaming walk over a top-level JSON object
- * (ingest/scan.h keeps one value in memory at a time), a walk over the keys
- * of one small in-memory object, value coercions, and notes. */
+/* Shared by the src/ntff sources (export.c): an export's stream (the JSON
+ * walk of ingest/json/walk.h, or Explorer's Parquet tables read as one),
+ * notes and Explorer warnings, key lists, flat key/values, time units. */
 #ifndef NS_NTFF_INTERNAL_H
 #define NS_NTFF_INTERNAL_H
 
@@ -8,31 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ingest/json/walk.h"
 #include "ntff/ntff.h"
 
-/* A JSON value as a span of the text: strings without their quotes. */
-struct jv {
-	const char *p;
-	size_t n;
-	char type;       /* 's' string, 'n' number, 'o' object, 'a' array, 'l' true/false/null */
-	bool escaped;    /* a string with backslash escapes */
-};
-
-enum { JS_SKIP = 0, JS_ELEMENTS, JS_VALUE };
-
-struct jstream_cb {
-	/* For each top-level key ("" for a top-level array): JS_ELEMENTS to get
-	 * each element of an array value, JS_VALUE to get the whole value,
-	 * JS_SKIP to pass over it (arrays are skipped element by element).
-	 * A JS_ELEMENTS key whose value is not an array goes to on_value. */
-	int (*on_key)(void *ctx, const char *key);
-	int (*on_elem)(void *ctx, const char *key, const struct jv *v, uint64_t offset, struct ns_error *err);
-	int (*on_value)(void *ctx, const char *key, const struct jv *v, uint64_t offset, struct ns_error *err);
-};
-
-/* Streams the file's top-level object (or array). On a file that ends
- * early returns 0 with *truncated_at set to the byte offset. */
-int jstream_file(const char *path, const struct jstream_cb *cb, void *ctx, int64_t *truncated_at,
+/* Streams an export: a JSON file's top-level object (or array), as
+ * ns_json_stream_file, or a Parquet profile's tables (pq_export_stream).
+ * On a file that ends early returns 0 with *truncated_at set to the byte
+ * offset. */
+int jstream_file(const char *path, const struct ns_json_stream_cb *cb, void *ctx, int64_t *truncated_at,
 		 struct ns_error *err);
 
 /* Explorer's Parquet output (pqexport.c): path is one table file of a
@@ -41,25 +24,8 @@ int jstream_file(const char *path, const struct jstream_cb *cb, void *ctx, int64
  * what jstream_file does for a path ending in ".parquet". */
 bool pq_export_is(const char *path);
 bool pq_export_system(const char *path);
-int pq_export_stream(const char *path, const struct jstream_cb *cb, void *ctx, int64_t *truncated_at,
+int pq_export_stream(const char *path, const struct ns_json_stream_cb *cb, void *ctx, int64_t *truncated_at,
 		     struct ns_error *err);
-
-/* Calls fn for each key of the object v (keys raw, unescaped only if they
- * had no escapes). Returns 0, fn's non-zero result, or -1 on a syntax error
- * with *bad set to the offset within v. */
-typedef int (*jfield_fn)(void *ctx, const char *key, size_t key_len, const struct jv *v);
-int jobj_walk(const struct jv *obj, jfield_fn fn, void *ctx, size_t *bad);
-/* Calls fn for each element of the array v. */
-int jarr_walk(const struct jv *arr, int (*fn)(void *ctx, const struct jv *v), void *ctx, size_t *bad);
-
-bool jkey_is(const char *key, size_t len, const char *lit);
-/* A number, or a string holding one ("123", "0x1f" is not). Integers are exact. */
-bool jv_int(const struct jv *v, int64_t *out);
-bool jv_num(const struct jv *v, long double *out);
-/* The text of a string (unescaped) or of a scalar token, into out (n > 0). */
-size_t jv_text(const struct jv *v, char *out, size_t n);
-/* The same, malloc'ed. */
-char *jv_strdup(const struct jv *v);
 
 /* Adds a note "path: byte N: what" (keeps the first NS_NOTES_KEPT). -1 on OOM. */
 int note_add(struct ns_notes *notes, const char *path, uint64_t offset, const char *fmt, ...)
@@ -67,9 +33,9 @@ int note_add(struct ns_notes *notes, const char *path, uint64_t offset, const ch
 void notes_release(struct ns_notes *notes);
 /* Keeps one element of an export's "warnings" array: a string, or an
  * object's "message" (with its "category"), else its JSON text. -1 on OOM. */
-int explorer_warning_add(struct ns_notes *w, const char *path, const struct jv *v, uint64_t offset);
+int explorer_warning_add(struct ns_notes *w, const char *path, const struct ns_jv *v, uint64_t offset);
 /* The same entry as (category, message), into a list. -1 on OOM. */
-int explorer_warning_keep(struct ns_xwarnings *w, const struct jv *v, uint64_t offset);
+int explorer_warning_keep(struct ns_xwarnings *w, const struct ns_jv *v, uint64_t offset);
 void xwarnings_release(struct ns_xwarnings *w);
 
 /* Appends a copy of key to a list unless present. -1 on OOM. */
@@ -77,7 +43,7 @@ int keylist_add(char ***list, size_t *n, const char *key);
 void keylist_free(char **list, size_t n);
 
 /* A flat object -> key/values (nested values keep their JSON text). */
-int kv_from_object(const struct jv *obj, struct ns_kv **out, size_t *n);
+int kv_from_object(const struct ns_jv *obj, struct ns_kv **out, size_t *n);
 void kv_free(struct ns_kv *kv, size_t n);
 const struct ns_kv *kv_find(const struct ns_kv *kv, size_t n, const char *key);
 

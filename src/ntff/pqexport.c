@@ -108,7 +108,7 @@ static int cmp_parts(const void *a, const void *b)
 }
 
 /* Streams one table file's rows as objects to cb. */
-static int stream_file(const char *path, const struct pq_table *tb, const struct jstream_cb *cb, void *ctx,
+static int stream_file(const char *path, const struct pq_table *tb, const struct ns_json_stream_cb *cb, void *ctx,
 		       struct ns_error *err)
 {
 	struct ns_pq_file *f = NULL;
@@ -154,7 +154,7 @@ static int stream_file(const char *path, const struct pq_table *tb, const struct
 				rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 				break;
 			}
-			struct jv v = { row.p, row.n, 'o', false };
+			struct ns_jv v = { row.p, row.n, 'o', false };
 			rc = cb->on_elem(ctx, tb->key, &v, offset, err);
 		}
 		for (size_t c = 0; c < n_cols; c++)
@@ -168,7 +168,7 @@ out:
 	return rc;
 }
 
-int pq_export_stream(const char *path, const struct jstream_cb *cb, void *ctx, int64_t *truncated_at,
+int pq_export_stream(const char *path, const struct ns_json_stream_cb *cb, void *ctx, int64_t *truncated_at,
 		     struct ns_error *err)
 {
 	bool system = pq_export_system(path);
@@ -212,8 +212,8 @@ int pq_export_stream(const char *path, const struct jstream_cb *cb, void *ctx, i
 		while (end < n && parts[end].table == t)
 			end++;
 		bool skip = tables[t].fallback && i > 0 && parts[i - 1].table == t - 1;
-		int how = skip ? JS_SKIP : cb->on_key(ctx, tables[t].key);
-		for (size_t j = i; j < end && !rc && how != JS_SKIP; j++)
+		int how = skip ? NS_JS_SKIP : cb->on_key(ctx, tables[t].key);
+		for (size_t j = i; j < end && !rc && how != NS_JS_SKIP; j++)
 			rc = stream_file(parts[j].path, &tables[t], cb, ctx, err);
 		i = end;
 	}

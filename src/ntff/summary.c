@@ -62,7 +62,7 @@ static int on_key(void *ctx, const char *key)
 {
 	(void)ctx;
 	(void)key;
-	return JS_VALUE;
+	return NS_JS_VALUE;
 }
 
 static int check_numbers(struct ns_summary *s, const struct ns_summary_node *node, uint64_t offset)
@@ -77,7 +77,7 @@ static int check_numbers(struct ns_summary *s, const struct ns_summary_node *nod
 	return 0;
 }
 
-static int on_value(void *ctx, const char *key, const struct jv *v, uint64_t offset, struct ns_error *err)
+static int on_value(void *ctx, const char *key, const struct ns_jv *v, uint64_t offset, struct ns_error *err)
 {
 	struct ns_summary *s = ctx;
 	struct ns_kv *kv = NULL;
@@ -100,13 +100,13 @@ static int on_value(void *ctx, const char *key, const struct jv *v, uint64_t off
 		struct ns_kv *e = &flat->kv[flat->n_kv];
 		long double d;
 		e->key = strdup(key);
-		e->text = jv_strdup(v);
+		e->text = ns_jv_strdup(v);
 		if (!e->key || !e->text) {
 			free(e->key);
 			free(e->text);
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		}
-		e->is_num = jv_num(v, &d);
+		e->is_num = ns_jv_num(v, &d);
 		e->num = e->is_num ? (double)d : 0;
 		flat->n_kv++;
 		return 0;
@@ -128,7 +128,7 @@ static int on_value(void *ctx, const char *key, const struct jv *v, uint64_t off
 
 int ns_summary_read(const char *path, struct ns_summary **out, struct ns_error *err)
 {
-	static const struct jstream_cb cb = { on_key, NULL, on_value };
+	static const struct ns_json_stream_cb cb = { on_key, NULL, on_value };
 	struct ns_summary *s = calloc(1, sizeof(*s));
 	bool any_percent = false, all_fraction = true;
 	int rc;

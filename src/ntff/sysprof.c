@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "common/vec.h"
-#include "ingest/scan.h"
+#include "ingest/json/scan.h"
 #include "neff/neff.h" /* ns_neff_hash_normalize */
 
 #define FRAMEWORK_TYPE 99999 /* "type" of framework events in the JSON export */
@@ -53,7 +53,7 @@ struct reader {
 static bool in_list(const char *s, size_t len, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (jkey_is(s, len, list[i]))
+		if (ns_jkey_is(s, len, list[i]))
 			return true;
 	return false;
 }
@@ -73,11 +73,11 @@ static int push_flow(struct ns_sysprof *sp, int64_t id)
 }
 
 /* Flow ids are string-encoded integers; anything else is hashed. */
-static int flow_elem(void *ctx, const struct jv *v)
+static int flow_elem(void *ctx, const struct ns_jv *v)
 {
 	struct reader *r = ctx;
 	int64_t id;
-	if (!jv_int(v, &id)) {
+	if (!ns_jv_int(v, &id)) {
 		uint64_t h = 14695981039346656037ULL;
 		for (size_t i = 0; i < v->n; i++)
 			h = (h ^ (unsigned char)v->p[i]) * 1099511628211ULL;
@@ -89,17 +89,17 @@ static int flow_elem(void *ctx, const struct jv *v)
 	return 0;
 }
 
-static void set_int(const struct jv *v, int64_t *out)
+static void set_int(const struct ns_jv *v, int64_t *out)
 {
 	int64_t x;
-	if (jv_int(v, &x))
+	if (ns_jv_int(v, &x))
 		*out = x;
 }
 
-static ns_str intern_value(struct reader *r, const struct jv *v)
+static ns_str intern_value(struct reader *r, const struct ns_jv *v)
 {
 	char buf[1024];
-	size_t n = jv_text(v, buf, sizeof(buf));
+	size_t n = ns_jv_text(v, buf, sizeof(buf));
 	ns_str id = ns_strtab_intern(&r->sp->strings, buf, n);
 	if (id == UINT32_MAX) {
 		r->oom = true;
@@ -108,29 +108,29 @@ static ns_str intern_value(struct reader *r, const struct jv *v)
 	return id;
 }
 
-static int event_field(void *ctx, const char *key, size_t len, const struct jv *v);
+static int event_field(void *ctx, const char *key, size_t len, const struct ns_jv *v);
 
 /* Nested payloads (data, args, attributes, sync_info, ...) hold more of the
  * same keys. */
-static int nested(struct reader *r, const struct jv *v, int depth)
+static int nested(struct reader *r, const struct ns_jv *v, int depth)
 {
 	size_t bad;
 	if (depth >= MAX_NEST)
 		return 0;
 	if (v->type == 'o')
-		return jobj_walk(v, event_field, r, &bad) == -2 ? -2 : 0;
+		return ns_jobj_walk(v, event_field, r, &bad) == -2 ? -2 : 0;
 	if (v->type == 's') { /* extra_attributes_json: JSON text in a string */
 		char *text = malloc(v->n + 1);
 		if (!text)
 			return -2;
 		size_t n = ns_json_unescape(v->p, v->n, text);
-		struct jv inner = { text, n, 'o', false };
+		struct ns_jv inner = { text, n, 'o', false };
 		size_t i = ns_json_skip_ws(text, n, 0);
 		int rc = 0;
 		if (i < n && text[i] == '{') {
 			inner.p = text + i;
 			inner.n = n - i;
-			rc = jobj_walk(&inner, event_field, r, &bad) == -2 ? -2 : 0;
+			rc = ns_jobj_walk(&inner, event_field, r, &bad) == -2 ? -2 : 0;
 		}
 		free(text);
 		return rc;
@@ -167,7 +167,7 @@ static const struct {
 };
 #undef KEY
 
-static int event_field(void *ctx, const char *key, size_t len, const struct jv *v)
+static int event_field(void *ctx, const char *key, size_t len, const struct ns_jv *v)
 {
 	struct reader *r = ctx;
 	struct ns_sys_event *ev = &r->ev;
@@ -191,17 +191,17 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 		break;
 	case F_TS:
 	case F_TS_NS:
-		r->has_ts = jv_num(v, &r->ts);
+		r->has_ts = ns_jv_num(v, &r->ts);
 		r->ts_is_ns = event_keys[k].field == F_TS_NS;
 		break;
-	case F_DUR: r->has_dur = jv_num(v, &r->dur); break;
-	case F_END: r->has_end = jv_num(v, &r->end); break;
-	case F_UNIT: jv_text(v, r->unit, sizeof(r->unit)); break;
+	case F_DUR: r->has_dur = ns_jv_num(v, &r->dur); break;
+	case F_END: r->has_end = ns_jv_num(v, &r->end); break;
+	case F_UNIT: ns_jv_text(v, r->unit, sizeof(r->unit)); break;
 	case F_TYPE: set_int(v, &r->type); break;
-	case F_GROUP: jv_text(v, r->group, sizeof(r->group)); break;
-	case F_SOURCE: jv_text(v, r->src, sizeof(r->src)); break;
+	case F_GROUP: ns_jv_text(v, r->group, sizeof(r->group)); break;
+	case F_SOURCE: ns_jv_text(v, r->src, sizeof(r->src)); break;
 	case F_PHASE:
-		jv_text(v, text, 16);
+		ns_jv_text(v, text, 16);
 		ev->phase = strcasecmp(text, "start") == 0 ? NS_SYS_START : strcasecmp(text, "stop") == 0 ? NS_SYS_STOP
 			    : strcasecmp(text, "instant") == 0 ? NS_SYS_INSTANT : NS_SYS_COMPLETE;
 		break;
@@ -220,7 +220,7 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 			ev->instance = intern_value(r, v);
 		break;
 	case F_FLOW:
-		if (v->type == 'a' ? jarr_walk(v, flow_elem, r, &bad) == -2 : flow_elem(r, v) != 0)
+		if (v->type == 'a' ? ns_jarr_walk(v, flow_elem, r, &bad) == -2 : flow_elem(r, v) != 0)
 			return -2;
 		break;
 	case F_NC_TS: set_int(v, &ev->nc_ts); break;
@@ -228,7 +228,7 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 	case F_CORR: set_int(v, &ev->correlation); break;
 	case F_EXT: set_int(v, &ev->external_id); break;
 	case F_NEFF: {
-		size_t n = ns_neff_hash_normalize(text, jv_text(v, text, sizeof(text)), norm, sizeof(norm));
+		size_t n = ns_neff_hash_normalize(text, ns_jv_text(v, text, sizeof(text)), norm, sizeof(norm));
 		if ((ev->neff = ns_strtab_intern(&r->sp->strings, norm, n)) == UINT32_MAX)
 			return -2;
 		break;
@@ -237,7 +237,7 @@ static int event_field(void *ctx, const char *key, size_t len, const struct jv *
 		ev->label = intern_value(r, v);
 		/* the NEFF path real exports carry in model_name */
 		if (!ev->neff && v->type == 's' && memmem(v->p, v->n, ".neff", 5)) {
-			size_t n = ns_neff_hash_normalize(text, jv_text(v, text, sizeof(text)), norm, sizeof(norm));
+			size_t n = ns_neff_hash_normalize(text, ns_jv_text(v, text, sizeof(text)), norm, sizeof(norm));
 			if ((ev->neff = ns_strtab_intern(&r->sp->strings, norm, n)) == UINT32_MAX)
 				return -2;
 		}
@@ -267,12 +267,12 @@ static bool keep(const struct reader *r, enum ns_sys_source src)
 	if (src == NS_SYS_FRAMEWORK)
 		return true;
 	if (src == NS_SYS_HARDWARE)
-		return jkey_is(name, len, "nc_exec_running") || ev->nc_ts != NS_NONE;
+		return ns_jkey_is(name, len, "nc_exec_running") || ev->nc_ts != NS_NONE;
 	return ev->exec_id != NS_NONE || ev->n_flows ||
 	       in_list(name, len, exec_names, NS_ARRAY_SIZE(exec_names));
 }
 
-static int read_event(struct reader *r, const struct jv *v, uint64_t offset, struct ns_error *err)
+static int read_event(struct reader *r, const struct ns_jv *v, uint64_t offset, struct ns_error *err)
 {
 	struct ns_sysprof *sp = r->sp;
 	struct ns_sys_event *ev = &r->ev;
@@ -290,7 +290,7 @@ static int read_event(struct reader *r, const struct jv *v, uint64_t offset, str
 	sp->n_events++;
 	if (v->type != 'o')
 		return note_add(&sp->notes, sp->path, offset, "event is not an object; skipped") ? -1 : 0;
-	int rc = jobj_walk(v, event_field, r, &bad);
+	int rc = ns_jobj_walk(v, event_field, r, &bad);
 	if (rc == -2)
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", sp->path);
 	if (rc) {
@@ -352,26 +352,26 @@ static int on_key(void *ctx, const char *key)
 {
 	struct reader *r = ctx;
 	size_t len = strlen(key);
-	if (jkey_is(key, len, "system_profile_metadata"))
+	if (ns_jkey_is(key, len, "system_profile_metadata"))
 		r->role = R_META;
-	else if (jkey_is(key, len, "device_profile_list"))
+	else if (ns_jkey_is(key, len, "device_profile_list"))
 		r->role = R_DEVLIST;
-	else if (jkey_is(key, len, "warnings"))
+	else if (ns_jkey_is(key, len, "warnings"))
 		r->role = R_WARNINGS;
-	else if (len == 0 || jkey_is(key, len, "trace_event") || jkey_is(key, len, "trace_events") ||
-		 jkey_is(key, len, "events"))
+	else if (len == 0 || ns_jkey_is(key, len, "trace_event") || ns_jkey_is(key, len, "trace_events") ||
+		 ns_jkey_is(key, len, "events"))
 		r->role = R_EVENTS;
 	else {
 		r->role = R_OTHER;
 		if (!in_list(key, len, known_top, NS_ARRAY_SIZE(known_top)) &&
 		    keylist_add(&r->sp->unknown_keys, &r->sp->n_unknown_keys, key))
 			r->oom = true;
-		return JS_SKIP;
+		return NS_JS_SKIP;
 	}
-	return JS_ELEMENTS;
+	return NS_JS_ELEMENTS;
 }
 
-static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offset, struct ns_error *err)
+static int on_elem(void *ctx, const char *key, const struct ns_jv *v, uint64_t offset, struct ns_error *err)
 {
 	struct reader *r = ctx;
 	struct ns_sysprof *sp = r->sp;
@@ -402,7 +402,7 @@ static int on_elem(void *ctx, const char *key, const struct jv *v, uint64_t offs
 	}
 }
 
-static int on_value(void *ctx, const char *key, const struct jv *v, uint64_t offset, struct ns_error *err)
+static int on_value(void *ctx, const char *key, const struct ns_jv *v, uint64_t offset, struct ns_error *err)
 {
 	struct reader *r = ctx;
 	if (r->role == R_META && v->type == 'o')
@@ -414,7 +414,7 @@ static int on_value(void *ctx, const char *key, const struct jv *v, uint64_t off
 
 int ns_sysprof_read(const char *path, struct ns_sysprof **out, struct ns_error *err)
 {
-	static const struct jstream_cb cb = { on_key, on_elem, on_value };
+	static const struct ns_json_stream_cb cb = { on_key, on_elem, on_value };
 	struct ns_sysprof *sp = calloc(1, sizeof(*sp));
 	struct reader r = { .sp = sp };
 	int rc;

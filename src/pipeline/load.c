@@ -12,29 +12,71 @@
 #include "pipeline/neuron.h"
 #include "store/store.h"
 
-#define PROGRESS_MIN_BYTES (64u << 20)
-
-/* Passes an input's progress to the user interface. */
-struct progress {
-	const struct ns_load_ui *ui;
-	const char *path;
-	bool shown;
-};
-
-static void show_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	struct progress *p = ctx;
-	if (!total)
-		return;
-	p->ui->progress(p->ui->ctx, p->path, done, total);
-	p->shown = true;
-}
-
 /* Tells the user interface of a warning (nothing without one). */
 static void warn_user(const struct ns_load_opts *o, const struct ns_error *warn)
 {
 	if (warn->msg[0] && o->ui && o->ui->warn)
 		o->ui->warn(o->ui->ctx, warn);
+}
+
+#define PROGRESS_MIN_BYTES (64u << 20) /* NEURON_STATS_PROGRESS_MIN's default */
+
+/* A run's progress over all its inputs' bytes, passed to the user
+ * interface as one percentage per change: a trace file alone, "DIR (2/5)"
+ * for the traces of a directory. Every command that loads through
+ * ns_run_load (report, diff, sql's cache, ingest) shows it alike. */
+struct progress {
+	const struct ns_load_ui *ui; /* NULL: none shown (a small run, nobody to tell) */
+	const char *input;           /* the run's input, as given */
+	char *const *paths;
+	const struct ns_source_id *ids;
+	size_t n, file;              /* the inputs; the one being parsed */
+	uint64_t before, total;      /* bytes of the inputs parsed before it; of all */
+	int shown;                   /* the percentage on the line now; -1: none */
+};
+
+/* Progress only for a run of at least $NEURON_STATS_PROGRESS_MIN bytes
+ * (streams have no size: none). */
+static void progress_init(struct progress *p, const char *input, char *const *paths, const struct ns_source_id *ids,
+			  size_t n, const struct ns_load_opts *o)
+{
+	struct ns_error warn = { 0 };
+	uint64_t min = ns_env_size("NEURON_STATS_PROGRESS_MIN", UINT64_MAX, &warn);
+	warn_user(o, &warn);
+	*p = (struct progress){ .input = input, .paths = paths, .ids = ids, .n = n, .shown = -1 };
+	for (size_t i = 0; i < n; i++)
+		p->total += (uint64_t)(ids[i].size > 0 ? ids[i].size : 0);
+	if (o->ui && o->ui->progress && p->total && p->total >= (min ? min : PROGRESS_MIN_BYTES))
+		p->ui = o->ui;
+}
+
+/* An ns_ingest_opts.progress: done of the current file's bytes. */
+static void show_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	char label[4200];
+	uint64_t size = (uint64_t)(p->ids[p->file].size > 0 ? p->ids[p->file].size : 0);
+	(void)total;
+	int pct = (int)((p->before + (done < size ? done : size)) * 100 / p->total);
+	if (pct == p->shown)
+		return;
+	if (p->n == 1)
+		snprintf(label, sizeof(label), "%s", p->paths[0]);
+	else
+		snprintf(label, sizeof(label), "%s (%zu/%zu)", p->input, p->file + 1, p->n);
+	p->ui->progress(p->ui->ctx, label, (uint64_t)pct, 100);
+	p->shown = pct;
+}
+
+/* After a file: the line is erased (warnings may follow), and the next
+ * file's first step shows it again. */
+static void progress_file_done(struct progress *p)
+{
+	if (p->ui && p->shown >= 0)
+		p->ui->progress(p->ui->ctx, p->paths[p->file], 0, 0);
+	p->shown = -1;
+	p->before += (uint64_t)(p->ids[p->file].size > 0 ? p->ids[p->file].size : 0);
+	p->file++;
 }
 
 static void free_paths(char **paths, size_t n)
@@ -143,7 +185,8 @@ static int store_aggregate(struct sink *sk, struct ns_trace *t, struct ns_error 
 
 /* Parses every path into run->traces, streaming each into sk's store if set. */
 static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, const struct ns_load_opts *o,
-		     bool neuron, bool devprofs, struct sink *sk, struct ns_run *run, struct ns_error *err)
+		     bool neuron, bool devprofs, struct sink *sk, struct progress *prog, struct ns_run *run,
+		     struct ns_error *err)
 {
 	struct ns_error env_warn = { 0 };
 	uint64_t max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX, &env_warn);
@@ -157,15 +200,15 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 	for (size_t i = 0; i < n; i++) {
 		struct ns_trace *t = &run->traces[i];
 		struct ns_error warn = { 0 };
-		struct progress prog = { o->ui, paths[i], false };
-		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio };
+		struct ns_ingest_opts io = { .strict = o->strict, .max_decompressed = max_out, .max_ratio = max_ratio,
+					     .keep_python = o->keep_python };
 		int64_t trace_id;
 		int rc;
 		ns_trace_init(t);
 		run->n++;
-		if (o->ui && o->ui->progress && ids[i].size >= PROGRESS_MIN_BYTES) {
+		if (prog->ui) {
 			io.progress = show_progress;
-			io.progress_ctx = &prog;
+			io.progress_ctx = prog;
 		}
 		if (sk->store) {
 			if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &ids[i], &trace_id, store_err(sk, err)))))
@@ -175,8 +218,7 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 			io.sink_ctx = sk;
 		}
 		rc = ns_ingest_file(paths[i], t, &io, &warn, err);
-		if (prog.shown)
-			o->ui->progress(o->ui->ctx, paths[i], 0, 0);
+		progress_file_done(prog);
 		if (rc)
 			return rc;
 		warn_user(o, &warn);
@@ -209,6 +251,32 @@ static int64_t total_size(const struct ns_source_id *ids, size_t n)
 	for (size_t i = 0; i < n; i++)
 		bytes += ids[i].size;
 	return bytes;
+}
+
+/* After the parse: commits sk's database (when one is written); a cache
+ * that could not be written is a warning, never an error. */
+static int commit_store(struct sink *sk, const char *cache, const struct ns_load_opts *o, struct ns_error *err)
+{
+	int rc = 0;
+	if (sk->store) {
+		struct ns_store *store = sk->store;
+		sk->store = NULL; /* (commit frees it, whatever happens) */
+		rc = ns_store_commit(store, store_err(sk, err));
+		if (sk->optional) {
+			if (rc == 0) {
+				struct ns_error warn = { 0 };
+				ns_pipeline_cache_written(cache, &warn);
+				warn_user(o, &warn);
+			}
+			rc = 0; /* a failed cache write does not fail the report */
+		}
+	}
+	if (rc == 0 && sk->dropped.msg[0]) {
+		struct ns_error warn = { 0 };
+		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk->dropped.msg);
+		warn_user(o, &warn);
+	}
+	return rc;
 }
 
 int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *run, struct ns_error *err)
@@ -266,25 +334,11 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 		if (sk.store)
 			ns_store_reserve(sk.store, total_size(ids, n));
 	}
-	rc = parse_all(paths, ids, n, o, neuron, devprofs, &sk, run, err);
-	if (rc == 0 && sk.store) {
-		struct ns_store *store = sk.store;
-		sk.store = NULL; /* (commit frees it, whatever happens) */
-		rc = ns_store_commit(store, store_err(&sk, err));
-		if (sk.optional) {
-			if (rc == 0) {
-				struct ns_error warn = { 0 };
-				ns_pipeline_cache_written(cache, &warn);
-				warn_user(o, &warn);
-			}
-			rc = 0; /* a failed cache write does not fail the report */
-		}
-	}
-	if (rc == 0 && sk.dropped.msg[0]) {
-		struct ns_error warn = { 0 };
-		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk.dropped.msg);
-		warn_user(o, &warn);
-	}
+	struct progress prog;
+	progress_init(&prog, input, paths, ids, n, o);
+	rc = parse_all(paths, ids, n, o, neuron, devprofs, &sk, &prog, run, err);
+	if (rc == 0)
+		rc = commit_store(&sk, cache, o, err);
 out:
 	ns_store_abort(sk.store);
 	if (ids)

@@ -21,7 +21,9 @@ struct ns_load_ui {
 	void (*note)(void *ctx, const char *text);
 	/* after trace t is parsed: what it learned that the table does not show */
 	void (*parsed)(void *ctx, const struct ns_trace *t);
-	/* a big input's progress: done of total bytes; total 0 when it ends */
+	/* a big run's progress: done of total (a percentage today) while what
+	 * (a trace, or "DIR (2/5)" in a directory's run) loads; total 0: the
+	 * line is to be erased (a file ended; warnings may follow) */
 	void (*progress)(void *ctx, const char *path, uint64_t done, uint64_t total);
 };
 
@@ -32,6 +34,7 @@ struct ns_load_opts {
 	bool use_cache;      /* read a valid cache; write one on a miss */
 	bool strict;
 	bool db_only;        /* only the database is wanted: each trace is released once stored */
+	bool keep_python;    /* keep python_function calls in the traces (`stacks --python`; the cache has none) */
 	bool db_temporary;   /* db_out is deleted after use: Neuron conversions are kept in the cache folder */
 	const char *device_time_unit; /* Neuron device-profile exports: ns, us, ms, s (NULL: detect) */
 	const struct ns_load_ui *ui;  /* told the warnings, notes and progress (NULL: nobody) */

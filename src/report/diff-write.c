@@ -13,13 +13,6 @@
 
 /* ---- formatting helpers ---- */
 
-/* µs with 3 decimals from a (possibly half-) ns value, rounded to the ns
- * (half to even: nearbyint in the default rounding mode). */
-static void fmt_us_d(char *buf, size_t n, double ns)
-{
-	ns_format_us(buf, n, (int64_t)nearbyint(ns));
-}
-
 static const char *metric_label(const struct ns_diff *d, int k, char *buf, size_t n)
 {
 	if (k == NS_DIFF_SELF_CPU)
@@ -431,151 +424,13 @@ static int write_markdown(FILE *out, const struct ns_diff *d, const struct ns_di
 	return rc;
 }
 
-/* ---- JSON (docs/diff.md "JSON contract") ---- */
-
-static void json_us(FILE *out, double ns)
-{
-	char buf[48];
-	fmt_us_d(buf, sizeof(buf), ns);
-	fputs(buf, out);
-}
-
-/* A percentage (3 decimals) or a p-value (6 significant digits); `missing`
- * for NaN and the infinite change from 0. */
-static void put_number(FILE *out, double v, bool is_p, const char *missing)
-{
-	if (isnan(v) || isinf(v))
-		fputs(missing, out);
-	else if (is_p)
-		fprintf(out, "%.6g", v);
-	else
-		fprintf(out, "%.3f", v);
-}
-
-static void json_metric(FILE *out, const struct ns_diff_metric *m)
-{
-	fputs("{\"base_us\": ", out);
-	json_us(out, (double)m->base_ns);
-	fputs(", \"new_us\": ", out);
-	json_us(out, (double)m->new_ns);
-	fputs(", \"change_us\": ", out);
-	json_us(out, (double)(m->new_ns - m->base_ns));
-	fputs(", \"change_pct\": ", out);
-	put_number(out, ns_diff_change_pct((double)m->base_ns, (double)m->new_ns), false, "null");
-	fputs(", \"steps\": ", out);
-	if (m->by_steps) {
-		fputs("{\"base_median_us\": ", out);
-		json_us(out, m->base_step.median);
-		fputs(", \"base_mad_us\": ", out);
-		json_us(out, m->base_step.mad);
-		fputs(", \"new_median_us\": ", out);
-		json_us(out, m->new_step.median);
-		fputs(", \"new_mad_us\": ", out);
-		json_us(out, m->new_step.mad);
-		fputs(", \"change_us\": ", out);
-		json_us(out, m->new_step.median - m->base_step.median);
-		fputs(", \"change_pct\": ", out);
-		put_number(out, m->change_pct, false, "null");
-		fputs(", \"p\": ", out);
-		put_number(out, m->p, true, "null");
-		fprintf(out, ", \"p_exact\": %s}", m->p_exact ? "true" : "false");
-	} else {
-		fputs("null", out);
-	}
-	fprintf(out, ", \"judged_on\": %s, \"verdict\": \"%s\"}",
-		m->verdict == NS_VERDICT_NONE ? "null" : m->by_steps ? "\"steps\"" : "\"total\"",
-		ns_verdict_name(m->verdict));
-}
-
-static void json_side(FILE *out, const struct ns_diff *d, int s)
-{
-	const struct ns_diff_side *side = &d->side[s];
-	fputs("{\"input\": ", out);
-	ns_json_string(out, side->label);
-	fprintf(out, ", \"traces\": %zu, \"steps\": %zu, \"step_numbers\": [", side->n_traces, side->n_steps);
-	for (size_t k = 0; k < side->n_steps; k++)
-		fprintf(out, "%s%" PRId64, k ? ", " : "", side->step_numbers[k]);
-	fputs("], \"device\": ", out);
-	ns_json_string(out, side->device);
-	fputc('}', out);
-}
-
-static void write_json(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
-{
-	char text[1024];
-	long printed = 0;
-	bool first = true;
-	fputs("{\"schema\": \"neuron-stats-diff/1\",\n \"base\": ", out);
-	json_side(out, d, 0);
-	fputs(",\n \"new\": ", out);
-	json_side(out, d, 1);
-	fputs(",\n \"device\": ", out);
-	ns_json_string(out, d->device);
-	fprintf(out, ",\n \"group_by\": {\"overload\": %s, \"shape\": %s, \"stack\": %d, \"neff\": %s}",
-		d->opts.group_by & NS_GROUP_OVERLOAD ? "true" : "false", d->opts.group_by & NS_GROUP_SHAPE ? "true" : "false",
-		d->opts.stack_n, d->opts.group_by & NS_GROUP_NEFF ? "true" : "false");
-	fprintf(out, ",\n \"rule\": {\"mode\": \"%s\", \"threshold_pct\": %g, \"alpha\": %g, "
-		     "\"test\": \"mann-whitney-u-two-sided\", \"exact_max_steps\": %d, \"note\": ",
-		d->mode == NS_DIFF_MODE_STEPS ? "steps" : "threshold", d->opts.threshold_pct, d->opts.alpha,
-		NS_MWU_EXACT_MAX);
-	ns_json_string(out, d->mode_note);
-	describe_rule(d, text, sizeof(text));
-	fputs(", \"text\": ", out);
-	ns_json_string(out, text);
-	fputs("},\n \"warning\": ", out);
-	ns_json_string(out, d->warning);
-	fputs(",\n \"verdicts\": {", out);
-	for (int v = 0; v < NS_VERDICT_NONE; v++)
-		fprintf(out, "%s\"%s\": %zu", v ? ", " : "", ns_verdict_name((enum ns_verdict)v), d->n_verdict[v]);
-	fputs("},\n \"gate\": ", out);
-	if (o->gate) {
-		fputs("{\"fail_on\": ", out);
-		ns_json_string(out, o->gate);
-		fprintf(out, ", \"failed\": %s}", o->gate_tripped ? "true" : "false");
-	} else {
-		fputs("null", out);
-	}
-	fputs(",\n \"totals\": {\"self_cpu\": ", out);
-	json_metric(out, &d->total[NS_DIFF_SELF_CPU]);
-	fputs(",\n            \"self_device\": ", out);
-	json_metric(out, &d->total[NS_DIFF_SELF_DEVICE]);
-	fputs("},\n \"rows\": [", out);
-	for (size_t i = 0; i < d->n_rows && (o->row_limit < 0 || printed < o->row_limit); i++) {
-		const struct ns_diff_row *r = &d->rows[d->order[i]];
-		if (!row_shown(d, d->order[i], o))
-			continue;
-		printed++;
-		fputs(first ? "\n  {\"name\": " : ",\n  {\"name\": ", out);
-		first = false;
-		ns_json_string(out, ns_strtab_get(&d->strings, r->name));
-		fputs(", \"overload\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->overload));
-		fputs(", \"input_shapes\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->shapes));
-		fputs(", \"stack\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->stack));
-		fputs(", \"neff\": ", out);
-		ns_json_string(out, ns_strtab_get(&d->strings, r->neff));
-		fprintf(out, ", \"on\": \"%s\", \"user_annotation\": %s, \"verdict\": \"%s\", "
-			     "\"calls\": {\"base\": %" PRId64 ", \"new\": %" PRId64 "},\n   ",
-			r->on_device ? "device" : "cpu", r->is_user_annotation ? "true" : "false",
-			ns_verdict_name(r->verdict), r->base_calls, r->new_calls);
-		for (int k = 0; k < NS_DIFF_N_METRICS; k++) {
-			fprintf(out, "%s\"%s\": ", k ? ",\n   " : "", ns_diff_metric_keys[k]);
-			json_metric(out, &r->m[k]);
-		}
-		fputc('}', out);
-	}
-	fputs(first ? "]}\n" : "\n]}\n", out);
-}
-
 /* ---- CSV and JSON: the values of a row and of a metric, as grid cells ---- */
 
 /* A row's own values, in the order of both forms. */
 enum row_value { RV_NAME, RV_OVERLOAD, RV_SHAPES, RV_STACK, RV_NEFF, RV_ON, RV_ANNOTATION, RV_VERDICT,
 		 RV_BASE_CALLS, RV_NEW_CALLS, RV__COUNT };
 
-static const char *const row_csv_keys[RV__COUNT] = { "name", "overload", "input_shapes", "stack", "neff", "on",
+static const char *const row_keys[RV__COUNT] = { "name", "overload", "input_shapes", "stack", "neff", "on",
 						     "user_annotation", "verdict", "base_calls", "new_calls" };
 
 /* A metric's values (docs/diff.md "JSON contract"). */
@@ -693,7 +548,7 @@ static int write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_wr
 	int rc = -1;
 	ns_grid_init(&g, NULL);
 	for (size_t c = 0; c < RV__COUNT; c++)
-		ns_grid_col(&g, &(struct ns_grid_col){ .key = row_csv_keys[c] });
+		ns_grid_col(&g, &(struct ns_grid_col){ .key = row_keys[c] });
 	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
 		for (size_t c = 0; c < NS_ARRAY_SIZE(metric_csv_cols); c++) {
 			snprintf(keys[k][c], sizeof(keys[k][c]), "%s_%s", ns_diff_metric_keys[k], metric_csv_cols[c].key);
@@ -711,6 +566,198 @@ static int write_csv(FILE *out, const struct ns_diff *d, const struct ns_diff_wr
 	return rc;
 }
 
+/* ---- JSON (docs/diff.md "JSON contract"): a document of nested grids ---- */
+
+/* One grid per kind of object; a cell of one nests a row of another
+ * (NS_CELL_ROW) or all of its rows (NS_CELL_ROWS). */
+enum json_part { JP_DOC, JP_SIDE, JP_BASE_STEPS, JP_NEW_STEPS, JP_GROUP_BY, JP_RULE, JP_VERDICTS, JP_GATE,
+		 JP_TOTALS, JP_ROWS, JP_CALLS, JP_METRIC, JP_STEP_STATS, JP__COUNT };
+
+struct json_doc {
+	struct ns_grid g[JP__COUNT];
+	char threshold[32], alpha[32], rule[1024]; /* texts of the rule's cells */
+};
+
+/* A metric's object; MV__COUNT: its "steps" object (null when not judged
+ * on steps). */
+static const struct metric_col metric_json_cols[] = {
+	{ MV_BASE, "base_us" },		 { MV_NEW, "new_us" },	      { MV_CHANGE, "change_us" },
+	{ MV_CHANGE_PCT, "change_pct" }, { MV__COUNT, "steps" },      { MV_JUDGED_ON, "judged_on" },
+	{ MV_VERDICT, "verdict" },
+};
+
+static const struct metric_col step_json_cols[] = {
+	{ MV_BASE_MEDIAN, "base_median_us" }, { MV_BASE_MAD, "base_mad_us" },
+	{ MV_NEW_MEDIAN, "new_median_us" },   { MV_NEW_MAD, "new_mad_us" },
+	{ MV_STEP_CHANGE, "change_us" },      { MV_STEP_CHANGE_PCT, "change_pct" },
+	{ MV_P, "p" },			      { MV_P_EXACT, "p_exact" },
+};
+
+static struct ns_cell int_cell(int64_t i)
+{
+	return (struct ns_cell){ .type = NS_CELL_INT, .i = i };
+}
+
+static struct ns_cell bool_cell(bool b)
+{
+	return (struct ns_cell){ .type = NS_CELL_BOOL, .i = b };
+}
+
+/* Row r of sub, nested as an object. */
+static struct ns_cell row_cell(const struct ns_grid *sub, size_t r)
+{
+	return (struct ns_cell){ .type = NS_CELL_ROW, .sub = sub, .i = (int64_t)r };
+}
+
+/* Adds cells as the next row of g; the cell that nests it. */
+static struct ns_cell add_row(struct ns_grid *g, const struct ns_cell *cells)
+{
+	struct ns_cell nested = row_cell(g, g->n_rows);
+	ns_grid_row(g, cells, true, false);
+	return nested;
+}
+
+/* Columns named keys[0..n), those from sep_from on after `sep`. */
+static void json_keys(struct ns_grid *g, const char *const *keys, size_t n, size_t sep_from, const char *sep)
+{
+	for (size_t c = 0; c < n; c++)
+		ns_grid_col(g, &(struct ns_grid_col){ .key = keys[c], .json_sep = c >= sep_from ? sep : NULL });
+}
+
+static void json_metric_keys(struct ns_grid *g, const struct metric_col *cols, size_t n)
+{
+	for (size_t c = 0; c < n; c++)
+		ns_grid_col(g, &(struct ns_grid_col){ .key = cols[c].key });
+}
+
+static void json_columns(struct json_doc *j)
+{
+	static const char *const doc[] = { "schema", "base",	 "new",	   "device", "group_by", "rule",
+					   "warning", "verdicts", "gate", "totals", "rows" };
+	static const char *const side[] = { "input", "traces", "steps", "step_numbers", "device" };
+	static const char *const group_by[] = { "overload", "shape", "stack", "neff" };
+	static const char *const rule[] = { "mode", "threshold_pct", "alpha", "test", "exact_max_steps", "note", "text" };
+	static const char *const gate[] = { "fail_on", "failed" }, *const calls[] = { "base", "new" };
+	json_keys(&j->g[JP_DOC], doc, NS_ARRAY_SIZE(doc), 1, ",\n ");
+	json_keys(&j->g[JP_SIDE], side, NS_ARRAY_SIZE(side), 0, NULL);
+	for (int s = JP_BASE_STEPS; s <= JP_NEW_STEPS; s++) {
+		j->g[s].json_values = true;
+		ns_grid_col(&j->g[s], &(struct ns_grid_col){ .key = "step" });
+	}
+	json_keys(&j->g[JP_GROUP_BY], group_by, NS_ARRAY_SIZE(group_by), 0, NULL);
+	json_keys(&j->g[JP_RULE], rule, NS_ARRAY_SIZE(rule), 0, NULL);
+	for (int v = 0; v < NS_VERDICT_NONE; v++)
+		ns_grid_col(&j->g[JP_VERDICTS], &(struct ns_grid_col){ .key = ns_verdict_name((enum ns_verdict)v) });
+	json_keys(&j->g[JP_GATE], gate, NS_ARRAY_SIZE(gate), 0, NULL);
+	json_keys(&j->g[JP_TOTALS], ns_diff_metric_keys, NS_DIFF_N_METRICS, 1, ",\n            ");
+	json_keys(&j->g[JP_ROWS], row_keys, RV_BASE_CALLS, 0, NULL);
+	ns_grid_col(&j->g[JP_ROWS], &(struct ns_grid_col){ .key = "calls" });
+	json_keys(&j->g[JP_ROWS], ns_diff_metric_keys, NS_DIFF_N_METRICS, 0, ",\n   ");
+	json_keys(&j->g[JP_CALLS], calls, NS_ARRAY_SIZE(calls), 0, NULL);
+	json_metric_keys(&j->g[JP_METRIC], metric_json_cols, NS_ARRAY_SIZE(metric_json_cols));
+	json_metric_keys(&j->g[JP_STEP_STATS], step_json_cols, NS_ARRAY_SIZE(step_json_cols));
+}
+
+/* A metric's object, its per-step statistics nested when judged on steps. */
+static struct ns_cell json_metric(struct json_doc *j, const struct ns_diff_metric *m)
+{
+	struct ns_cell v[MV__COUNT], cells[NS_ARRAY_SIZE(metric_json_cols)], steps[NS_ARRAY_SIZE(step_json_cols)];
+	struct ns_cell nested = { .type = NS_CELL_EMPTY };
+	metric_values(m, v);
+	if (m->by_steps) {
+		for (size_t c = 0; c < NS_ARRAY_SIZE(step_json_cols); c++)
+			steps[c] = v[step_json_cols[c].v];
+		nested = add_row(&j->g[JP_STEP_STATS], steps);
+	}
+	for (size_t c = 0; c < NS_ARRAY_SIZE(metric_json_cols); c++)
+		cells[c] = metric_json_cols[c].v == MV__COUNT ? nested : v[metric_json_cols[c].v];
+	return add_row(&j->g[JP_METRIC], cells);
+}
+
+/* A side's object: its input, traces, steps and their numbers, device. */
+static struct ns_cell json_side(struct json_doc *j, const struct ns_diff *d, int s)
+{
+	const struct ns_diff_side *side = &d->side[s];
+	struct ns_grid *numbers = &j->g[s ? JP_NEW_STEPS : JP_BASE_STEPS];
+	for (size_t k = 0; k < side->n_steps; k++)
+		ns_grid_row(numbers, (struct ns_cell[]){ int_cell(side->step_numbers[k]) }, true, false);
+	return add_row(&j->g[JP_SIDE], (struct ns_cell[]){ text_cell(side->label), int_cell((int64_t)side->n_traces),
+							     int_cell((int64_t)side->n_steps),
+							     { .type = NS_CELL_ROWS, .sub = numbers, .len = side->n_steps },
+							     text_cell(side->device) });
+}
+
+/* The rule's object; its texts are kept in j. */
+static struct ns_cell json_rule(struct json_doc *j, const struct ns_diff *d)
+{
+	snprintf(j->threshold, sizeof(j->threshold), "%g", d->opts.threshold_pct);
+	snprintf(j->alpha, sizeof(j->alpha), "%g", d->opts.alpha);
+	describe_rule(d, j->rule, sizeof(j->rule));
+	return add_row(&j->g[JP_RULE], (struct ns_cell[]){
+		text_cell(d->mode == NS_DIFF_MODE_STEPS ? "steps" : "threshold"),
+		{ .type = NS_CELL_NUM, .text = j->threshold }, { .type = NS_CELL_NUM, .text = j->alpha },
+		text_cell("mann-whitney-u-two-sided"), int_cell(NS_MWU_EXACT_MAX), text_cell(d->mode_note),
+		text_cell(j->rule) });
+}
+
+/* The rows shown, each with its calls and metrics. */
+static void json_rows(struct json_doc *j, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	size_t n_rows, *rows = machine_rows(d, o, &n_rows);
+	if (!rows)
+		j->g[JP_ROWS].oom = true;
+	for (size_t i = 0; rows && i < n_rows; i++) {
+		const struct ns_diff_row *r = &d->rows[rows[i]];
+		struct ns_cell v[RV__COUNT], cells[RV_BASE_CALLS + 1 + NS_DIFF_N_METRICS];
+		row_values(d, r, v);
+		memcpy(cells, v, RV_BASE_CALLS * sizeof(*v));
+		cells[RV_BASE_CALLS] = add_row(&j->g[JP_CALLS], &v[RV_BASE_CALLS]);
+		for (int k = 0; k < NS_DIFF_N_METRICS; k++)
+			cells[RV_BASE_CALLS + 1 + k] = json_metric(j, &r->m[k]);
+		ns_grid_row(&j->g[JP_ROWS], cells, true, false);
+	}
+	free(rows);
+}
+
+/* The document's one row: every part of it nested. */
+static void json_document(struct json_doc *j, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	struct ns_cell totals[NS_DIFF_N_METRICS], gate = { .type = NS_CELL_EMPTY };
+	struct ns_cell verdicts[NS_VERDICT_NONE], base = json_side(j, d, 0), new = json_side(j, d, 1);
+	int group_by = d->opts.group_by;
+	for (int v = 0; v < NS_VERDICT_NONE; v++)
+		verdicts[v] = int_cell((int64_t)d->n_verdict[v]);
+	for (int k = 0; k < NS_DIFF_N_METRICS; k++)
+		totals[k] = json_metric(j, &d->total[k]);
+	if (o->gate)
+		gate = add_row(&j->g[JP_GATE], (struct ns_cell[]){ text_cell(o->gate), bool_cell(o->gate_tripped) });
+	json_rows(j, d, o);
+	ns_grid_row(&j->g[JP_DOC], (struct ns_cell[]){
+		text_cell("neuron-stats-diff/1"), base, new, text_cell(d->device),
+		add_row(&j->g[JP_GROUP_BY], (struct ns_cell[]){ bool_cell(group_by & NS_GROUP_OVERLOAD),
+								 bool_cell(group_by & NS_GROUP_SHAPE),
+								 int_cell(d->opts.stack_n), bool_cell(group_by & NS_GROUP_NEFF) }),
+		json_rule(j, d), text_cell(d->warning), add_row(&j->g[JP_VERDICTS], verdicts), gate,
+		add_row(&j->g[JP_TOTALS], totals),
+		{ .type = NS_CELL_ROWS, .sub = &j->g[JP_ROWS], .len = j->g[JP_ROWS].n_rows } },
+		true, false);
+}
+
+static int write_json(FILE *out, const struct ns_diff *d, const struct ns_diff_write_opts *o)
+{
+	struct json_doc *j = calloc(1, sizeof(*j));
+	int rc;
+	if (!j)
+		return -1;
+	for (int p = 0; p < JP__COUNT; p++)
+		ns_grid_init(&j->g[p], NULL);
+	json_columns(j);
+	json_document(j, d, o);
+	rc = ns_grid_write_json_document(out, j->g, JP__COUNT); /* JP_DOC first */
+	free(j);
+	return rc;
+}
+
 int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const struct ns_diff_write_opts *o,
 		  struct ns_error *err)
 {
@@ -724,7 +771,8 @@ int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const 
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		break;
 	case NS_FMT_JSON:
-		write_json(out, d, o);
+		if (write_json(out, d, o))
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		break;
 	case NS_FMT_CSV:
 		if (write_csv(out, d, o))

@@ -127,11 +127,13 @@ static int fold_side(struct work *w, enum ns_diff_side_id s, const struct ns_dif
 		const struct ns_steps *st = &in->steps[i];
 		for (size_t a = 0; a < agg->n_avgs; a++) {
 			const struct ns_avg *avg = &agg->avgs[a];
+			bool footer = ns_avg_counts_for_device_total(avg);
+			if (!ns_name_filter_keeps(&d->opts.filter, ns_strtab_get(&agg->trace->strings, avg->key)))
+				continue; /* (the totals are of the rows compared) */
 			int64_t row = row_of(w, agg->trace, avg);
 			if (row == NO_ROW)
 				return -1;
 			struct ns_diff_row *r = &d->rows[row];
-			bool footer = ns_avg_counts_for_device_total(avg);
 			r->counts_for_device_total |= footer;
 			if (s == NS_DIFF_BASE) {
 				r->in_base = true;

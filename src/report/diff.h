@@ -54,6 +54,7 @@ struct ns_diff_opts {
 	double alpha;         /* and the test's two-sided p-value below this */
 	unsigned group_by;    /* enum ns_group_by bits, as given to ns_aggregate (for the header and the key) */
 	int stack_n;
+	struct ns_name_filter filter; /* --include/--exclude: the rows compared; the totals are theirs */
 };
 
 /* Per-step statistics of one metric on one side (ns). */

@@ -1,6 +1,7 @@
 /* The grid engine (grid.h): typed cells, and the text, CSV, JSON and
  * Markdown renderers. */
 #include "report/grid.h"
+#include "report/report.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -86,12 +87,15 @@ static void fmt_bytes(char *buf, size_t n, int64_t bytes)
 		snprintf(buf, n, "%" PRId64 " B", bytes);
 }
 
-/* Whether a cell has no value: EMPTY, a NaN PCT or P and, where a number
- * must be finite (CSV, JSON), an infinite one. */
+/* Whether a cell has no value: EMPTY, a ROW or ROWS of no grid, a NaN
+ * PCT or P and, where a number must be finite (CSV, JSON), an infinite
+ * one. */
 static bool missing(const struct ns_cell *c, bool finite)
 {
 	if (c->type == NS_CELL_EMPTY)
 		return true;
+	if (c->type == NS_CELL_ROW || c->type == NS_CELL_ROWS)
+		return c->sub == NULL;
 	if (c->type != NS_CELL_PCT && c->type != NS_CELL_P)
 		return false;
 	return isnan(c->x) || (finite && isinf(c->x));
@@ -162,6 +166,9 @@ const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col 
 		break;
 	case NS_CELL_NUM:
 		return c->text ? c->text : "";
+	case NS_CELL_ROW:
+	case NS_CELL_ROWS:
+		break;
 	}
 	return buf;
 }
@@ -235,7 +242,10 @@ void ns_grid_row(struct ns_grid *g, const struct ns_cell *cells, bool shown, boo
 		g->oom = true;
 		return;
 	}
-	memcpy(&g->cells[g->n_rows * g->n_cols], cells, g->n_cols * sizeof(*cells));
+	/* A grid may have no columns (an hlo_stats.json with no known key): its
+	 * rows are then empty and cells may still be NULL. */
+	if (g->n_cols)
+		memcpy(&g->cells[g->n_rows * g->n_cols], cells, g->n_cols * sizeof(*cells));
 	g->marked[g->n_rows++] = marked;
 }
 
@@ -358,8 +368,8 @@ static bool put_cell(FILE *out, const struct ns_grid *g, const struct ns_cell *c
 		return more;
 	if (col.left)
 		spaces(out, pad);
-	if (plain && g->gap)
-		fputs(g->gap, out);
+	if (plain && (col.gap || g->gap))
+		fputs(col.gap ? col.gap : g->gap, out);
 	else
 		spaces(out, GAP);
 	return more;
@@ -539,9 +549,12 @@ static bool finite_number(const char *s)
 	return s && *s && isfinite(strtod(s, NULL));
 }
 
+static void json_row(FILE *out, const struct ns_grid *g, size_t r, int depth);
+static void json_rows(FILE *out, const struct ns_grid *g, size_t from, size_t n, int depth);
+
 /* A cell as CSV or JSON writes it: strings escaped, times in exact
- * decimal microseconds. */
-static void put_value(FILE *out, const struct ns_cell *c, bool json)
+ * decimal microseconds; depth: of a JSON value nested in tab style. */
+static void put_value(FILE *out, const struct ns_cell *c, bool json, int depth)
 {
 	char buf[64];
 	if (missing(c, true)) {
@@ -585,6 +598,14 @@ static void put_value(FILE *out, const struct ns_cell *c, bool json)
 	case NS_CELL_NUM:
 		fputs(json && !finite_number(c->text) ? "null" : c->text ? c->text : "", out);
 		break;
+	case NS_CELL_ROW:
+		if (json)
+			json_row(out, c->sub, (size_t)c->i, depth);
+		break;
+	case NS_CELL_ROWS:
+		if (json)
+			json_rows(out, c->sub, (size_t)c->i, c->len, depth);
+		break;
 	}
 }
 
@@ -598,35 +619,95 @@ void ns_grid_write_csv(FILE *out, const struct ns_grid *g, bool header)
 		for (size_t c = 0; c < g->n_cols; c++) {
 			if (c)
 				fputc(',', out);
-			put_value(out, &g->cells[r * g->n_cols + c], false);
+			put_value(out, &g->cells[r * g->n_cols + c], false, 0);
 		}
 		fputs("\r\n", out);
 	}
 }
 
+static void tabs(FILE *out, int n)
+{
+	for (int k = 0; k < n; k++)
+		fputc('\t', out);
+}
+
+/* A key and its separators: ", " (or the column's json_sep) before all but
+ * the first; in tab style a line of its own, at depth. */
+static void json_key(FILE *out, const struct ns_grid *g, size_t c, int depth)
+{
+	const char *key = g->cols[c].key ? g->cols[c].key : "";
+	if (g->json_tabs) {
+		fputs(c ? ",\n" : "\n", out);
+		tabs(out, depth);
+	} else if (c) {
+		fputs(g->cols[c].json_sep ? g->cols[c].json_sep : ", ", out);
+	}
+	if (g->json_string)
+		g->json_string(out, key, strlen(key));
+	else
+		fprintf(out, "\"%s\"", key);
+	fputs(g->json_tabs ? ":\t" : ": ", out);
+}
+
+/* Row r as an object; depth counts the objects and arrays around it, as
+ * cJSON's formatted style indents. */
+static void json_row(FILE *out, const struct ns_grid *g, size_t r, int depth)
+{
+	fputc('{', out);
+	depth++;
+	for (size_t c = 0; c < g->n_cols; c++) {
+		const struct ns_cell *cell = &g->cells[r * g->n_cols + c];
+		json_key(out, g, c, depth);
+		if (g->json_string && cell->type == NS_CELL_TEXT)
+			g->json_string(out, cell->text ? cell->text : "", text_len(cell));
+		else
+			put_value(out, cell, true, depth);
+	}
+	if (g->json_tabs) {
+		fputc('\n', out);
+		tabs(out, depth - 1);
+	}
+	fputc('}', out);
+}
+
+/* Rows from..from+n-1 as an array: of objects, "[\n  {...},\n  {...}\n]"
+ * (tab style: "[{...}, {...}]"), or of the first cells' values, "[1, 2]". */
+static void json_rows(FILE *out, const struct ns_grid *g, size_t from, size_t n, int depth)
+{
+	bool inline_list = g->json_values || g->json_tabs;
+	fputc('[', out);
+	for (size_t r = from; r < from + n && r < g->n_rows; r++) {
+		fputs(inline_list ? (r > from ? ", " : "") : (r > from ? ",\n  " : "\n  "), out);
+		if (g->json_values)
+			put_value(out, &g->cells[r * g->n_cols], true, depth + 1);
+		else
+			json_row(out, g, r, depth + 1);
+	}
+	fputs(n && !inline_list ? "\n]" : "]", out);
+}
+
+void ns_grid_write_json_row(FILE *out, const struct ns_grid *g, size_t r)
+{
+	json_row(out, g, r, 0);
+}
+
+int ns_grid_write_json_document(FILE *out, struct ns_grid *grids, size_t n)
+{
+	int rc = 0;
+	for (size_t k = 0; k < n; k++)
+		rc = ns_grid_error(&grids[k]) || grids[0].n_rows == 0 ? -1 : rc;
+	if (rc == 0) {
+		ns_grid_write_json_row(out, &grids[0], 0);
+		fputc('\n', out);
+	}
+	for (size_t k = 0; k < n; k++)
+		ns_grid_release(&grids[k]);
+	return rc;
+}
+
 void ns_grid_write_json(FILE *out, const struct ns_grid *g)
 {
-	fputc('[', out);
-	for (size_t r = 0; r < g->n_rows; r++) {
-		fputs(r ? ",\n  {" : "\n  {", out);
-		for (size_t c = 0; c < g->n_cols; c++) {
-			const struct ns_cell *cell = &g->cells[r * g->n_cols + c];
-			if (g->json_string) {
-				fputs(c ? ", " : "", out);
-				const char *key = g->cols[c].key ? g->cols[c].key : "";
-				g->json_string(out, key, strlen(key));
-				fputs(": ", out);
-			} else {
-				fprintf(out, "%s\"%s\": ", c ? ", " : "", g->cols[c].key);
-			}
-			if (g->json_string && cell->type == NS_CELL_TEXT)
-				g->json_string(out, cell->text ? cell->text : "", text_len(cell));
-			else
-				put_value(out, cell, true);
-		}
-		fputc('}', out);
-	}
-	fputs(g->n_rows ? "\n]" : "]", out);
+	json_rows(out, g, 0, g->n_rows, 0);
 }
 
 /* ---- GitHub Markdown ---- */
@@ -685,4 +766,23 @@ void ns_grid_write_markdown(FILE *out, const struct ns_grid *g)
 		}
 		fputs(" |\n", out);
 	}
+}
+
+int ns_grid_render(FILE *out, struct ns_grid *g, enum ns_format fmt, struct ns_error *err)
+{
+	int rc = 0;
+	if (ns_grid_error(g)) {
+		rc = -1;
+	} else if (fmt == NS_FMT_JSON) {
+		ns_grid_write_json(out, g);
+		fputc('\n', out);
+	} else if (fmt == NS_FMT_CSV) {
+		ns_grid_write_csv(out, g, true);
+	} else if (fmt == NS_FMT_MARKDOWN) {
+		ns_grid_write_markdown(out, g);
+	} else {
+		rc = ns_grid_write_text(out, g);
+	}
+	ns_grid_release(g);
+	return rc ? ns_error_set(err, NS_ERR_NOMEM, "out of memory") : 0;
 }

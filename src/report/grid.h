@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct ns_grid;
+
 enum ns_cell_type {
 	NS_CELL_EMPTY = 0, /* text and Markdown: the column's `none` (""); CSV: an empty field; JSON: null */
 	NS_CELL_TEXT,      /* text (NULL: the column's `none`, "" in CSV and JSON) */
@@ -41,6 +43,11 @@ enum ns_cell_type {
 	 * significant digits in CSV/JSON */
 	NS_CELL_P,
 	/* A NaN PCT or P is missing, printed as an EMPTY cell. */
+	/* JSON only (elsewhere an empty cell): nested values from another
+	 * grid, `sub`: ROW, its row i as an object; ROWS, its rows i to
+	 * i + len - 1 as ns_grid_write_json writes rows. */
+	NS_CELL_ROW,
+	NS_CELL_ROWS,
 };
 
 struct ns_cell {
@@ -48,10 +55,11 @@ struct ns_cell {
 	const char *text;
 	int64_t i;            /* INT, BYTES, BOOL; TIME, US: exact nanoseconds */
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
-	size_t len;           /* TEXT: its bytes, when they hold a NUL (CSV, and JSON with the grid's
+	size_t len;           /* ROWS: how many; TEXT: its bytes, when they hold a NUL (CSV, and JSON with the grid's
 				 json_string); 0: up to its NUL */
 	double x;             /* NS, PCT, P */
 	bool strong;          /* Markdown: in bold */
+	const struct ns_grid *sub; /* ROW, ROWS (borrowed) */
 };
 
 /* How a text-table cell wider than the column's cap is cut (spec A6.7). */
@@ -81,6 +89,8 @@ struct ns_grid_col {
 	const char *md_join, *md_end;
 	const char *group;    /* text table: a label on a line above the header, from this column on (left out
 				 where the label before it reaches this far) */
+	const char *json_sep; /* JSON: before this key in place of ", " (a line break: ",\n   ") */
+	const char *gap;      /* NS_GRID_PLAIN: after this cell in place of the grid's gap */
 };
 
 enum ns_grid_style {
@@ -113,6 +123,10 @@ struct ns_grid {
 	 * they are, text through ns_json_string) */
 	void (*json_string)(FILE *out, const char *s, size_t len);
 	const char *indent, *gap;  /* NS_GRID_PLAIN: before each line, between cells (NULL: two spaces) */
+	bool json_values;          /* JSON: the rows as a list of their first cells' values, "[1, 2]" */
+	/* JSON: cJSON's formatted style: a key a line, indented by tabs, "key":<tab>value;
+	 * arrays on one line, "[{...}, {...}]" */
+	bool json_tabs;
 };
 
 void ns_grid_init(struct ns_grid *g, const char *time_unit);
@@ -138,8 +152,16 @@ size_t ns_grid_line_width(const struct ns_grid *g);
 int ns_grid_write_text(FILE *out, const struct ns_grid *g);
 /* A CSV header line (when `header`) and one line per row, CRLF-ended. */
 void ns_grid_write_csv(FILE *out, const struct ns_grid *g, bool header);
-/* A JSON array of one object per row: "[\n  {...},\n  {...}\n]", or "[]". */
+/* A JSON array of one object per row: "[\n  {...},\n  {...}\n]", or "[]"
+ * (json_values: "[1, 2]"). */
 void ns_grid_write_json(FILE *out, const struct ns_grid *g);
+/* Row r as one JSON object, "{...}" (a document: its cells nest other
+ * grids' rows). */
+void ns_grid_write_json_row(FILE *out, const struct ns_grid *g, size_t r);
+/* A JSON document of n grids, grids[0]'s row 0 nesting the others: that
+ * row and a newline; -1 when any of them ran out of memory (nothing is
+ * written). Then releases them all. */
+int ns_grid_write_json_document(FILE *out, struct ns_grid *grids, size_t n);
 void ns_grid_write_markdown(FILE *out, const struct ns_grid *g);
 
 /* A cell's text as the text table and Markdown print it (before cutting);

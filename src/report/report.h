@@ -4,6 +4,7 @@
 #ifndef NS_REPORT_H
 #define NS_REPORT_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -18,10 +19,21 @@ enum ns_format { NS_FMT_TABLE = 0, NS_FMT_CSV, NS_FMT_JSON, NS_FMT_MARKDOWN };
  * if unknown. */
 const struct ns_sort_key *ns_sort_key_find(const char *arg);
 
+/* --include/--exclude: the rows whose name matches one of include (all
+ * when none) and none of exclude. Rows are dropped after aggregation: every
+ * number of a kept row, the percentages and totals included, is the
+ * unfiltered table's (docs/report.md "Filters"). */
+struct ns_name_filter {
+	const regex_t *include, *exclude;
+	size_t n_include, n_exclude;
+};
+bool ns_name_filter_keeps(const struct ns_name_filter *f, const char *name);
+
 struct ns_report_opts {
 	const struct ns_sort_key *sort;  /* NULL: first-seen order */
 	long row_limit;                  /* -1: all rows; PyTorch's default is 100 */
 	bool top_level_only;
+	struct ns_name_filter filter;    /* --include/--exclude: the rows printed */
 	const char *time_unit;           /* "s", "ms", "us" or NULL (automatic) */
 	const char *device_label;        /* "NEURON", "CUDA", ... (NULL: from the backend) */
 	const char *header;              /* printed above the table (NULL: none) */
@@ -44,6 +56,11 @@ int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_
 
 /* A field's header (fields.h) with "{D}" replaced by the device label. */
 void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device);
+
+/* Renders g in fmt (JSON: the array and a newline) and releases it: 0, or
+ * NS_ERR_NOMEM when a grid allocation failed. */
+struct ns_grid;
+int ns_grid_render(FILE *out, struct ns_grid *g, enum ns_format fmt, struct ns_error *err);
 
 /* Exact decimal microseconds from nanoseconds: 1234567 -> "1234.567". */
 void ns_format_us(char *buf, size_t n, int64_t ns);

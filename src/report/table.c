@@ -86,6 +86,20 @@ bool ns_avg_counts_for_device_total(const struct ns_avg *r)
 	       !r->is_user_annotation;
 }
 
+static bool matches_any(const regex_t *re, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (regexec(&re[i], name, 0, NULL, 0) == 0)
+			return true;
+	return false;
+}
+
+bool ns_name_filter_keeps(const struct ns_name_filter *f, const char *name)
+{
+	return (f->n_include == 0 || matches_any(f->include, f->n_include, name)) &&
+	       !matches_any(f->exclude, f->n_exclude, name);
+}
+
 static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_report_opts *o)
 {
 	memset(v, 0, sizeof(*v));
@@ -126,10 +140,13 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 	return 0;
 }
 
-/* Rows printed: row_limit is checked before the top-level filter (A6.7). */
+/* Rows printed: row_limit is checked before the top-level filter (A6.7),
+ * and counts only the rows --include/--exclude keep. */
 static bool row_printed(const struct view *v, size_t k, long *printed)
 {
 	const struct ns_avg *r = &v->agg->avgs[v->order[k]];
+	if (!ns_name_filter_keeps(&v->o->filter, ns_strtab_get(v->strings, r->key)))
+		return false;
 	if (v->o->row_limit >= 0 && *printed == v->o->row_limit)
 		return false;
 	if (v->o->top_level_only && r->first >= 0 && ns_fevent_parent(&v->agg->fevents[r->first]) >= 0)

@@ -116,6 +116,13 @@ def missing(args, root):
     return None
 
 
+def resolve(path, binary):
+    """A test's trace argument as a path: @CORPUS@ replaced by corpus_root(binary),
+    a relative path taken from the source root."""
+    path = path.replace("@CORPUS@", corpus_root(binary))
+    return path if os.path.isabs(path) else os.path.join(SRC, path)
+
+
 def skip_reason(path):
     """The line a test prints when it skips because path is not in the corpus it was given."""
     return ("skip: %s not found: this corpus lacks it (tests/data/ vendors the files listed in "

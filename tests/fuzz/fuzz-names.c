@@ -1,4 +1,4 @@
-/* Capture directory discovery, by name (src/ingest/capture.c,
+/* Capture directory discovery, by name (src/ntff/capture*.c,
  * src/ingest/discover.c, the NEFF file-name patterns of src/neff/neff.c).
  * The input is a list of file names, one per line. Each name is classified
  * on its own; then (for every other input) the names become files in a

@@ -1,5 +1,5 @@
-/* The streaming JSON scanner (src/ingest/scan.c) on its own, as the export
- * readers (src/ntff/jstream.c) and the trace parser use it: peek, value,
+/* The streaming JSON scanner (src/ingest/json/scan.c) on its own, as the export
+ * readers (src/ingest/json/walk.c) and the trace parser use it: peek, value,
  * advance over any token sequence, plus the span primitives on each value.
  *
  * Properties: the token sequence (offsets and lengths) is the same whether
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "ingest/scan.h"
+#include "ingest/json/scan.h"
 #include "ingest/source.h"
 
 #define MAX_TOKENS 4096

@@ -6,6 +6,7 @@
 
 #include "fuzz.h"
 #include "neff/neff.h"
+#include "report/neff-summary.h"
 
 static void neff_check(const uint8_t *data, size_t size)
 {

@@ -239,7 +239,7 @@ class FunctionEvent(object):
     __slots__ = ("name", "overload_name", "device_type", "is_user_annotation", "thread",
                  "start_ns", "end_ns", "start_us", "end_us", "kernels", "children",
                  "parent", "cpu_memory_usage", "device_memory_usage", "input_shapes",
-                 "stack", "cat", "file_idx", "_dev_total", "is_async")
+                 "stack", "cat", "file_idx", "_dev_total", "is_async", "launcher")
 
     def __init__(self):
         self.overload_name = ""
@@ -253,6 +253,7 @@ class FunctionEvent(object):
         self.is_user_annotation = False
         self.is_async = False
         self._dev_total = None
+        self.launcher = None  # device events: the op _link attributed them to (stacks.py)
 
     # A4 metrics -----------------------------------------------------------
     @property
@@ -536,6 +537,9 @@ class Trace(object):
                 takers = [r["op"]] if r.get("op") is not None else []
             for op in takers:
                 op.kernels.append(r["fe"].end_us - r["fe"].start_us)
+        for r in kept:
+            if r["fe"].device_type != CPU:
+                r["fe"].launcher = r.get("op")
         events = [r["fe"] for r in kept]
 
         # ---- memory (A2.7) ---------------------------------------------------------

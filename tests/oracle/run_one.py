@@ -40,9 +40,7 @@ def main():
     if len(argv) < 2:
         sys.exit(__doc__)
     binary, trace, opts = argv[0], argv[1], argv[2:]
-    trace = trace.replace("@CORPUS@", corpus.corpus_root(binary))
-    if not os.path.isabs(trace):
-        trace = os.path.join(SRC, trace)
+    trace = corpus.resolve(trace, binary)
     if not os.path.exists(trace):
         print(corpus.skip_reason(trace))
         return 77

@@ -101,6 +101,20 @@ Test(grid, empty_json_is_an_empty_array)
 	ns_grid_release(&g);
 }
 
+/* Found by fuzz-neff-tar: an hlo_stats.json with no known key made a grid
+ * with no columns, and its row was copied from NULL. */
+Test(grid, a_row_of_a_grid_without_columns_is_an_empty_object)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	ns_grid_row(&g, NULL, true, false);
+	cr_assert_eq(g.n_rows, 1);
+	char *got = render(&g, 2);
+	cr_assert_str_eq(got, "[\n  {}\n]");
+	free(got);
+	ns_grid_release(&g);
+}
+
 Test(grid, a_row_not_shown_still_sizes_its_column)
 {
 	struct ns_grid g;

@@ -15,6 +15,7 @@
 
 #include "neff/neff-format.h"
 #include "neff/neff.h"
+#include "report/neff-summary.h"
 
 #define ARTIFACTS "aws-neuron-nkipy/at-1dc349f/spike/tests/artifacts/"
 

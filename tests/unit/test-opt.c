@@ -16,6 +16,7 @@ static long v_int = 7, v_cap = 55;
 static double v_real = 0.5, v_pct = 5;
 static const char *v_unit;
 static const char *const units[] = { "s", "ms", "us", NULL };
+static struct ns_opt_regexes v_include;
 
 static const struct ns_opt opts[] = {
 	NS_INT('n', "rows", "N", "rows", &v_int, -1, NS_NO_MAX),
@@ -133,4 +134,43 @@ Test(opt, help_prints_each_range)
 			       "  -t, --threshold PCT         threshold [PCT from 0 to 1000000000]\n"
 			       "  -u, --unit UNIT             unit: s, ms or us\n");
 	free(text);
+}
+
+/* NS_REGEX: each value is compiled (POSIX ERE) and kept in order; a bad
+ * expression is a usage error naming the option; at most NS_OPT_MAX_REGEX. */
+static const struct ns_opt regex_opts[] = {
+	NS_REGEX(0, "include", "REGEX", "include", &v_include),
+	NS_OPT_LAST,
+};
+static const struct ns_cmd_spec regex_spec = { .name = "t", .usage = "neuron-stats t [options]",
+					       .summary = "A test.", .opts = regex_opts };
+
+static int parse_regex(const char *arg)
+{
+	char *argv[] = { (char *)"t", (char *)arg, NULL };
+	char **pos;
+	int npos;
+	return ns_opt_parse(&regex_spec, 2, argv, &pos, &npos);
+}
+
+Test(opt, regex_options_compile_each_value, .init = cr_redirect_stderr)
+{
+	v_include.n = 0;
+	cr_expect_eq(parse_regex("--include=^aten::(mm|add)$"), 0);
+	cr_expect_eq(parse_regex("--include=gelu"), 0);
+	cr_assert_eq(v_include.n, 2);
+	cr_expect_eq(regexec(&v_include.re[0], "aten::mm", 0, NULL, 0), 0);
+	cr_expect_neq(regexec(&v_include.re[0], "aten::mmx", 0, NULL, 0), 0);
+	cr_expect_eq(regexec(&v_include.re[1], "aten::gelu", 0, NULL, 0), 0);
+	cr_expect_eq(parse_regex("--include=("), 2);
+	cr_expect_eq(v_include.n, 2, "a bad expression was kept");
+	while (v_include.n < NS_OPT_MAX_REGEX)
+		cr_assert_eq(parse_regex("--include=x"), 0);
+	cr_expect_eq(parse_regex("--include=x"), 2, "more than NS_OPT_MAX_REGEX");
+	fflush(stderr);
+	cr_expect_stderr_eq_str(
+		"neuron-stats: error: t: --include: not a regular expression (Unmatched ( or \\(): '('\n"
+		"usage: neuron-stats t [options]\nTry 'neuron-stats t --help' for more information.\n"
+		"neuron-stats: error: t: --include: at most 16 expressions, not one more: 'x'\n"
+		"usage: neuron-stats t [options]\nTry 'neuron-stats t --help' for more information.\n");
 }

@@ -1,4 +1,4 @@
-/* Ingest: the streaming scanner (src/ingest/scan.c), the byte sources
+/* Ingest: the streaming scanner (src/ingest/json/scan.c), the byte sources
  * (source.c: plain, gzip, zstd) and the Kineto event parser (kineto.c),
  * driven through ns_ingest_file on small inline traces written to a
  * temporary directory (spec Part B). */
@@ -14,7 +14,7 @@
 
 #include "common/trace.h"
 #include "ingest/ingest.h"
-#include "ingest/scan.h"
+#include "ingest/json/scan.h"
 
 static char tmpdir[256];
 

@@ -1,4 +1,4 @@
-#include "ingest/scan.h"
+#include "ingest/json/scan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

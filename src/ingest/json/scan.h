@@ -2,8 +2,8 @@
  * time as a contiguous byte span, so a trace of any size is read with a
  * window of memory the size of its largest event. Also the small JSON
  * primitives (string decode, value skip) that kineto.c parses events with. */
-#ifndef NS_SCAN_H
-#define NS_SCAN_H
+#ifndef NS_INGEST_JSON_SCAN_H
+#define NS_INGEST_JSON_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>

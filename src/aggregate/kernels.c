@@ -1,0 +1,261 @@
+/* Device events and kernel statistics as HTA defines them (kernels.h;
+ * docs/analyses.md names the HTA source of each rule). */
+#include "aggregate/kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/i64map.h"
+#include "common/vec.h"
+
+static const char *const ktype_names[NS_KTYPE__COUNT] = { "compute", "communication", "memory", "other" };
+
+const char *ns_ktype_name(enum ns_ktype t)
+{
+	return (unsigned)t < NS_KTYPE__COUNT ? ktype_names[t] : "other";
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* HTA's ComputeKernelGroupingPattern (inverse match): names that are not
+ * compute. Python's re.match anchors at the start, so "(.*Memcpy)" is
+ * "contains" and "(^hip)" is "starts with". */
+static bool not_compute(const char *name)
+{
+	static const char *const prefixes[] = { "nccl", "Stream Wait Event", "runFunction", "hip", "job_exe", "packet",
+						"pe_exe", "cpum_exe_subgraph", "hccl", "collective_subgraph_execution" };
+	static const char *const inside[] = { "Memcpy", "Memset", "dma", "Sync" };
+	for (size_t i = 0; i < NS_ARRAY_SIZE(prefixes); i++)
+		if (starts(name, prefixes[i]))
+			return true;
+	for (size_t i = 0; i < NS_ARRAY_SIZE(inside); i++)
+		if (strstr(name, inside[i]))
+			return true;
+	return starts(name, "cuda") && strstr(name + 4, "LaunchKernel"); /* (cuda.*LaunchKernel) */
+}
+
+enum ns_ktype ns_ktype_of(const char *name)
+{
+	/* CommunicateKernelGroupingPattern: (^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*) */
+	if (starts(name, "nccl") || starts(name, "hip") || starts(name, "hccl") || strstr(name, "ncclKernel"))
+		return NS_KTYPE_COMMUNICATION;
+	/* MemoryKernelGroupingPattern: (^(hip)?Memcpy)|(^(hip)?Memset)|(^dma) */
+	if (starts(name, "Memcpy") || starts(name, "Memset") || starts(name, "dma"))
+		return NS_KTYPE_MEMORY;
+	return not_compute(name) ? NS_KTYPE_OTHER : NS_KTYPE_COMPUTE;
+}
+
+/* The stream of a device event: its integer tid (Kineto writes the stream
+ * as the tid of device rows), or N of a "stream N" tid; -1 when neither. */
+static int64_t event_stream(const struct ns_trace *t, const struct ns_event *ev)
+{
+	const struct ns_thread *th = &t->threads[ev->thread];
+	if (th->tid != NS_NONE)
+		return th->tid;
+	const char *text = ns_strtab_get(&t->strings, th->tid_text);
+	if (text && starts(text, "stream ")) {
+		char *end;
+		long long v = strtoll(text + 7, &end, 10);
+		if (end != text + 7)
+			return v;
+	}
+	return -1;
+}
+
+/* HTA's GPU kernel categories (KERNEL_CATEGORY_PATTERN, and cuda_sync
+ * events, which carry a stream too). */
+static bool device_cat(uint8_t cat)
+{
+	return cat == NS_CAT_KERNEL || cat == NS_CAT_GPU_MEMCPY || cat == NS_CAT_GPU_MEMSET ||
+	       cat == NS_CAT_MTIA_CCP_EVENTS || cat == NS_CAT_CUDA_SYNC;
+}
+
+static bool is_profiler_step(const char *name)
+{
+	return starts(name, "ProfilerStep#") && name[13] >= '0' && name[13] <= '9';
+}
+
+/* Names HTA counts as device synchronisation wherever they are (trace_filter.py). */
+static bool device_sync_name(const char *name)
+{
+	return strcmp(name, "Event Sync") == 0 || strcmp(name, "Context Sync") == 0;
+}
+
+/* The CPU side: correlation -> start of the first CPU event with it, and
+ * the start of the last ProfilerStep when there are two distinct ones or
+ * more (else NS_NONE: HTA keeps every event). */
+static int scan_cpu_side(const struct ns_trace *t, struct ns_i64map *launch, int64_t *last_step_ts)
+{
+	ns_str first_step = 0;
+	bool several_steps = false;
+	int64_t last = NS_NONE;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (ev->kind != NS_KIND_SLICE)
+			continue;
+		const char *name = ns_strtab_get(&t->strings, ev->name);
+		if (is_profiler_step(name)) {
+			several_steps |= first_step && first_step != ev->name;
+			first_step = first_step ? first_step : ev->name;
+			last = last == NS_NONE || ev->ts_ns > last ? ev->ts_ns : last;
+		}
+		bool on_device = device_cat(ev->cat) && event_stream(t, ev) >= 0;
+		if (on_device || device_sync_name(name) || ev->correlation == NS_NONE || ev->correlation < 0)
+			continue;
+		if (ns_i64map_put_first(launch, ev->correlation, ev->ts_ns) < 0)
+			return -1;
+	}
+	*last_step_ts = several_steps ? last : NS_NONE;
+	return 0;
+}
+
+/* Whether HTA's filter keeps device event ev (launch: its launch's start). */
+static bool kept(const struct ns_event *ev, int64_t launch, int64_t last_step_ts)
+{
+	if (last_step_ts == NS_NONE)
+		return true;
+	if (ev->correlation == NS_NONE || ev->correlation < 0) /* not a GPU kernel to HTA: its own start */
+		return ev->ts_ns < last_step_ts;
+	return launch != NS_NONE && launch < last_step_ts;
+}
+
+int ns_kevents_collect(const struct ns_trace *t, struct ns_kevents *out, struct ns_error *err)
+{
+	struct ns_i64map launch;
+	int64_t last_step_ts;
+	size_t cap = 0;
+	int rc = 0;
+	memset(out, 0, sizeof(*out));
+	ns_i64map_init(&launch);
+	if (scan_cpu_side(t, &launch, &last_step_ts) < 0)
+		goto oom;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		int64_t stream = ev->kind == NS_KIND_SLICE && device_cat(ev->cat) ? event_stream(t, ev) : -1;
+		if (stream < 0)
+			continue;
+		int64_t at = ev->correlation == NS_NONE || ev->correlation < 0
+				     ? NS_NONE
+				     : ns_i64map_get(&launch, ev->correlation, NS_NONE);
+		if (!kept(ev, at, last_step_ts))
+			continue;
+		if (NS_GROW(out->v, cap, out->n + 1) < 0)
+			goto oom;
+		bool sync = ev->cat == NS_CAT_CUDA_SYNC;
+		const char *name = ns_strtab_get(&t->strings, ev->name);
+		out->v[out->n++] = (struct ns_kevent){ .ts_ns = ev->ts_ns, .end_ns = ev->ts_ns + ev->dur_ns,
+						       .launch_ts_ns = at, .stream = stream, .event = (uint32_t)i,
+						       .ktype = (uint8_t)ns_ktype_of(name), .is_sync = sync };
+	}
+	goto out;
+oom:
+	rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	ns_kevents_release(out);
+out:
+	ns_i64map_release(&launch);
+	return rc;
+}
+
+void ns_kevents_release(struct ns_kevents *k)
+{
+	free(k->v);
+	k->v = NULL;
+	k->n = 0;
+}
+
+/* One duration under its group (a name, or a type). */
+struct keyed_dur {
+	int64_t key, dur;
+};
+
+static int by_key_dur(const void *a, const void *b)
+{
+	const struct keyed_dur *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->dur > y->dur) - (x->dur < y->dur);
+}
+
+/* The statistics of one group's durations d[0..n), sorted ascending. */
+static void group_stats(const struct keyed_dur *d, size_t n, struct ns_kstat *s)
+{
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += d[i].dur;
+	s->count = (int64_t)n;
+	s->total_ns = total;
+	s->min_ns = d[0].dur;
+	s->max_ns = d[n - 1].dur;
+	s->mean_ns = (double)total / (double)n;
+	s->median_ns = n % 2 ? (double)d[n / 2].dur : ((double)d[n / 2 - 1].dur + (double)d[n / 2].dur) / 2.0;
+	double squares = 0.0;
+	for (size_t i = 0; i < n; i++)
+		squares += ((double)d[i].dur - s->mean_ns) * ((double)d[i].dur - s->mean_ns);
+	s->stddev_ns = n > 1 ? sqrt(squares / (double)(n - 1)) : 0.0;
+}
+
+static int row_order(const void *a, const void *b)
+{
+	const struct ns_kstat *x = a, *y = b;
+	if (x->ktype != y->ktype)
+		return x->ktype < y->ktype ? -1 : 1;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return strcmp(x->name_text, y->name_text);
+}
+
+/* Gathers (key, duration) of every kernel: the name, or the type. */
+static struct keyed_dur *keyed_durations(const struct ns_trace *t, const struct ns_kevents *k, bool by_type,
+					 size_t *n)
+{
+	struct keyed_dur *d = malloc((k->n ? k->n : 1) * sizeof(*d));
+	*n = 0;
+	for (size_t i = 0; d && i < k->n; i++) {
+		if (k->v[i].is_sync)
+			continue;
+		int64_t key = by_type ? k->v[i].ktype : (int64_t)t->events[k->v[i].event].name;
+		d[(*n)++] = (struct keyed_dur){ key, k->v[i].end_ns - k->v[i].ts_ns };
+	}
+	return d;
+}
+
+int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool by_type, struct ns_kstats *out,
+		      struct ns_error *err)
+{
+	size_t n, cap = 0;
+	memset(out, 0, sizeof(*out));
+	struct keyed_dur *d = keyed_durations(t, k, by_type, &n);
+	if (!d)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	qsort(d, n, sizeof(*d), by_key_dur);
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		for (hi = lo + 1; hi < n && d[hi].key == d[lo].key; hi++)
+			;
+		if (NS_GROW(out->v, cap, out->n + 1) < 0) {
+			free(d);
+			ns_kstats_release(out);
+			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		}
+		struct ns_kstat *s = &out->v[out->n++];
+		memset(s, 0, sizeof(*s));
+		s->name = by_type ? 0 : (ns_str)d[lo].key;
+		s->name_text = by_type ? ns_ktype_name((enum ns_ktype)d[lo].key) : ns_strtab_get(&t->strings, s->name);
+		s->ktype = by_type ? (uint8_t)d[lo].key : (uint8_t)ns_ktype_of(s->name_text);
+		group_stats(d + lo, hi - lo, s);
+		out->total_ns += s->total_ns;
+	}
+	free(d);
+	qsort(out->v, out->n, sizeof(*out->v), row_order);
+	return 0;
+}
+
+void ns_kstats_release(struct ns_kstats *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}

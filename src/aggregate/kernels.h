@@ -1,0 +1,67 @@
+/* Device work as Holistic Trace Analysis (HTA) sees it: which events are
+ * device "kernels", their type (compute, communication, memory, other),
+ * per-kernel statistics (`neuron-stats kernels`), and the temporal and
+ * idle-time breakdowns (`neuron-stats breakdown`, breakdown.h). The
+ * definitions, and where each comes from in HTA's source, are in
+ * docs/analyses.md. Times are integer nanoseconds. */
+#ifndef NS_KERNELS_H
+#define NS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/trace.h"
+
+enum ns_ktype { NS_KTYPE_COMPUTE = 0, NS_KTYPE_COMMUNICATION, NS_KTYPE_MEMORY, NS_KTYPE_OTHER, NS_KTYPE__COUNT };
+
+/* "compute", "communication", "memory", "other". */
+const char *ns_ktype_name(enum ns_ktype t);
+/* HTA's get_kernel_type() of a kernel name (hta/common/types.py patterns). */
+enum ns_ktype ns_ktype_of(const char *name);
+
+/* One device event kept for the analyses. */
+struct ns_kevent {
+	int64_t ts_ns, end_ns;
+	int64_t launch_ts_ns;  /* start of the CPU event with the same correlation (the launch), or NS_NONE */
+	int64_t stream;
+	uint32_t event;        /* index into trace->events */
+	uint8_t ktype;         /* enum ns_ktype */
+	bool is_sync;          /* a cuda_sync event on a stream (not a kernel; HTA counts it in the spans) */
+};
+
+/* The device events of a trace: kernels, memcpy, memset, MTIA CCP events
+ * and cuda_sync events on a stream (tid >= 0). When the trace has two or
+ * more distinct ProfilerStep#N names, HTA's filter applies: only device
+ * events launched (by correlation) by a CPU event that starts before the
+ * last ProfilerStep starts are kept (the last step is incomplete). */
+struct ns_kevents {
+	struct ns_kevent *v;
+	size_t n;
+};
+
+int ns_kevents_collect(const struct ns_trace *t, struct ns_kevents *out, struct ns_error *err);
+void ns_kevents_release(struct ns_kevents *k);
+
+/* Statistics of one kernel name (or one type when grouped by type). */
+struct ns_kstat {
+	ns_str name;           /* 0 for a type row */
+	const char *name_text; /* the name (in the trace's strings), or the type's name */
+	uint8_t ktype;
+	int64_t count, total_ns, min_ns, max_ns;
+	double mean_ns, median_ns, stddev_ns; /* stddev: sample (n - 1), 0 for one call, as pandas' std */
+};
+
+struct ns_kstats {
+	struct ns_kstat *v;   /* by type (compute, communication, memory, other), then total descending, then name */
+	size_t n;
+	int64_t total_ns;     /* of every row: the denominator of the share */
+};
+
+/* Per kernel name (by_type false) or per kernel type (true); cuda_sync
+ * events are not kernels and are left out. */
+int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool by_type, struct ns_kstats *out,
+		      struct ns_error *err);
+void ns_kstats_release(struct ns_kstats *s);
+
+#endif

@@ -1,0 +1,113 @@
+/* The `kernels` and `breakdown` tables: grid layouts (grid.h). Times are
+ * exact decimal µs; means, medians and standard deviations are rounded to
+ * the nanosecond. */
+#include "report/analyses.h"
+
+#include "report/grid.h"
+
+/* A column; text columns are left-aligned and cut at 80 characters. */
+static void col(struct ns_grid *g, const char *header, const char *key, bool left)
+{
+	ns_grid_col(g, &(struct ns_grid_col){ .header = header, .key = key, .pad = 2, .left = left, .md_left = left,
+					      .cap = left ? 80 : 0, .cut = left ? NS_CUT_END_DOTS : NS_CUT_NONE });
+}
+
+static struct ns_cell rank_cell(int64_t rank)
+{
+	return rank == NS_NONE ? (struct ns_cell){ .type = NS_CELL_EMPTY } : (struct ns_cell){ .type = NS_CELL_INT, .i = rank };
+}
+
+static struct ns_cell us(int64_t ns)
+{
+	return (struct ns_cell){ .type = NS_CELL_US, .i = ns };
+}
+
+static struct ns_cell nsx(double x)
+{
+	return (struct ns_cell){ .type = NS_CELL_NS, .x = x };
+}
+
+static struct ns_cell pct(int64_t part, int64_t whole)
+{
+	return (struct ns_cell){ .type = NS_CELL_PCT, .x = whole ? 100.0 * (double)part / (double)whole : 0.0 };
+}
+
+int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt, struct ns_error *err)
+{
+	static const char *const h[][2] = { { "Rank", "rank" },       { "Type", "type" },	  { "Name", "name" },
+					    { "Count", "count" },     { "Total", "total_us" },	  { "Mean (us)", "mean_us" },
+					    { "Median (us)", "median_us" }, { "Min", "min_us" },	  { "Max", "max_us" },
+					    { "StdDev (us)", "stddev_us" }, { "Share", "share_pct" } };
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	for (size_t c = 0; c < sizeof(h) / sizeof(h[0]); c++)
+		col(&g, h[c][0], h[c][1], c == 1 || c == 2);
+	for (size_t t = 0; t < n; t++)
+		for (size_t i = 0; i < r[t].stats->n; i++) {
+			const struct ns_kstat *s = &r[t].stats->v[i];
+			struct ns_cell cells[] = {
+				rank_cell(r[t].rank), { .type = NS_CELL_TEXT, .text = ns_ktype_name((enum ns_ktype)s->ktype) },
+				{ .type = NS_CELL_TEXT, .text = s->name_text }, { .type = NS_CELL_INT, .i = s->count },
+				us(s->total_ns), nsx(s->mean_ns), nsx(s->median_ns), us(s->min_ns), us(s->max_ns),
+				nsx(s->stddev_ns), pct(s->total_ns, r[t].stats->total_ns),
+			};
+			ns_grid_row(&g, cells, true, false);
+		}
+	return ns_grid_render(out, &g, fmt, err);
+}
+
+static void temporal_grid(struct ns_grid *g, const struct ns_rank_breakdown *r, size_t n)
+{
+	static const char *const h[][2] = {
+		{ "Rank", "rank" },		{ "Span", "kernel_time_us" },	   { "Idle", "idle_time_us" },
+		{ "Compute", "compute_time_us" }, { "Non-compute", "non_compute_time_us" },
+		{ "Communication", "communication_time_us" }, { "Memory", "memory_time_us" },
+		{ "Idle %", "idle_time_pct" },	{ "Compute %", "compute_time_pct" }, { "Non-compute %", "non_compute_time_pct" },
+	};
+	for (size_t c = 0; c < sizeof(h) / sizeof(h[0]); c++)
+		col(g, h[c][0], h[c][1], false);
+	for (size_t i = 0; i < n; i++) {
+		const struct ns_temporal *t = &r[i].b->temporal;
+		struct ns_cell cells[] = { rank_cell(r[i].rank), us(t->span_ns), us(t->idle_ns), us(t->compute_ns),
+					   us(t->non_compute_ns), us(t->communication_ns), us(t->memory_ns),
+					   pct(t->idle_ns, t->span_ns), pct(t->compute_ns, t->span_ns),
+					   pct(t->non_compute_ns, t->span_ns) };
+		ns_grid_row(g, cells, true, false);
+	}
+}
+
+static void idle_grid(struct ns_grid *g, const struct ns_rank_breakdown *r, size_t n)
+{
+	static const char *const h[][2] = { { "Rank", "rank" },	      { "Stream", "stream" }, { "Category", "idle_category" },
+					    { "Gaps", "gaps" },	      { "Idle", "idle_time_us" },
+					    { "Idle share", "idle_time_pct" } };
+	for (size_t c = 0; c < sizeof(h) / sizeof(h[0]); c++)
+		col(g, h[c][0], h[c][1], c == 2);
+	for (size_t i = 0; i < n; i++)
+		for (size_t s = 0; s < r[i].b->n_streams; s++) {
+			const struct ns_idle_stream *st = &r[i].b->streams[s];
+			for (int k = 0; k < NS_IDLE__COUNT; k++) {
+				struct ns_cell cells[] = {
+					rank_cell(r[i].rank), { .type = NS_CELL_INT, .i = st->stream },
+					{ .type = NS_CELL_TEXT, .text = ns_idle_kind_name((enum ns_idle_kind)k) },
+					{ .type = NS_CELL_INT, .i = st->gaps[k] }, us(st->idle_ns[k]),
+					pct(st->idle_ns[k], st->total_ns),
+				};
+				ns_grid_row(g, cells, true, false);
+			}
+		}
+}
+
+int ns_report_breakdown(FILE *out, const struct ns_rank_breakdown *r, size_t n, int what, enum ns_format fmt,
+			struct ns_error *err)
+{
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	if (what == 0)
+		temporal_grid(&g, r, n);
+	else
+		idle_grid(&g, r, n);
+	return ns_grid_render(out, &g, fmt, err);
+}

@@ -1,0 +1,29 @@
+/* Layouts of the HTA-style analyses (docs/analyses.md): `kernels` and
+ * `breakdown`, one grid each, in every --format. */
+#ifndef NS_REPORT_ANALYSES_H
+#define NS_REPORT_ANALYSES_H
+
+#include <stdio.h>
+
+#include "aggregate/breakdown.h"
+#include "aggregate/kernels.h"
+#include "report/report.h"
+
+/* One trace (rank) of a run: its label and its numbers. */
+struct ns_rank_kstats {
+	const char *path;
+	int64_t rank;
+	const struct ns_kstats *stats;
+};
+struct ns_rank_breakdown {
+	const char *path;
+	int64_t rank;
+	const struct ns_breakdown *b;
+};
+
+int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt, struct ns_error *err);
+/* what: 0 the temporal breakdown, 1 the idle-time breakdown */
+int ns_report_breakdown(FILE *out, const struct ns_rank_breakdown *r, size_t n, int what, enum ns_format fmt,
+			struct ns_error *err);
+
+#endif
