@@ -20,6 +20,7 @@ const struct ns_command ns_cli_commands[] = {
 	{ &cmd_launches_spec, cmd_launches },
 	{ &cmd_kernels_spec, cmd_kernels },
 	{ &cmd_breakdown_spec, cmd_breakdown },
+	{ &cmd_html_spec, cmd_html },
 	{ &cmd_completion_spec, cmd_completion },
 };
 const size_t ns_cli_n_commands = NS_ARRAY_SIZE(ns_cli_commands);

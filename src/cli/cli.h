@@ -61,6 +61,7 @@ int cmd_counters(int argc, char **argv);
 int cmd_launches(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_breakdown(int argc, char **argv);
+int cmd_html(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
@@ -70,6 +71,22 @@ extern const struct ns_cmd_spec cmd_stacks_spec;
 extern const struct ns_cmd_spec cmd_counters_spec;
 extern const struct ns_cmd_spec cmd_launches_spec;
 extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
+extern const struct ns_cmd_spec cmd_html_spec;
+
+/* A command's -o FILE (outfile.c). Before any work: refused (NS_ERR_USAGE)
+ * when out is not a regular file, or is input or a trace below it;
+ * *target (caller frees) is where it goes: out, or the file a symbolic
+ * link there names. The output is written to "<target>.tmp-<pid>" and
+ * renamed over target when complete, so target is never half-written. */
+int ns_cli_outfile_check(const char *out, const char *input, char **target, struct ns_error *err);
+struct ns_cli_outfile {
+	FILE *f;
+	const char *target;
+	char *tmp;
+};
+int ns_cli_outfile_open(struct ns_cli_outfile *o, const char *target, struct ns_error *err);
+int ns_cli_outfile_commit(struct ns_cli_outfile *o, struct ns_error *err); /* closes; renames over target */
+void ns_cli_outfile_abort(struct ns_cli_outfile *o);                      /* closes; removes the temporary file */
 
 /* The analysis commands' main loop: loads PATH, calls each(trace i of n)
  * in order and returns the exit code (a failure printed). */

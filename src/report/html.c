@@ -254,6 +254,8 @@ static int write_trace(FILE *out, const struct ns_html_trace *ht, const struct n
 	if (write_steps(out, ht->agg) || write_neffs(out, ht->agg))
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	write_provenance(out, ht);
+	if (ht->extra)
+		fputs(ht->extra, out);
 	fputc('}', out);
 	return 0;
 }

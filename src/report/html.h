@@ -21,12 +21,13 @@
 struct ns_html_trace {
 	const struct ns_agg *agg;
 	int64_t file_bytes;   /* the trace file's size, or -1 (unknown: a database, a stream) */
+	const char *extra;    /* more keys of the trace's object (", \"engines\": [...]"), or NULL */
 };
 
 /* The report page's data document: {"kind": "report", "input": ...,
  * "traces": [...]}; each trace is the report's JSON object (ro's
  * device_label and grouping; every row, first-seen order) with "columns",
- * "steps" and "provenance" added. */
+ * "steps", "neffs", "provenance" and the trace's extra keys added. */
 int ns_html_report_data(FILE *out, const char *input, const struct ns_html_trace *traces, size_t n,
 			const struct ns_report_opts *ro, struct ns_error *err);
 

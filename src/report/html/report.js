@@ -281,6 +281,58 @@
 		return barChart('Device time per NEFF', items, 'bar-dev', fmtTime);
 	}
 
+	/* A plain table: cols [{key, header, kind}], rows of objects. */
+	function staticTable(cols, rows, cls) {
+		return el('div', { 'class': 'table-wrap' }, [el('table', { 'class': cls || null }, [
+			el('thead', {}, [el('tr', {}, cols.map(function (c) {
+				return el('th', { 'class': c.kind === 'text' ? 'text' : null, scope: 'col', text: c.header });
+			}))]),
+			el('tbody', {}, rows.map(function (r) {
+				return el('tr', {}, cols.map(function (c) {
+					return el('td', { 'class': c.kind === 'text' ? 'text' : null, text: cellValue(c, r[c.key]) });
+				}));
+			}))])]);
+	}
+
+	/* Engine active time (--engines): the device rows' time per engine, in
+	 * total (a row and its device op would count twice: device rows only)
+	 * and per row. */
+	function engineSection(trace) {
+		if (!trace.engines || !trace.engines.length)
+			return null;
+		var devRows = {};
+		trace.rows.forEach(function (r) { if (r.self_device_us > 0) devRows[r.name] = true; });
+		var keys = Object.keys(trace.engines[0]).filter(function (k) { return /_us$/.test(k); });
+		var rows = trace.engines.filter(function (r) { return devRows[r.name]; });
+		var totals = keys.map(function (k) {
+			return { label: k.replace(/_us$/, ''), value: rows.reduce(function (s, r) { return s + (r[k] || 0); }, 0) };
+		});
+		var cols = [{ key: 'name', header: 'Name', kind: 'text' }].concat(keys.map(function (k) {
+			return { key: k, header: k.replace(/_us$/, ''), kind: 'time' };
+		}));
+		return el('div', { 'class': 'neuron' }, [el('div', { 'class': 'charts' }, [barChart('Engine active time (device ops)', totals, 'bar-dev', fmtTime)]),
+			el('h3', { text: 'Engine active time per op' }), staticTable(cols, trace.engines),
+			el('p', { 'class': 'muted mono', text: (trace.sources || []).join('\n') })]);
+	}
+
+	var SUMMARY_COLS = [{ key: 'neff', header: 'NEFF', kind: 'text' }, { key: 'core', header: 'Core', kind: 'count' },
+		{ key: 'instructions', header: 'Instructions', kind: 'count' },
+		{ key: 'instruction_time_us', header: 'Instruction time', kind: 'time' },
+		{ key: 'total_time_us', header: 'Total time', kind: 'time' }, { key: 'mfu_percent', header: 'MFU %', kind: 'count' },
+		{ key: 'mbu_percent', header: 'MBU %', kind: 'count' }, { key: 'hbm_read_bytes', header: 'HBM read', kind: 'bytes' },
+		{ key: 'hbm_write_bytes', header: 'HBM write', kind: 'bytes' },
+		{ key: 'spill_save_bytes', header: 'Spill save', kind: 'bytes' },
+		{ key: 'spill_reload_bytes', header: 'Spill reload', kind: 'bytes' },
+		{ key: 'throttle_us', header: 'Throttle', kind: 'time' }];
+
+	/* The device profiles' summary metrics, one row per NEFF and core. */
+	function neffSummarySection(trace) {
+		if (!trace.neff_summary || !trace.neff_summary.length)
+			return null;
+		return el('div', { 'class': 'neuron' }, [el('h3', { text: 'NEFF summary (device profiles)' }),
+			staticTable(SUMMARY_COLS, trace.neff_summary)]);
+	}
+
 	function traceSection(trace, ti) {
 		var dev = trace.device, hasDev = trace.self_device_time_total_us > 0;
 		var totals = el('div', { 'class': 'totals' }, [
@@ -295,7 +347,8 @@
 			neffSection(trace)]);
 		var bars = hasDev ? ['self_cpu_us', 'self_device_us'] : ['self_cpu_us'];
 		return el('section', { id: 'trace-' + ti }, [el('h2', { text: traceTitle(trace) })].concat(warnings(trace), [totals,
-			charts, el('h3', { text: 'key_averages()' }), rowTable(trace, ti, bars), provenance(trace)]));
+			charts, engineSection(trace), neffSummarySection(trace), el('h3', { text: 'key_averages()' }),
+			rowTable(trace, ti, bars), provenance(trace)]));
 	}
 
 	/* Rank x step: each cell the step's time; a slow rank stands out. */
