@@ -40,7 +40,7 @@ const struct ns_load_ui *ns_cli_load_ui(void);
 int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err);
 void ns_cli_write_group_by_words(FILE *out); /* --group-by's words (shell completion) */
 extern const char *const ns_cli_formats[];    /* --format's choices, in enum ns_format's order */
-enum ns_format ns_cli_format(const char *name); /* the entry of ns_cli_formats --format stored; NULL: table */
+enum ns_format ns_cli_format(const char *name); /* a --format choice (ns_cli_formats); NULL: table */
 extern const char *const ns_cli_device_time_units[]; /* --device-time-unit's choices */
 /* --include/--exclude REGEX (repeatable), shared by report and diff. */
 #define NS_CLI_INCLUDE_HELP "only rows whose name matches REGEX (POSIX ERE; repeatable: any)"

@@ -169,7 +169,7 @@
 			maxOf[k] = trace.rows.reduce(function (m, r) { return Math.max(m, r[k] || 0); }, 0) || 1;
 		});
 		var defaultKey = trace.self_device_time_total_us > 0 ? 'self_device_us' : 'self_cpu_us';
-		var state = { key: defaultKey, dir: -1, filter: '' };
+		var state = { key: trace.sort_key !== undefined ? trace.sort_key : defaultKey, dir: -1, filter: '' };
 		var tbody = el('tbody', { id: 't' + ti + '-body' });
 		var count = el('span', { id: 't' + ti + '-count', 'class': 'muted' });
 		var heads = cols.map(function (c) {
@@ -209,12 +209,12 @@
 		}
 
 		function render() {
-			var col = cols.filter(function (c) { return c.key === state.key; })[0] || cols[0];
+			var col = cols.filter(function (c) { return c.key === state.key; })[0]; /* none: the rows' own order */
 			var shown = items.filter(function (it) {
 				return !state.filter || String(it.row.name).toLowerCase().indexOf(state.filter) >= 0;
-			}).sort(compare(col.key, col.kind === 'text', state.dir));
+			}).sort(col ? compare(col.key, col.kind === 'text', state.dir) : function (a, b) { return a.index - b.index; });
 			heads.forEach(function (th) {
-				th.setAttribute('aria-sort', th.getAttribute('data-key') === col.key ?
+				th.setAttribute('aria-sort', col && th.getAttribute('data-key') === col.key ?
 					(state.dir < 0 ? 'descending' : 'ascending') : 'none');
 			});
 			while (tbody.firstChild)
@@ -391,40 +391,58 @@
 		data.traces.forEach(function (t, i) { app.appendChild(traceSection(t, i)); });
 	}
 
-	/* ---- the diff ---- */
+	/* ---- the diff (diff --format json's document, docs/diff.md) ---- */
 
 	function diffMetric(row, key) {
 		return row[key] || {};
 	}
 
+	function pValue(m) {
+		return m.steps && m.steps.p !== undefined && m.steps.p !== null ? m.steps.p : null;
+	}
+
 	function diffPage(data, app) {
-		var key = data.metric || 'self_device';
+		var t = data.totals || {}, dev = t.self_device || {};
+		var key = dev.base_us > 0 || dev.new_us > 0 ? 'self_device' : 'self_cpu';
+		var label = key === 'self_device' ? 'Self ' + (data.device || 'device') : 'Self CPU';
 		app.appendChild(el('h1', { text: 'neuron-stats diff' }));
 		app.appendChild(el('p', { 'class': 'muted' }, ['Base: ', el('code', { text: data.base.input }), ', new: ',
 			el('code', { text: data.new.input })]));
-		var counts = {};
-		data.rows.forEach(function (r) { counts[r.verdict] = (counts[r.verdict] || 0) + 1; });
-		app.appendChild(el('div', { 'class': 'totals' }, Object.keys(counts).sort().map(function (v) {
-			return el('div', {}, [v, el('b', { text: String(counts[v]) })]);
-		})));
-		if (data.rule)
-			app.appendChild(el('p', { 'class': 'muted', text: data.rule }));
-		var changes = data.rows.filter(function (r) { return diffMetric(r, key).delta_us; })
+		append(app, data.warning ? [el('div', { 'class': 'warn', text: data.warning })] : []);
+		var totals = ['self_device', 'self_cpu'].filter(function (k) { return t[k]; }).map(function (k) {
+			var m = t[k];
+			return el('div', {}, [(k === 'self_cpu' ? 'Self CPU' : 'Self ' + (data.device || 'device')) + ' (' + m.verdict + ')',
+				el('b', { text: fmtTime(m.base_us) + ' \u2192 ' + fmtTime(m.new_us) + ' (' + signed(m.change_pct, '%') + ')' })]);
+		});
+		app.appendChild(el('div', { 'class': 'totals' }, totals.concat(Object.keys(data.verdicts || {}).map(function (v) {
+			return el('div', {}, [v, el('b', { text: String(data.verdicts[v]) })]);
+		}))));
+		if (data.rule && data.rule.text)
+			app.appendChild(el('p', { 'class': 'muted', text: 'Rule: ' + data.rule.text }));
+		var changes = data.rows.filter(function (r) { return diffMetric(r, key).change_us; })
 			.sort(function (a, b) {
-				return Math.abs(diffMetric(b, key).delta_us) - Math.abs(diffMetric(a, key).delta_us) ||
-					(a.name < b.name ? -1 : 1);
+				return Math.abs(diffMetric(b, key).change_us) - Math.abs(diffMetric(a, key).change_us) ||
+					(a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 			}).slice(0, TOP_N);
-		app.appendChild(waterfall('Largest changes of ' + key.replace('_', ' ') + ' (new - base)', changes, key));
+		app.appendChild(waterfall('Largest changes of ' + label + ' (new \u2212 base), with verdict and p-value', changes, key));
 		app.appendChild(el('h2', { text: 'Rows' }));
-		app.appendChild(diffTable(data, key));
+		app.appendChild(diffTable(data));
 	}
 
-	/* Each change a step from the running total: base total to new total. */
+	function signed(x, unit) {
+		if (x === null || x === undefined)
+			return '';
+		if (typeof x === 'string')
+			return x;
+		return (x > 0 ? '+' : '') + x.toFixed(2) + unit;
+	}
+
+	/* Each change a step from the running total, largest first. */
 	function waterfall(title, rows, key) {
-		var w = 720, labelW = 300, rowH = 20, plotW = w - labelW - 120;
+		var w = 900, labelW = 300, rowH = 20, plotW = w - labelW - 260;
 		var run = 0, lo = 0, hi = 0;
 		var steps = rows.map(function (r) {
-			var d = diffMetric(r, key).delta_us, from = run;
+			var d = diffMetric(r, key).change_us, from = run;
 			run += d;
 			lo = Math.min(lo, from, run);
 			hi = Math.max(hi, from, run);
@@ -435,55 +453,55 @@
 		chart.appendChild(svgEl('line', { x1: sx(0), y1: 0, x2: sx(0), y2: steps.length * rowH + 10, 'class': 'axis' }));
 		steps.forEach(function (s, i) {
 			var y = i * rowH + 4, x0 = sx(Math.min(s.from, s.to)), x1 = sx(Math.max(s.from, s.to));
-			var m = diffMetric(s.row, key), p = m.p_value;
-			var tip = s.row.name + ': ' + (s.delta > 0 ? '+' : '') + fmtTime(s.delta) + ', ' + s.row.verdict +
-				(p !== undefined && p !== null ? ', p = ' + p : '');
+			var m = diffMetric(s.row, key), p = pValue(m);
+			var note = (s.delta > 0 ? '+' : '\u2212') + fmtTime(Math.abs(s.delta)) + '  ' + m.verdict +
+				(p !== null ? '  p=' + Number(p).toPrecision(3) : '');
 			chart.appendChild(svgEl('text', { x: labelW - 6, y: y + 13, 'text-anchor': 'end', text: cut(s.row.name, 44) },
 				[svgEl('title', { text: s.row.name })]));
 			chart.appendChild(svgEl('rect', { x: x0, y: y + 2, width: Math.max(1, x1 - x0), height: rowH - 6,
-				'class': s.delta > 0 ? 'bar-bad' : 'bar-good' }, [svgEl('title', { text: tip })]));
-			chart.appendChild(svgEl('text', { x: x1 + 4, y: y + 13, text: (s.delta > 0 ? '+' : '') + fmtTime(s.delta) +
-				' ' + s.row.verdict + (p !== undefined && p !== null ? ' p=' + Number(p).toPrecision(2) : '') }));
+				'class': m.verdict === 'regressed' || m.verdict === 'new' ? 'bar-bad' : m.verdict === 'improved' ||
+					m.verdict === 'removed' ? 'bar-good' : 'bar-neutral' }, [svgEl('title', { text: s.row.name + ': ' + note })]));
+			chart.appendChild(svgEl('text', { x: sx(hi) + 6, y: y + 13, text: note }));
 		});
-		return el('div', { 'class': 'chart' }, [el('h3', { text: title }),
+		return el('div', { 'class': 'chart wide' }, [el('h3', { text: title }),
 			steps.length ? chart : el('p', { 'class': 'muted', text: 'no change' }),
-			el('div', { 'class': 'legend' }, [el('span', { 'class': 'k-bad', text: 'slower' }),
-				el('span', { 'class': 'k-good', text: 'faster' })])]);
+			el('div', { 'class': 'legend' }, [el('span', { 'class': 'k-bad', text: 'regressed, new' }),
+				el('span', { 'class': 'k-good', text: 'improved, removed' }),
+				el('span', { 'class': 'k-neutral', text: 'within the noise' })])]);
 	}
 
-	function diffTable(data, key) {
-		var metrics = ['self_device', 'self_cpu', 'calls'].filter(function (k) {
-			return data.rows.some(function (r) { return r[k]; });
+	function diffTable(data) {
+		var metrics = ['self_device', 'self_cpu'].filter(function (k) {
+			return data.rows.some(function (r) { return r[k] && (r[k].base_us || r[k].new_us); });
 		});
 		var cols = [{ key: 'name', header: 'Name', kind: 'text' }, { key: 'verdict', header: 'Verdict', kind: 'text' }];
 		metrics.forEach(function (m) {
-			var label = m.replace('_', ' ');
-			cols.push({ key: m + '.base', header: label + ' base', kind: m === 'calls' ? 'count' : 'time' },
-				{ key: m + '.new', header: label + ' new', kind: m === 'calls' ? 'count' : 'time' },
-				{ key: m + '.pct', header: label + ' %', kind: 'pct' });
-			if (m !== 'calls')
-				cols.push({ key: m + '.p', header: label + ' p', kind: 'p' });
+			var label = m === 'self_cpu' ? 'Self CPU' : 'Self ' + (data.device || 'device');
+			cols.push({ key: m + '.base', header: label + ' base', kind: 'time' },
+				{ key: m + '.new', header: label + ' new', kind: 'time' },
+				{ key: m + '.pct', header: label + ' %', kind: 'count' },
+				{ key: m + '.p', header: label + ' p', kind: 'count' });
 		});
+		cols.push({ key: 'calls.base', header: 'Calls base', kind: 'count' }, { key: 'calls.new', header: 'Calls new', kind: 'count' });
 		var flat = data.rows.map(function (r) {
-			var o = { name: r.name, verdict: r.verdict };
+			var o = { name: r.name, verdict: r.verdict, 'calls.base': (r.calls || {}).base, 'calls.new': (r.calls || {}).new };
 			metrics.forEach(function (m) {
 				var v = r[m] || {};
-				o[m + '.base'] = v.base_us !== undefined ? v.base_us : v.base;
-				o[m + '.new'] = v.new_us !== undefined ? v.new_us : v.new;
-				o[m + '.pct'] = v.pct;
-				o[m + '.p'] = v.p_value;
+				o[m + '.base'] = v.base_us;
+				o[m + '.new'] = v.new_us;
+				o[m + '.pct'] = typeof v.change_pct === 'number' ? v.change_pct : null;
+				o[m + '.p'] = pValue(v);
 			});
 			return o;
 		});
-		return rowTable({ columns: cols.map(function (c) {
-			return { key: c.key, header: c.header, kind: c.kind === 'pct' || c.kind === 'p' ? 'count' : c.kind };
-		}), rows: flat, self_device_time_total_us: 0 }, 0, []);
+		/* (opens in the diff's own order: --sort's, largest change first) */
+		return rowTable({ columns: cols, rows: flat, self_device_time_total_us: 0, sort_key: null }, 0, []);
 	}
 
 	function main() {
 		var app = document.getElementById('app');
 		var data = JSON.parse(document.getElementById('ns-data').textContent);
-		if (data.kind === 'diff')
+		if (/^neuron-stats-diff\//.test(data.schema || ''))
 			diffPage(data, app);
 		else
 			reportPage(data, app);
