@@ -50,7 +50,7 @@ const struct ns_load_ui *ns_cli_load_ui(void);
 int ns_cli_parse_group_by(const char *spec, struct ns_agg_opts *ao, struct ns_error *err);
 void ns_cli_write_group_by_words(FILE *out); /* --group-by's words (shell completion) */
 extern const char *const ns_cli_formats[];    /* --format's choices, in enum ns_format's order */
-enum ns_format ns_cli_format(const char *name); /* the entry of ns_cli_formats --format stored; NULL: table */
+enum ns_format ns_cli_format(const char *name); /* a --format choice (ns_cli_formats); NULL: table */
 extern const char *const ns_cli_device_time_units[]; /* --device-time-unit's choices */
 /* --include/--exclude REGEX (repeatable), shared by report and diff. */
 #define NS_CLI_INCLUDE_HELP "only rows whose name matches REGEX (POSIX ERE; repeatable: any)"
@@ -100,6 +100,7 @@ int cmd_kernels(int argc, char **argv);
 int cmd_breakdown(int argc, char **argv);
 int cmd_overlap(int argc, char **argv);
 int cmd_stragglers(int argc, char **argv);
+int cmd_html(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
@@ -110,6 +111,22 @@ extern const struct ns_cmd_spec cmd_counters_spec;
 extern const struct ns_cmd_spec cmd_launches_spec;
 extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
 extern const struct ns_cmd_spec cmd_overlap_spec, cmd_stragglers_spec;
+extern const struct ns_cmd_spec cmd_html_spec;
+
+/* A command's -o FILE (outfile.c). Before any work: refused (NS_ERR_USAGE)
+ * when out is not a regular file, or is input or a trace below it;
+ * *target (caller frees) is where it goes: out, or the file a symbolic
+ * link there names. The output is written to "<target>.tmp-<pid>" and
+ * renamed over target when complete, so target is never half-written. */
+int ns_cli_outfile_check(const char *out, const char *input, char **target, struct ns_error *err);
+struct ns_cli_outfile {
+	FILE *f;
+	const char *target;
+	char *tmp;
+};
+int ns_cli_outfile_open(struct ns_cli_outfile *o, const char *target, struct ns_error *err);
+int ns_cli_outfile_commit(struct ns_cli_outfile *o, struct ns_error *err); /* closes; renames over target */
+void ns_cli_outfile_abort(struct ns_cli_outfile *o);                      /* closes; removes the temporary file */
 
 /* The analysis commands' main loop: loads PATH, keeps what sel selects,
  * calls each(trace i of n) in order and returns the exit code (a failure printed). */

@@ -9,6 +9,7 @@
 #include "ntff/rows.h"
 #include "pipeline/load.h"
 #include "report/diff.h"
+#include "report/html.h"
 
 static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on, *opt_test, *opt_ranks;
 static const char *const rank_modes[] = { "sum", "match", NULL };
@@ -18,13 +19,17 @@ static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
 static struct ns_opt_regexes opt_include, opt_exclude;
 static struct ns_cli_select opt_select;
 
+/* report's formats and html (the page of report/html.h over the JSON document) */
+static const char *const diff_formats[] = { "table", "csv", "json", "markdown", "html", NULL };
+
 static void write_fail_on_words(FILE *out)
 {
 	fputs("regression\nnew\nremoved\n", out);
 }
 
 static const struct ns_opt diff_opts[] = {
-	NS_ENUM('f', "format", "FMT", "table (default), markdown, json or csv", &opt_format, ns_cli_formats),
+	NS_ENUM('f', "format", "FMT", "table (default), markdown, json, csv or html (one self-contained page)", &opt_format,
+		diff_formats),
 	NS_WORDS('g', "group-by", "WHAT", "match rows also by shape, overload or stack=N, N >= 1 (as report)",
 		 &opt_group_by, ns_cli_write_group_by_words),
 	NS_FLAG(0, "by-neff", "Neuron: match rows also by NEFF hash (as report --by-neff)", &opt_by_neff),
@@ -247,6 +252,26 @@ static int diff_by_rank(struct run_side sides[2], const char *const inputs[2], c
 	return rc;
 }
 
+/* --format html: the JSON document, in a page. */
+static int write_html(const struct ns_diff *diff, const struct ns_diff_write_opts *wo, char **inputs,
+		      struct ns_error *err)
+{
+	char *data = NULL, title[8400];
+	size_t len = 0;
+	FILE *mem = open_memstream(&data, &len);
+	if (!mem)
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	int rc = ns_diff_write(mem, diff, NS_FMT_JSON, wo, err);
+	if (fclose(mem) != 0 && !rc)
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	if (!rc) {
+		snprintf(title, sizeof(title), "neuron-stats diff: %s vs %s", inputs[0], inputs[1]);
+		ns_html_page(stdout, title, data, len);
+	}
+	free(data);
+	return rc;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	char **pos;
@@ -268,7 +293,8 @@ int cmd_diff(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? NS_EXIT_OK : rc;
 	ns_cli_quiet = opt_quiet;
-	fmt = ns_cli_format(opt_format);
+	bool html = opt_format && strcmp(opt_format, "html") == 0;
+	fmt = html ? NS_FMT_JSON : ns_cli_format(opt_format);
 	if (ns_cli_parse_group_by(opt_group_by, &ao, &err) || ns_cli_select_parse(&opt_select, &sel, &err) ||
 	    (opt_fail_on && parse_fail_on(opt_fail_on, &fail_mask, &err)))
 		goto fail;
@@ -291,6 +317,10 @@ int cmd_diff(int argc, char **argv)
 	wo.changed_only = opt_changed;
 	wo.gate = opt_fail_on;
 
+	if (html && opt_ranks && strcmp(opt_ranks, "match") == 0) {
+		ns_error_set(&err, NS_ERR_USAGE, "--ranks match: one page per rank pair is not written; use --format json");
+		goto fail;
+	}
 	if (load_side(pos[0], &ao, &sel, &sides[0], &err) || load_side(pos[1], &ao, &sel, &sides[1], &err))
 		goto fail;
 	if (opt_ranks && strcmp(opt_ranks, "match") == 0) {
@@ -304,7 +334,7 @@ int cmd_diff(int argc, char **argv)
 			goto fail;
 		failing = gate_count(&diff, fail_mask, counts);
 		wo.gate_tripped = failing > 0;
-		if (ns_diff_write(stdout, &diff, fmt, &wo, &err))
+		if (html ? write_html(&diff, &wo, pos, &err) : ns_diff_write(stdout, &diff, fmt, &wo, &err))
 			goto fail;
 	}
 	if (failing) {

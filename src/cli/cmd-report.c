@@ -112,7 +112,7 @@ struct ns_name_filter ns_cli_name_filter(const struct ns_opt_regexes *include, c
 enum ns_format ns_cli_format(const char *name)
 {
 	int i = 0;
-	while (name && ns_cli_formats[i] != name) /* (--format stores the entry itself) */
+	while (name && ns_cli_formats[i] && strcmp(ns_cli_formats[i], name) != 0) /* (diff's list has more) */
 		i++;
 	return (enum ns_format)i;
 }

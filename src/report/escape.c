@@ -168,6 +168,23 @@ void ns_md_cell(FILE *out, const char *s)
 	fputc(' ', out);
 }
 
+void ns_html_text(FILE *out, const char *s)
+{
+	char *owned = NULL;
+	const char *v = ns_visible(s, &owned);
+	for (const char *p = v ? v : "(out of memory)"; *p; p++) {
+		switch (*p) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default: fputc(*p, out);
+		}
+	}
+	free(owned);
+}
+
 void ns_json_string_utf8(FILE *out, const char *s, size_t len)
 {
 	size_t maximal;

@@ -43,5 +43,8 @@ void ns_csv_string_n(FILE *out, const char *s, size_t len);
 void ns_md_text(FILE *out, const char *s);
 /* "| " + ns_md_text(s) + " ": one cell of a Markdown table row. */
 void ns_md_cell(FILE *out, const char *s);
+/* Text for HTML, in an element or an attribute value: control characters
+ * made visible, & < > " ' as character references. */
+void ns_html_text(FILE *out, const char *s);
 
 #endif

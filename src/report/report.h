@@ -54,6 +54,9 @@ void ns_report_opts_init(struct ns_report_opts *o);
 int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,
 		    struct ns_error *err);
 
+/* A field's header (fields.h) with "{D}" replaced by the device label. */
+void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device);
+
 /* Renders g in fmt (JSON: the array and a newline) and releases it: 0, or
  * NS_ERR_NOMEM when a grid allocation failed. */
 struct ns_grid;

@@ -228,8 +228,7 @@ static size_t layout_fields(const struct view *v, enum ns_format fmt, const stru
 	return n;
 }
 
-/* A header with "{D}" replaced by the device label. */
-static void header_text(char *buf, size_t n, const char *tmpl, const char *device)
+void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device)
 {
 	const char *d = tmpl ? strstr(tmpl, "{D}") : NULL;
 	if (d)
@@ -294,7 +293,7 @@ static void layout_init(struct layout *l, const struct view *v, enum ns_format f
 		l->first = 2;
 	}
 	for (size_t k = 0; k < l->n; k++) {
-		header_text(l->headers[k], sizeof(l->headers[k]), l->fields[k]->header, v->device);
+		ns_report_header_text(l->headers[k], sizeof(l->headers[k]), l->fields[k]->header, v->device);
 		struct ns_grid_col c = field_col(v, l->fields[k], fmt, l->headers[k]);
 		ns_grid_col(&l->grid, &c);
 	}
