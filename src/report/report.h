@@ -41,6 +41,8 @@ struct ns_report_opts {
 	int max_shapes_width;            /* 80 */
 	int max_src_width;               /* 75 */
 	bool show_neff;                  /* --by-neff: a NEFF column (ns_avg.neff; docs/neuron.md) */
+	bool shape_flops;                /* --flops: "FLOPs from" and "TFLOP/s" columns (the aggregation was
+					    asked for the shapes' FLOPs: ns_agg_opts.shape_flops) */
 	/* One document for several traces (docs/cli.md, "report"): */
 	bool json_open;                  /* JSON: leave the object open (no "}"): the caller adds keys, closes it */
 	bool trace_columns;              /* CSV: leading "path" and "rank" columns */
