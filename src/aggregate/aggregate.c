@@ -1270,6 +1270,23 @@ static bool same_avg_key(const struct ns_avg *a, const struct ns_avg *b)
 	       a->is_user_annotation == b->is_user_annotation && a->neff == b->neff;
 }
 
+/* FunctionEventAvg.add's flops: the event's args "flops"; its FLOPs from
+ * the shapes only when asked (opts.shape_flops), kept apart in
+ * flops_shapes too (sums stop at INT64_MAX). */
+static void add_flops(const struct ns_agg *a, struct ns_avg *r, const struct ns_fevent *fe)
+{
+	const struct ns_trace *t = a->trace;
+	int64_t flops = ns_trace_flops_of(t, (size_t)fe->event);
+	bool from_shapes = t->events[fe->event].flags & NS_EV_FLOPS_SHAPES;
+	if (flops == NS_NONE || (from_shapes && !a->opts.shape_flops))
+		return;
+	if (__builtin_add_overflow(r->flops, flops, &r->flops))
+		r->flops = INT64_MAX;
+	if (from_shapes && __builtin_add_overflow(r->flops_shapes, flops, &r->flops_shapes))
+		r->flops_shapes = INT64_MAX;
+	r->has_trace_flops |= !from_shapes;
+}
+
 /* FunctionEventAvg.add: function event f's times and memory into row r, in
  * PyTorch's order of operations. */
 static void add_to_row(struct ns_agg *a, struct ns_avg *r, size_t f)
@@ -1291,6 +1308,8 @@ static void add_to_row(struct ns_agg *a, struct ns_avg *r, size_t f)
 		r->self_cpu_mem += mem.self_cpu;
 		r->self_device_mem += mem.self_device;
 	}
+	if (a->trace->n_flops)
+		add_flops(a, r, fe);
 	r->count++;
 }
 

@@ -82,6 +82,9 @@ struct ns_avg {
 	double cpu_time_total, self_cpu_time_total, device_time_total, self_device_time_total;
 	int64_t cpu_ns, self_cpu_ns, device_ns, self_device_ns;
 	int64_t cpu_mem, device_mem, self_cpu_mem, self_device_mem;
+	int64_t flops;          /* FLOPs: args "flops" (with_flops=True), plus those of the shapes with opts.shape_flops */
+	int64_t flops_shapes;   /* the part of flops computed from the shapes */
+	bool has_trace_flops;   /* some event of the row had args "flops" */
 };
 
 /* NS_GROUP_NEFF tells the report and the diff that rows are split by the
@@ -95,6 +98,7 @@ struct ns_agg_opts {
 	int stack_n;            /* --group-by stack=N (0 = off) */
 	bool split_overloads;   /* capture_overload_names: "aten::add.Tensor" -> name + overload */
 	int backend_override;   /* -1 = infer from the trace, else enum ns_backend */
+	bool shape_flops;       /* FLOPs from the input shapes count too (--flops; docs/report.md "FLOPs") */
 	/* A caller's extra grouping key (NULL: none): called once the
 	 * FunctionEvents are built, it returns a->n_fevents keys (calloc'd,
 	 * freed by aggregation; 0: none), NULL when out of memory. --by-neff's

@@ -15,7 +15,7 @@
 
 static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;
 static long opt_row_limit = 100, opt_name_width = 55;
-static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet;
+static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet, opt_flops;
 static const char *opt_device_time_unit, *opt_device_detail; /* Neuron (docs/neuron.md) */
 static bool opt_by_neff, opt_engines;
 static struct ns_opt_regexes opt_include, opt_exclude;
@@ -48,6 +48,9 @@ static const struct ns_opt report_opts[] = {
 	/* a cut name is its first N-3 characters and "...": N >= 4 keeps one */
 	NS_INT_OR_ZERO(0, "max-name-width", "N", "name column cap (default 55; 0: no cap)", &opt_name_width, 4,
 		       NS_NO_MAX),
+	NS_FLAG(0, "flops",
+		"FLOPs also from the input shapes where args \"flops\" are absent; FLOPs from and TFLOP/s columns",
+		&opt_flops),
 	NS_FLAG(0, "merge", "one table over all traces of a directory", &opt_merge),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
@@ -135,6 +138,7 @@ static int check_opts(struct ns_report_opts *ro, struct ns_agg_opts *ao, enum ns
 	ro->filter = ns_cli_name_filter(&opt_include, &opt_exclude);
 	ro->max_name_width = opt_name_width > INT_MAX ? 0 : (int)opt_name_width; /* wider than any name: no cap */
 	ro->time_unit = opt_time_unit;
+	ro->shape_flops = ao->shape_flops = opt_flops;
 	if (opt_sort && !(ro->sort = ns_sort_key_find(opt_sort)))
 		return ns_error_set(err, NS_ERR_USAGE, "--sort: unknown key '%s' (see neuron-stats report --help)", opt_sort);
 	if (opt_device) {

@@ -96,6 +96,7 @@ void ns_trace_release(struct ns_trace *t)
 	free(t->events);
 	free(t->flows);
 	free(t->threads);
+	free(t->flops);
 	free(t->meta);
 	free(t->counters);
 	free(t->counter_values);
@@ -116,6 +117,27 @@ bool ns_cat_on_stream(uint8_t cat)
 {
 	return cat == NS_CAT_KERNEL || cat == NS_CAT_GPU_MEMCPY || cat == NS_CAT_GPU_MEMSET ||
 	       cat == NS_CAT_MTIA_CCP_EVENTS || cat == NS_CAT_CUDA_SYNC;
+}
+
+int ns_trace_push_flops(struct ns_trace *t, int64_t flops)
+{
+	if (!t->n_events || NS_GROW(t->flops, t->cap_flops, t->n_flops + 1) < 0)
+		return -1;
+	t->flops[t->n_flops++] = (struct ns_event_flops){ (uint32_t)(t->n_events - 1), flops };
+	return 0;
+}
+
+int64_t ns_trace_flops_of(const struct ns_trace *t, size_t i)
+{
+	size_t lo = 0, hi = t->n_flops;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->flops[mid].event < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_flops && t->flops[lo].event == i ? t->flops[lo].flops : NS_NONE;
 }
 
 int ns_trace_push_xwarn(struct ns_trace *t, const struct ns_xwarn_ref *w)
@@ -269,8 +291,10 @@ static int merge_events(struct ns_trace *out, const struct ns_trace *t, int64_t 
 		ev.input_dims = reintern(out, t, ev.input_dims);
 		ev.stack = reintern(out, t, ev.stack);
 		ev.neff = reintern(out, t, ev.neff);
+		int64_t flops = ns_trace_flops_of(t, i);
 		if (ev.name == UINT32_MAX || ev.input_dims == UINT32_MAX || ev.stack == UINT32_MAX ||
-		    ev.neff == UINT32_MAX || ns_trace_push(out, &ev))
+		    ev.neff == UINT32_MAX || ns_trace_push(out, &ev) ||
+		    (flops != NS_NONE && ns_trace_push_flops(out, flops)))
 			return MERGE_NOMEM;
 	}
 	for (size_t i = 0; i < t->n_flows; i++) {

@@ -76,7 +76,8 @@ enum ns_kind {
 
 enum ns_event_flag {
 	NS_EV_UNFINISHED = 1 << 0, /* args.finished == false (aggregate/unfinished.c) */
-	NS_EV_TS_FRACTION = 1 << 1 /* ts token had a fraction (era C / ns precision) */
+	NS_EV_TS_FRACTION = 1 << 1, /* ts token had a fraction (era C / ns precision) */
+	NS_EV_FLOPS_SHAPES = 1 << 2 /* its FLOPs (ns_trace.flops) come from the input shapes, not args "flops" */
 };
 
 /* 64 bytes: the model's largest array. What only the store needs (Ev Idx,
@@ -160,6 +161,15 @@ struct ns_dev_args {
 	int64_t bytes;        /* args "bytes" when an integer, else NS_NONE */
 };
 
+/* The FLOPs of one event: args "flops" (PyTorch's with_flops=True), or,
+ * where the event has none, PyTorch's formula over its input shapes
+ * (common/flops.h; the event's NS_EV_FLOPS_SHAPES flag set). Kept apart,
+ * for the few events that have them, so ns_event stays 64 bytes. */
+struct ns_event_flops {
+	uint32_t event;       /* index into ns_trace.events; ascending */
+	int64_t flops;
+};
+
 /* One (pid, tid) track. pid/tid are JSON ints or strings in Kineto traces;
  * both are kept as text, plus the integer value when they are integers. */
 struct ns_thread {
@@ -189,6 +199,8 @@ struct ns_trace {
 	size_t n_flows, cap_flows;
 	struct ns_thread *threads;
 	size_t n_threads, cap_threads;
+	struct ns_event_flops *flops; /* by event index, ascending */
+	size_t n_flops, cap_flops;
 	uint64_t n_trace_events;  /* every element of traceEvents, kept or not */
 	int64_t base_time_ns;     /* baseTimeNanoseconds, or NS_NONE */
 	int64_t rank;             /* distributedInfo.rank, or NS_NONE */
@@ -237,6 +249,10 @@ int ns_trace_push_dev_args(struct ns_trace *t, const struct ns_dev_args *a);
 /* Whether a slice of category cat is device work with a stream to HTA
  * (kernel, gpu_memcpy, gpu_memset, cuda_sync, mtia_ccp_events). */
 bool ns_cat_on_stream(uint8_t cat);
+/* Gives the last event pushed FLOPs. -1 on OOM. */
+int ns_trace_push_flops(struct ns_trace *t, int64_t flops);
+/* The FLOPs of event i, or NS_NONE. */
+int64_t ns_trace_flops_of(const struct ns_trace *t, size_t i);
 /* Appends an Explorer warning (its strings already interned in t). -1 on OOM. */
 int ns_trace_push_xwarn(struct ns_trace *t, const struct ns_xwarn_ref *w);
 /* Gives back the unused capacity of the event and flow arrays (after ingest). */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/flops.h"
 #include "common/utf8.h"
 #include "common/vec.h"
 #include "neff/neff.h"
@@ -341,6 +342,9 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 		 * integer leaves it absent rather than failing the trace */
 		if (span_is(key, "bytes") && !val->is_string && ns_parse_int64(val->p, val->len, &raw->copy_bytes))
 			raw->copy_bytes = NS_NONE;
+		/* (not an integer: not PyTorch's, left out rather than an error) */
+		if (span_is(key, "flops") && ns_parse_int64(val->p, val->len, &raw->flops) != 0)
+			raw->flops = NS_NONE;
 		break;
 	case 8:
 		if (span_is(key, "finished")) { /* a repeated key: the last one counts */
@@ -381,6 +385,10 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 	case 15:
 		if (span_is(key, "Sequence number"))
 			return int_field(ps, val, val_start, "Sequence number", &raw->seq_nr);
+		if (span_is(key, "Concrete Inputs") && val->p[0] == '[') {
+			raw->concrete = val->p;
+			raw->concrete_len = val->len;
+		}
 		break;
 	case 18:
 		if (span_is(key, "Record function id"))
@@ -403,6 +411,9 @@ static void reset_args(struct ns_row_event *raw)
 	ev->flags &= (uint8_t)~NS_EV_UNFINISHED;
 	raw->rf_id = raw->seq_nr = raw->fwd_tid = raw->device = raw->stream = NS_NONE;
 	raw->input_types = 0;
+	raw->flops = NS_NONE;
+	raw->concrete = NULL;
+	raw->concrete_len = 0;
 }
 
 static int event_field(struct parser *ps, void *ctx, const struct span *key, const struct span *val,
@@ -843,6 +854,22 @@ static int classify_event(struct parser *ps, const char *p, const struct event_f
 	return 0;
 }
 
+/* A slice without args "flops" gets PyTorch's FLOPs of its shapes, if
+ * its op has a formula (common/flops.h) and they are > 0. */
+static void shape_flops(const struct ns_trace *t, struct ns_row_event *raw)
+{
+	struct ns_event *ev = &raw->ev;
+	if (ev->kind != NS_KIND_SLICE || raw->flops != NS_NONE || !ev->input_dims)
+		return;
+	int64_t flops = ns_flops_of_shapes(ns_strtab_get(&t->strings, ev->name), ns_strtab_len(&t->strings, ev->name),
+					   ns_strtab_get(&t->strings, ev->input_dims),
+					   ns_strtab_len(&t->strings, ev->input_dims), raw->concrete, raw->concrete_len);
+	if (flops > 0) {
+		raw->flops = flops;
+		ev->flags |= NS_EV_FLOPS_SHAPES;
+	}
+}
+
 /* Adds a kept event to the trace, within the limits on the sums of
  * durations and bytes. */
 static int keep_event(struct parser *ps, const char *p, struct ns_row_event *raw)
@@ -862,7 +889,8 @@ static int keep_event(struct parser *ps, const char *p, struct ns_row_event *raw
 					      : "the memory events' \"Bytes\" add up to more than 2^56");
 	ps->dur_sum += ev->dur_ns;
 	ps->bytes_sum += bytes;
-	if (ns_trace_push(t, ev))
+	shape_flops(t, raw);
+	if (ns_trace_push(t, ev) || (raw->flops != NS_NONE && ns_trace_push_flops(t, raw->flops)))
 		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", t->path,
 				    t->n_events);
 	t->has_cat[ev->cat] = true;
@@ -898,6 +926,8 @@ static int finish_event(struct parser *ps, const char *p, const struct event_fie
 	int rc;
 	if ((rc = convert_fields(ps, f, raw)) || (rc = classify_event(ps, p, f, raw)))
 		return rc;
+	if (!raw->kept || raw->ev.kind != NS_KIND_SLICE)
+		raw->flops = NS_NONE; /* FLOPs are an op's (events.flops) */
 	if (raw->kept && (rc = keep_event(ps, p, raw)))
 		return rc;
 	ps->t->n_trace_events++;

@@ -60,6 +60,9 @@ struct ns_row_event {
 	int64_t copy_bytes;        /* args "bytes" (memcpy, memset) when an integer, else NS_NONE */
 	int16_t mem_device_type;   /* args "Device Type", or -1 (likewise) */
 	ns_str input_types;        /* args "Input type", compact JSON text */
+	int64_t flops;             /* args "flops", else the FLOPs of its shapes (ev.flags NS_EV_FLOPS_SHAPES), or NS_NONE */
+	const char *concrete;      /* args "Concrete Inputs" as in the file (NULL if absent): conv2d's FLOPs read it */
+	size_t concrete_len;
 	const char *args;          /* the args object's text as in the file, for events.args (NULL if absent) */
 	size_t args_len;
 	struct ns_row_flow_id flow_id; /* ph "s" / "f" */
@@ -74,7 +77,7 @@ static inline struct ns_row_event ns_row_event_of(const struct ns_event *ev)
 	return (struct ns_row_event){ .ev = *ev, .kept = true, .ph = NS_PH_X, .rf_id = NS_NONE,
 				      .seq_nr = NS_NONE, .fwd_tid = NS_NONE, .device = NS_NONE,
 				      .stream = NS_NONE, .ev_idx = NS_NONE, .copy_bytes = NS_NONE,
-				      .mem_device_type = -1 };
+				      .mem_device_type = -1, .flops = NS_NONE };
 }
 
 /* One side of a flow: its event (position in traceEvents), track and time. */

@@ -2,6 +2,7 @@
  * lookup and the sort keys of `report --help`. */
 #include "report/fields.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "common/vec.h"
@@ -116,6 +117,33 @@ static void g_warned(const struct ns_field_ctx *x, const struct ns_avg *r, struc
 	int_cell(c, NS_CELL_BOOL, x->warned && (r->device_ns != 0 || r->self_device_ns != 0));
 }
 
+static double v_flops(const struct ns_avg *r) { return (double)r->flops; }
+
+/* Total FLOPs: the integer, and the value in the column's unit as
+ * PyTorch computes it (flops * scale, spec A6.8) */
+static void g_flops(const struct ns_field_ctx *x, const struct ns_avg *r, struct ns_cell *c)
+{
+	*c = (struct ns_cell){ .type = NS_CELL_FLOPS, .i = r->flops, .x = (double)r->flops * x->flops_scale };
+}
+
+/* Where a row's FLOPs come from: "trace" (args "flops"), "shapes", both. */
+static void g_flops_from(const struct ns_field_ctx *x, const struct ns_avg *r, struct ns_cell *c)
+{
+	(void)x;
+	bool shapes = r->flops_shapes > 0, trace = r->has_trace_flops;
+	text_cell(c, trace && shapes ? "trace+shapes" : trace ? "trace" : shapes ? "shapes" : "");
+}
+
+/* Achieved TFLOP/s: FLOPs / Self device time (Self CPU time when the table
+ * has no device time); none without FLOPs or time. FLOPs per ns are
+ * GFLOP/s. */
+static void g_tflops(const struct ns_field_ctx *x, const struct ns_avg *r, struct ns_cell *c)
+{
+	int64_t ns = x->rate_on_device ? r->self_device_ns : r->self_cpu_ns;
+	bool none = r->flops <= 0 || ns <= 0;
+	*c = (struct ns_cell){ .type = NS_CELL_REAL, .x = none ? NAN : (double)r->flops / (double)ns / 1000.0 };
+}
+
 /* ---- the table ---- */
 
 #define SORT(name, aliases) { { name, aliases, false, NULL } }
@@ -163,6 +191,12 @@ const struct ns_field ns_fields[] = {
 	  NS_WIDTH_SHAPES, { 180, 30, 0 }, 0, g_shapes, NULL, { { 0 } } },
 	{ "Source Location", NULL, "stack", "the Python stack, innermost frame first (--group-by stack=N)", NS_KIND_TEXT,
 	  NS_WHEN_STACK, NS_WIDTH_SOURCE, { 190, 40, 0 }, 0, g_stack, NULL, { { 0 } } },
+	{ "Total {F}", NULL, "flops", "FLOPs, summed (args \"flops\")", NS_KIND_FLOPS,
+	  NS_WHEN_FLOPS, NS_WIDTH_FIXED, { 195, 162, 90 }, 12, g_flops, v_flops, SORT("flops", "total_flops") },
+	{ "FLOPs from", NULL, "flops_from", "where the FLOPs come from: trace (args), shapes, trace+shapes",
+	  NS_KIND_TEXT, NS_WHEN_SHAPE_FLOPS, NS_WIDTH_FIXED, { 196, 164, 0 }, 0, g_flops_from, NULL, { { 0 } } },
+	{ "TFLOP/s", NULL, "tflop_per_s", "FLOPs / Self device time (Self CPU time without a device), in TFLOP/s",
+	  NS_KIND_RATE, NS_WHEN_SHAPE_FLOPS, NS_WIDTH_FIXED, { 197, 166, 100 }, 12, g_tflops, NULL, { { 0 } } },
 	{ NULL, NULL, "device_time_warned", "device time from an export with neuron-explorer warnings", NS_KIND_FLAG,
 	  NS_WHEN_WARNED, NS_WIDTH_FIXED, { 0, 170, 0 }, 0, g_warned, NULL, { { 0 } } },
 };

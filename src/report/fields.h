@@ -17,7 +17,11 @@
 #include "report/grid.h"
 
 /* What a field holds. */
-enum ns_field_kind { NS_KIND_TEXT, NS_KIND_COUNT, NS_KIND_TIME, NS_KIND_PERCENT, NS_KIND_BYTES, NS_KIND_FLAG };
+enum ns_field_kind {
+	NS_KIND_TEXT, NS_KIND_COUNT, NS_KIND_TIME, NS_KIND_PERCENT, NS_KIND_BYTES, NS_KIND_FLAG,
+	NS_KIND_FLOPS, /* an integer, scaled to the column's unit in text (NS_CELL_FLOPS) */
+	NS_KIND_RATE,  /* a real number, missing when NaN (NS_CELL_REAL) */
+};
 
 /* When a field is a column, beyond its place in a form. The text and
  * Markdown forms show what the trace has (PyTorch's table); CSV and JSON
@@ -34,6 +38,8 @@ enum ns_field_when {
 	NS_WHEN_STACK,         /* some row has a stack (--group-by stack=N) */
 	NS_WHEN_NEFF,          /* --by-neff */
 	NS_WHEN_WARNED,        /* device time from an export with Explorer warnings (or another trace's) */
+	NS_WHEN_FLOPS,         /* some row has FLOPs > 0 (args "flops"; with --flops, the shapes' too) */
+	NS_WHEN_SHAPE_FLOPS,   /* --flops, and some row has FLOPs > 0 */
 };
 
 /* Text-table width rules. */
@@ -51,6 +57,8 @@ struct ns_field_ctx {
 	const struct ns_strtab *strings;
 	double total_self_cpu, total_self_device; /* the percentages' totals (spec A6.6) */
 	bool warned;                              /* the trace has Explorer warnings */
+	double flops_scale;                       /* Total FLOPs' unit: 10^-3e (spec A6.8) */
+	bool rate_on_device;                      /* TFLOP/s over Self device time (else Self CPU) */
 };
 
 struct ns_sort_key {
@@ -67,7 +75,8 @@ struct ns_field_at {
 };
 
 struct ns_field {
-	const char *header;    /* PyTorch's header; "{D}" is the device label ("CUDA", "NEURON") */
+	const char *header;    /* PyTorch's header; "{D}" is the device label ("CUDA", "NEURON"), "{F}"
+				  the FLOPs unit ("FLOPs", "KFLOPs", ...) */
 	const char *md_header; /* Markdown's header (NULL: header) */
 	const char *machine;   /* CSV/JSON name */
 	const char *help;

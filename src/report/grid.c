@@ -96,7 +96,7 @@ static bool missing(const struct ns_cell *c, bool finite)
 		return true;
 	if (c->type == NS_CELL_ROW || c->type == NS_CELL_ROWS)
 		return c->sub == NULL;
-	if (c->type != NS_CELL_PCT && c->type != NS_CELL_P)
+	if (c->type != NS_CELL_PCT && c->type != NS_CELL_P && c->type != NS_CELL_REAL)
 		return false;
 	return isnan(c->x) || (finite && isinf(c->x));
 }
@@ -139,6 +139,15 @@ const char *ns_grid_cell_text(const struct ns_grid *g, const struct ns_grid_col 
 		break;
 	case NS_CELL_P:
 		snprintf(buf, n, c->x < 0.0001 ? "<0.0001" : "%.4f", c->x);
+		break;
+	case NS_CELL_FLOPS:
+		if (c->i <= 0)
+			snprintf(buf, n, "--");
+		else
+			snprintf(buf, n, "%8.3f", c->x);
+		break;
+	case NS_CELL_REAL:
+		snprintf(buf, n, "%.6f", c->x);
 		break;
 	case NS_CELL_TEXT:
 		return c->text ? c->text : col->none ? col->none : "";
@@ -574,6 +583,9 @@ static void put_value(FILE *out, const struct ns_cell *c, bool json, int depth)
 	case NS_CELL_P:
 		fprintf(out, "%.6g", c->x);
 		break;
+	case NS_CELL_REAL:
+		fprintf(out, "%.9g", c->x);
+		break;
 	case NS_CELL_TEXT:
 		if (json)
 			ns_json_string(out, c->text ? c->text : "");
@@ -593,6 +605,7 @@ static void put_value(FILE *out, const struct ns_cell *c, bool json, int depth)
 		break;
 	case NS_CELL_INT:
 	case NS_CELL_BYTES:
+	case NS_CELL_FLOPS:
 		fprintf(out, "%" PRId64, c->i);
 		break;
 	case NS_CELL_NUM:

@@ -42,7 +42,12 @@ enum ns_cell_type {
 	/* x a p-value: "0.0123" ("<0.0001" below 0.0001) in text/Markdown, 6
 	 * significant digits in CSV/JSON */
 	NS_CELL_P,
-	/* A NaN PCT or P is missing, printed as an EMPTY cell. */
+	/* FLOPs: text/Markdown x (i scaled to the column's unit) as "%8.3f", or
+	 * "--" when i <= 0 (PyTorch's Total FLOPs cells); CSV/JSON: i */
+	NS_CELL_FLOPS,
+	/* x, a rate: "%.6f" in text/Markdown, 9 significant digits in CSV/JSON */
+	NS_CELL_REAL,
+	/* A NaN PCT, P or REAL is missing, printed as an EMPTY cell. */
 	/* JSON only (elsewhere an empty cell): nested values from another
 	 * grid, `sub`: ROW, its row i as an object; ROWS, its rows i to
 	 * i + len - 1 as ns_grid_write_json writes rows. */
@@ -57,7 +62,7 @@ struct ns_cell {
 	double us, total;     /* TIME: µs; SHARE: the value and its total */
 	size_t len;           /* ROWS: how many; TEXT: its bytes, when they hold a NUL (CSV, and JSON with the grid's
 				 json_string); 0: up to its NUL */
-	double x;             /* NS, PCT, P */
+	double x;             /* NS, PCT, P, FLOPs (scaled), REAL */
 	bool strong;          /* Markdown: in bold */
 	const struct ns_grid *sub; /* ROW, ROWS (borrowed) */
 };

@@ -37,7 +37,7 @@ static void write_columns(FILE *out, const char *device)
 		const struct ns_field *f = &ns_fields[i];
 		if (!f->machine || !f->at.machine)
 			continue;
-		ns_report_header_text(header, sizeof(header), f->header, device);
+		ns_report_header_text(header, sizeof(header), f->header, device, "FLOPs");
 		fputs(first ? "{\"key\": " : ", {\"key\": ", out);
 		ns_json_string(out, f->machine);
 		fputs(", \"header\": ", out);

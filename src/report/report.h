@@ -41,6 +41,8 @@ struct ns_report_opts {
 	int max_shapes_width;            /* 80 */
 	int max_src_width;               /* 75 */
 	bool show_neff;                  /* --by-neff: a NEFF column (ns_avg.neff; docs/neuron.md) */
+	bool shape_flops;                /* --flops: "FLOPs from" and "TFLOP/s" columns (the aggregation was
+					    asked for the shapes' FLOPs: ns_agg_opts.shape_flops) */
 	/* One document for several traces (docs/cli.md, "report"): */
 	bool json_open;                  /* JSON: leave the object open (no "}"): the caller adds keys, closes it */
 	bool trace_columns;              /* CSV: leading "path" and "rank" columns */
@@ -54,8 +56,8 @@ void ns_report_opts_init(struct ns_report_opts *o);
 int ns_report_write(FILE *out, const struct ns_agg *agg, const struct ns_report_opts *o, enum ns_format fmt,
 		    struct ns_error *err);
 
-/* A field's header (fields.h) with "{D}" replaced by the device label. */
-void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device);
+/* A field's header (fields.h) with "{D}" replaced by the device label, "{F}" by the FLOPs unit. */
+void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device, const char *flops);
 
 /* Renders g in fmt (JSON: the array and a newline) and releases it: 0, or
  * NS_ERR_NOMEM when a grid allocation failed. */

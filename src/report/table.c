@@ -4,6 +4,7 @@
 #include "report/report.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ struct view {
 	size_t *order;   /* row indices in display order */
 	size_t n;
 	bool has_device_time, has_device_mem, has_shapes, has_stack, has_overloads, profile_memory;
+	int64_t min_flops;      /* the smallest FLOPs > 0 of a row, or 0: none (no FLOPs column) */
 	const char *device;
 	double total_self_cpu, total_self_device;
 	int64_t total_self_cpu_ns, total_self_device_ns;
@@ -121,6 +123,8 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 		v->has_shapes |= r->input_shapes && strcmp(ns_strtab_get(v->strings, r->input_shapes), "[]") != 0;
 		v->has_stack |= r->stack != 0;
 		v->has_overloads |= r->overload && ns_strtab_len(v->strings, r->overload) > 0;
+		if (r->flops > 0 && (v->min_flops == 0 || r->flops < v->min_flops))
+			v->min_flops = r->flops;
 		/* denominators over all rows, in first-seen order, naive += (spec A6.6) */
 		v->total_self_cpu += r->self_cpu_time_total;
 		v->total_self_cpu_ns += r->self_cpu_ns;
@@ -206,6 +210,10 @@ static bool field_shown(const struct view *v, const struct ns_field *f, enum ns_
 		return v->o->show_neff;
 	case NS_WHEN_WARNED:
 		return v->o->warned_column || v->warned;
+	case NS_WHEN_FLOPS:
+		return v->min_flops > 0;
+	case NS_WHEN_SHAPE_FLOPS:
+		return v->o->shape_flops && v->min_flops > 0;
 	case NS_WHEN_ALWAYS:
 		break;
 	}
@@ -228,11 +236,27 @@ static size_t layout_fields(const struct view *v, enum ns_format fmt, const stru
 	return n;
 }
 
-void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device)
+/* PyTorch's auto_scale_flops (spec A6.8): the unit of the smallest FLOPs
+ * of a row, m > 0: e = floor(clamp(log10(m) / 3, 0, 5)), the scale
+ * 10^(-3e). Returns the unit's name. */
+static const char *flops_unit(int64_t m, double *scale)
+{
+	static const char *const units[] = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" };
+	double log_flops = fmax(0.0, fmin(log10((double)m) / 3, (double)(NS_ARRAY_SIZE(units) - 1)));
+	*scale = pow(10, floor(log_flops) * -3.0);
+	return units[(int)log_flops];
+}
+
+/* A field's header (fields.h): "{D}" replaced by the device label, "{F}" by
+ * the FLOPs unit. */
+void ns_report_header_text(char *buf, size_t n, const char *tmpl, const char *device, const char *flops)
 {
 	const char *d = tmpl ? strstr(tmpl, "{D}") : NULL;
+	const char *f = tmpl ? strstr(tmpl, "{F}") : NULL;
 	if (d)
 		snprintf(buf, n, "%.*s%s%s", (int)(d - tmpl), tmpl, device, d + 3);
+	else if (f)
+		snprintf(buf, n, "%.*s%s%s", (int)(f - tmpl), tmpl, flops, f + 3);
 	else
 		snprintf(buf, n, "%s", tmpl ? tmpl : "");
 }
@@ -284,7 +308,9 @@ static void layout_init(struct layout *l, const struct view *v, enum ns_format f
 	ns_grid_init(&l->grid, v->o->time_unit);
 	l->grid.mark = NS_WARN_MARK;
 	l->ctx = (struct ns_field_ctx){ .strings = v->strings, .total_self_cpu = v->total_self_cpu,
-					.total_self_device = v->total_self_device, .warned = v->warned };
+					.total_self_device = v->total_self_device, .warned = v->warned,
+					.flops_scale = 1.0, .rate_on_device = v->has_device_time };
+	const char *unit = v->min_flops > 0 ? flops_unit(v->min_flops, &l->ctx.flops_scale) : "FLOPs";
 	l->n = layout_fields(v, fmt, l->fields);
 	l->first = 0;
 	if (fmt == NS_FMT_CSV && v->o->trace_columns) {
@@ -293,7 +319,7 @@ static void layout_init(struct layout *l, const struct view *v, enum ns_format f
 		l->first = 2;
 	}
 	for (size_t k = 0; k < l->n; k++) {
-		ns_report_header_text(l->headers[k], sizeof(l->headers[k]), l->fields[k]->header, v->device);
+		ns_report_header_text(l->headers[k], sizeof(l->headers[k]), l->fields[k]->header, v->device, unit);
 		struct ns_grid_col c = field_col(v, l->fields[k], fmt, l->headers[k]);
 		ns_grid_col(&l->grid, &c);
 	}

@@ -230,7 +230,7 @@ static const char *const load_sql[LOAD__COUNT] = {
 		       " ORDER BY ord",
 	/* a trace's events are the ids from its first_event_id to the next trace's */
 	[LOAD_EVENTS] = "SELECT id - ?2, activity, kind, flags, name_id, thread_id, ts_ns, dur_ns, external_id,"
-			" correlation, bytes, mem_device_type, input_dims_id, stack_id, neff, stream, args IS NOT NULL FROM events"
+			" correlation, bytes, mem_device_type, input_dims_id, stack_id, neff, stream, args IS NOT NULL, flops FROM events"
 			" WHERE id >= ?2 AND id < ?3 AND trace_id = ?1 AND kept ORDER BY id",
 };
 
@@ -479,7 +479,9 @@ static int load_events(struct loader *l, struct ns_trace *t, struct ns_error *er
 			ev.external_id = column_opt(st, 8);
 			ev.correlation = column_opt(st, 9);
 		}
-		if (ns_trace_push(t, &ev) < 0 || push_dev_args(st, t, &ev, bytes) < 0)
+		int64_t flops = column_opt(st, 17);
+		if (ns_trace_push(t, &ev) < 0 || push_dev_args(st, t, &ev, bytes) < 0 ||
+		    (flops != NS_NONE && ns_trace_push_flops(t, flops) < 0))
 			return load_oom(l, err);
 	}
 	return rc == SQLITE_DONE ? 0 : step_error(l, rc, err);

@@ -115,7 +115,8 @@ const char ns_schema_tables[] =
 	"  stack_id INTEGER,\n"
 	"  flow_id,\n"
 	"  args TEXT,\n"
-	"  neff TEXT\n" /* NEFF hash of device work (docs/neuron.md) */
+	"  neff TEXT,\n" /* NEFF hash of device work (docs/neuron.md) */
+	"  flops INTEGER\n" /* args "flops", or from the shapes (flags & 4; docs/report.md "FLOPs") */
 	");\n"
 	"CREATE TABLE flows (\n"
 	"  trace_id INTEGER NOT NULL,\n"
@@ -222,7 +223,7 @@ const char ns_schema_views[] =
 	"       e.pid, e.tid, e.thread_id, e.ts_ns, e.dur_ns, e.ts_ns + e.dur_ns AS end_ns,\n"
 	"       e.external_id, e.correlation, e.rf_id, e.seq_nr, e.fwd_tid, e.device, e.stream,\n"
 	"       e.ev_idx, e.bytes, d.text AS input_dims, it.text AS input_types, st.text AS stack,\n"
-	"       e.flow_id, e.args, e.neff\n"
+	"       e.flow_id, e.args, e.neff, e.flops\n"
 	"FROM events e\n"
 	"JOIN strings n ON n.id = e.name_id\n"
 	"LEFT JOIN strings c ON c.id = e.cat_id\n"

@@ -782,6 +782,7 @@ static int put_event_row(struct ns_store *s, const struct ns_trace *t, const str
 	else
 		ns_rowq_null(q);
 	put_model_text_opt(q, t, ev->neff);
+	ns_rowq_opt(q, row->flops);
 	return ns_rowq_end_row(q, err);
 }
 

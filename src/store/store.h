@@ -17,7 +17,8 @@
 
 #define NS_SCHEMA_VERSION 7 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
                                4: event_stats slimmed, event_memory; 5: explorer_warnings;
-                               6: device_detail, neff_summary; 7: events.bytes of memcpy/memset */
+                               6: device_detail, neff_summary; 7: events.bytes of memcpy/memset,
+                               events.flops */
 
 struct ns_store;
 

@@ -396,6 +396,7 @@ Test(fields, each_getter_gives_a_cell_of_its_kind)
 	static const enum ns_cell_type of_kind[] = {
 		[NS_KIND_TEXT] = NS_CELL_TEXT,	 [NS_KIND_COUNT] = NS_CELL_INT,	    [NS_KIND_TIME] = NS_CELL_TIME,
 		[NS_KIND_PERCENT] = NS_CELL_SHARE, [NS_KIND_BYTES] = NS_CELL_BYTES, [NS_KIND_FLAG] = NS_CELL_BOOL,
+		[NS_KIND_FLOPS] = NS_CELL_FLOPS,	 [NS_KIND_RATE] = NS_CELL_REAL,
 	};
 	struct ns_avg row = { .count = 2, .self_cpu_ns = 3000, .self_cpu_time_total = 3.0 };
 	struct ns_field_ctx ctx = { .total_self_cpu = 3.0 };

@@ -834,3 +834,85 @@ Test(escape, markdown_text_is_inert_in_github_markdown)
 		free(got);
 	}
 }
+
+/* ---- FLOPs (spec A6.8; docs/report.md "FLOPs") ---- */
+
+/* PyTorch's unit comes from the smallest positive row: log10(m) / 3
+ * floored (999 -> FLOPs, 1000 -> KFLOPs); cells "%8.3f" of the scaled
+ * value, "--" for none. */
+Test(fields, flops_header_scale_and_cells)
+{
+	struct hb h;
+	hb_init(&h, NS_BACKEND_NONE, false);
+	cpu_row(&h, "aten::mm", 10, 10, 1)->flops = 2500000;
+	cpu_row(&h, "aten::add", 5, 5, 1)->flops = 1000;
+	cpu_row(&h, "aten::relu", 5, 5, 1);
+	struct ns_report_opts o = defaults();
+	char *got = render(&h.a, &o, NS_FMT_TABLE);
+	cr_assert(strstr(got, "# of Calls  Total KFLOPs  \n"), "%s", got);
+	cr_assert(strstr(got, "           1      2500.000  \n"), "%s", got);
+	cr_assert(strstr(got, "           1         1.000  \n"), "%s", got);
+	cr_assert(strstr(got, "           1            --  \n"), "%s", got);
+	free(got);
+	h.a.avgs[1].flops = 999;
+	got = render(&h.a, &o, NS_FMT_TABLE);
+	cr_assert(strstr(got, "  Total FLOPs  \n") && strstr(got, "   999.000  \n"), "%s", got);
+	free(got);
+	got = render(&h.a, &o, NS_FMT_CSV);
+	cr_assert(strstr(got, ",self_cpu_mem_bytes,flops\r\n") && strstr(got, ",0,2500000\r\n") &&
+		  strstr(got, ",0,999\r\n") && strstr(got, ",0,0\r\n"), "%s", got);
+	free(got);
+	hb_release(&h);
+}
+
+Test(fields, no_flops_no_column)
+{
+	struct hb h;
+	hb_init(&h, NS_BACKEND_NONE, false);
+	cpu_row(&h, "aten::mm", 10, 10, 1);
+	struct ns_report_opts o = defaults();
+	o.shape_flops = true;
+	char *got = render(&h.a, &o, NS_FMT_TABLE);
+	cr_assert(!strstr(got, "FLOP"), "%s", got);
+	free(got);
+	got = render(&h.a, &o, NS_FMT_JSON);
+	cr_assert(!strstr(got, "flop"), "%s", got);
+	free(got);
+	hb_release(&h);
+}
+
+/* --flops: where the FLOPs came from, and FLOPs / Self CPU time (no
+ * device): 2e12 FLOPs in 1 s is 2 TFLOP/s; over Self device time when the
+ * table has a device. */
+Test(fields, flops_from_and_tflops)
+{
+	struct hb h;
+	hb_init(&h, NS_BACKEND_NONE, false);
+	struct ns_avg *mm = cpu_row(&h, "aten::mm", 1e6, 1e6, 1);
+	mm->flops = mm->flops_shapes = 2000000000000;
+	mm->self_cpu_ns = 1000000000;
+	struct ns_avg *add = cpu_row(&h, "aten::add", 5, 5, 1);
+	add->flops = 3000;
+	add->flops_shapes = 1000;
+	add->has_trace_flops = true;
+	add->self_cpu_ns = 5000;
+	cpu_row(&h, "aten::relu", 5, 5, 1);
+	struct ns_report_opts o = defaults();
+	o.shape_flops = true;
+	char *got = render(&h.a, &o, NS_FMT_TABLE);
+	cr_assert(strstr(got, "Total KFLOPs    FLOPs from       TFLOP/s  \n"), "%s", got);
+	cr_assert(strstr(got, "2000000000.000        shapes      2.000000  \n"), "%s", got);
+	cr_assert(strstr(got, "    3.000  trace+shapes      0.000600  \n"), "%s", got);
+	free(got);
+	got = render(&h.a, &o, NS_FMT_CSV);
+	cr_assert(strstr(got, ",flops,flops_from,tflop_per_s\r\n") && strstr(got, ",2000000000000,shapes,2\r\n") &&
+		  strstr(got, ",3000,trace+shapes,0.0006\r\n") && strstr(got, ",0,,\r\n"), "%s", got);
+	free(got);
+	mm->self_device_time_total = 500000;
+	mm->self_device_ns = 500000000;
+	h.a.backend = NS_BACKEND_CUDA;
+	got = render(&h.a, &o, NS_FMT_TABLE);
+	cr_assert(strstr(got, "shapes      4.000000  \n"), "%s", got);
+	free(got);
+	hb_release(&h);
+}

@@ -127,6 +127,7 @@ static void emit(struct ns_store *s, struct ns_trace *t, struct raw_spec spec)
 	struct ns_row_event raw;
 	struct ns_error err = { 0 };
 	memset(&raw, 0, sizeof(raw));
+	raw.flops = NS_NONE;
 	raw.ev.idx = (uint32_t)t->n_trace_events;
 	raw.ev.ts_ns = spec.ts_ns;
 	raw.ev.dur_ns = spec.dur_ns;
@@ -902,6 +903,7 @@ Test(store, write_failure_is_an_io_error_and_leaves_nothing)
 		raw.ev.idx = (uint32_t)t.n_trace_events++;
 		raw.ev.ts_ns = raw.ev.external_id = raw.ev.correlation = raw.ev_idx = NS_NONE;
 		raw.rf_id = raw.seq_nr = raw.fwd_tid = raw.device = raw.stream = NS_NONE;
+		raw.flops = NS_NONE;
 		raw.args = "{\"padding\": \"................................................................\"}";
 		raw.args_len = strlen(raw.args);
 		rc = ns_store_event(s, &t, &raw, &err);
