@@ -78,15 +78,17 @@ static const struct ns_dev_args *dev_args_of(const struct ns_trace *t, size_t i,
 
 /* The stream of device slice t->events[i] as HTA reads it: args.stream
  * (absent: -1, no stream), or the tid for an event without args; -1 for
- * events that are not device slices. */
-static int64_t event_stream(const struct ns_trace *t, size_t i, size_t *next)
+ * events that are not device slices. *bytes: its args "bytes", or NS_NONE. */
+static int64_t event_stream(const struct ns_trace *t, size_t i, size_t *next, int64_t *bytes)
 {
 	const struct ns_event *ev = &t->events[i];
+	*bytes = NS_NONE;
 	if (ev->kind != NS_KIND_SLICE || !ns_cat_on_stream(ev->cat))
 		return -1;
 	const struct ns_dev_args *a = dev_args_of(t, i, next);
 	if (!a)
 		return tid_stream(t, ev);
+	*bytes = a->bytes;
 	return a->stream == NS_NONE ? -1 : a->stream;
 }
 
@@ -120,7 +122,8 @@ static int scan_cpu_side(const struct ns_trace *t, struct ns_i64map *launch, int
 			first_step = first_step ? first_step : ev->name;
 			last = last == NS_NONE || ev->ts_ns > last ? ev->ts_ns : last;
 		}
-		bool on_device = event_stream(t, i, &next) != -1;
+		int64_t bytes;
+		bool on_device = event_stream(t, i, &next, &bytes) != -1;
 		if (on_device || device_sync_name(name) || ev->correlation == NS_NONE || ev->correlation < 0)
 			continue;
 		if (ns_i64map_put_first(launch, ev->correlation, ev->ts_ns) < 0)
@@ -152,7 +155,7 @@ int ns_kevents_collect(const struct ns_trace *t, struct ns_kevents *out, struct 
 		goto oom;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		int64_t stream = event_stream(t, i, &next);
+		int64_t bytes, stream = event_stream(t, i, &next, &bytes);
 		if (stream == -1)
 			continue;
 		int64_t at = ev->correlation == NS_NONE || ev->correlation < 0
@@ -165,7 +168,8 @@ int ns_kevents_collect(const struct ns_trace *t, struct ns_kevents *out, struct 
 		bool sync = ev->cat == NS_CAT_CUDA_SYNC;
 		const char *name = ns_strtab_get(&t->strings, ev->name);
 		out->v[out->n++] = (struct ns_kevent){ .ts_ns = ev->ts_ns, .end_ns = ev->ts_ns + ev->dur_ns,
-						       .launch_ts_ns = at, .stream = stream, .event = (uint32_t)i,
+						       .launch_ts_ns = at, .stream = stream, .bytes = bytes,
+						       .event = (uint32_t)i,
 						       .ktype = (uint8_t)ns_ktype_of(name), .is_sync = sync };
 	}
 	goto out;
@@ -186,7 +190,7 @@ void ns_kevents_release(struct ns_kevents *k)
 
 /* One duration under its group (a name, or a type). */
 struct keyed_dur {
-	int64_t key, dur;
+	int64_t key, dur, bytes; /* bytes: NS_NONE when the call has none */
 };
 
 static int by_key_dur(const void *a, const void *b)
@@ -213,6 +217,16 @@ static void group_stats(const struct keyed_dur *d, size_t n, struct ns_kstat *s)
 	for (size_t i = 0; i < n; i++)
 		squares += ((double)d[i].dur - s->mean_ns) * ((double)d[i].dur - s->mean_ns);
 	s->stddev_ns = n > 1 ? sqrt(squares / (double)(n - 1)) : 0.0;
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].bytes == NS_NONE)
+			continue;
+		s->min_bytes = s->n_sized == 0 || d[i].bytes < s->min_bytes ? d[i].bytes : s->min_bytes;
+		s->max_bytes = s->n_sized == 0 || d[i].bytes > s->max_bytes ? d[i].bytes : s->max_bytes;
+		s->n_sized++;
+		if (__builtin_add_overflow(s->bytes, d[i].bytes, &s->bytes))
+			s->bytes = d[i].bytes < 0 ? INT64_MIN : INT64_MAX; /* (hostile input only) */
+		s->sized_ns += d[i].dur;
+	}
 }
 
 static int row_order(const void *a, const void *b)
@@ -235,7 +249,7 @@ static struct keyed_dur *keyed_durations(const struct ns_trace *t, const struct 
 		if (k->v[i].is_sync)
 			continue;
 		int64_t key = by_type ? k->v[i].ktype : (int64_t)t->events[k->v[i].event].name;
-		d[(*n)++] = (struct keyed_dur){ key, k->v[i].end_ns - k->v[i].ts_ns };
+		d[(*n)++] = (struct keyed_dur){ key, k->v[i].end_ns - k->v[i].ts_ns, k->v[i].bytes };
 	}
 	return d;
 }

@@ -25,6 +25,7 @@ struct ns_kevent {
 	int64_t ts_ns, end_ns;
 	int64_t launch_ts_ns;  /* start of the CPU event with the same correlation (the launch), or NS_NONE */
 	int64_t stream;
+	int64_t bytes;         /* args "bytes" of a memcpy or memset, or NS_NONE */
 	uint32_t event;        /* index into trace->events */
 	uint8_t ktype;         /* enum ns_ktype */
 	bool is_sync;          /* a cuda_sync event on a stream (not a kernel; HTA counts it in the spans) */
@@ -50,6 +51,9 @@ struct ns_kstat {
 	uint8_t ktype;
 	int64_t count, total_ns, min_ns, max_ns;
 	double mean_ns, median_ns, stddev_ns; /* stddev: sample (n - 1), 0 for one call, as pandas' std */
+	/* the calls with args "bytes" (memcpy, memset): how many, their bytes
+	 * in all, the least and most of one call, and their time in all */
+	int64_t n_sized, bytes, min_bytes, max_bytes, sized_ns;
 };
 
 struct ns_kstats {

@@ -12,13 +12,14 @@
 #include "report/analyses.h"
 
 static const char *opt_format;
-static bool opt_quiet, opt_by_type, opt_idle, opt_no_cache, opt_steps, opt_ranks, opt_collectives;
+static bool opt_quiet, opt_by_type, opt_idle, opt_no_cache, opt_steps, opt_ranks, opt_collectives, opt_bytes;
 static long opt_kernel_wait_us = 30;
 static struct ns_cli_select opt_select;
 
 static const struct ns_opt kernels_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "by-type", "one row per kernel type (compute, communication, memory, other)", &opt_by_type),
+	NS_FLAG(0, "bytes", "memcpy and memset: bytes and bandwidth (GB/s) per row", &opt_bytes),
 	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
@@ -57,11 +58,13 @@ static const struct ns_opt stragglers_opts[] = {
 
 const struct ns_cmd_spec cmd_kernels_spec = {
 	.name = "kernels",
-	.usage = "neuron-stats kernels PATH [--by-type] [--format table|csv|json|markdown]",
+	.usage = "neuron-stats kernels PATH [--by-type] [--bytes] [--format table|csv|json|markdown]",
 	.summary = "Device kernel statistics per kernel or type, per rank (as nsys cuda_gpu_kern_sum, HTA).",
 	.details = "Count, total, mean, median, min, max, sample standard deviation and share of the\n"
 		   "rank's kernel time, per kernel name; kernel types and the events counted are HTA's\n"
-		   "(docs/analyses.md).",
+		   "(docs/analyses.md). --bytes: the rows of calls with a size (memcpy, memset), with\n"
+		   "their bytes and bandwidth: bytes over the calls' time in all (nsys's\n"
+		   "cuda_gpu_mem_size_sum over cuda_gpu_mem_time_sum).",
 	.opts = kernels_opts,
 	.min_args = 1,
 	.max_args = 1,
@@ -148,7 +151,8 @@ int cmd_kernels(int argc, char **argv)
 		rows[i] = (struct ns_rank_kstats){ run.traces[i].path, rank_of(&run, i), &stats[i] };
 	}
 	if (rc == 0)
-		rc = ns_report_kernels(stdout, rows, run.n, ns_cli_format(opt_format), &err);
+		rc = (opt_bytes ? ns_report_kernel_bytes : ns_report_kernels)(stdout, rows, run.n, ns_cli_format(opt_format),
+									     &err);
 	if (rc)
 		rc = ns_cli_fail(&err);
 	for (size_t i = 0; stats && i < run.n; i++)

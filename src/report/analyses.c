@@ -61,6 +61,37 @@ int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum 
 	return ns_grid_render(out, &g, fmt, err);
 }
 
+int ns_report_kernel_bytes(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt,
+			   struct ns_error *err)
+{
+	static const char *const h[][2] = { { "Rank", "rank" },	       { "Type", "type" },
+					    { "Name", "name" },	       { "Count", "count" },
+					    { "Total", "total_us" },    { "Bytes", "bytes" },
+					    { "Min bytes", "min_bytes" }, { "Max bytes", "max_bytes" },
+					    { "GB/s", "gb_per_s" } };
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	for (size_t c = 0; c < sizeof(h) / sizeof(h[0]); c++)
+		col(&g, h[c][0], h[c][1], c == 1 || c == 2);
+	for (size_t t = 0; t < n; t++)
+		for (size_t i = 0; i < r[t].stats->n; i++) {
+			const struct ns_kstat *s = &r[t].stats->v[i];
+			if (s->n_sized == 0)
+				continue;
+			/* bytes per ns is GB/s; an NS cell prints x / 1000 to 3 places */
+			double gbps = s->sized_ns ? 1000.0 * (double)s->bytes / (double)s->sized_ns : 0.0;
+			struct ns_cell cells[] = {
+				rank_cell(r[t].rank), { .type = NS_CELL_TEXT, .text = ns_ktype_name((enum ns_ktype)s->ktype) },
+				{ .type = NS_CELL_TEXT, .text = s->name_text }, { .type = NS_CELL_INT, .i = s->n_sized },
+				us(s->sized_ns), { .type = NS_CELL_INT, .i = s->bytes }, { .type = NS_CELL_INT, .i = s->min_bytes },
+				{ .type = NS_CELL_INT, .i = s->max_bytes }, nsx(gbps),
+			};
+			ns_grid_row(&g, cells, true, false);
+		}
+	return ns_grid_render(out, &g, fmt, err);
+}
+
 static void temporal_grid(struct ns_grid *g, const struct ns_rank_breakdown *r, size_t n)
 {
 	static const char *const h[][2] = {

@@ -30,6 +30,10 @@ struct ns_rank_overlap {
 };
 
 int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt, struct ns_error *err);
+/* The rows with calls that have args "bytes" (memcpy, memset): count,
+ * time, bytes and bandwidth (docs/analyses.md). */
+int ns_report_kernel_bytes(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt,
+			   struct ns_error *err);
 /* what: 0 the temporal breakdown, 1 the idle-time breakdown */
 int ns_report_breakdown(FILE *out, const struct ns_rank_breakdown *r, size_t n, int what, enum ns_format fmt,
 			struct ns_error *err);
