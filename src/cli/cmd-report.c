@@ -15,7 +15,7 @@
 
 static const char *opt_sort, *opt_time_unit, *opt_format, *opt_device, *opt_group_by;
 static long opt_row_limit = 100, opt_name_width = 55;
-static bool opt_top_level, opt_merge, opt_no_cache, opt_strict, opt_quiet, opt_flops;
+static bool opt_top_level, opt_hide_annotations, opt_merge, opt_no_cache, opt_strict, opt_quiet, opt_flops;
 static const char *opt_device_time_unit, *opt_device_detail; /* Neuron (docs/neuron.md) */
 static bool opt_by_neff, opt_engines;
 static struct ns_opt_regexes opt_include, opt_exclude;
@@ -40,6 +40,8 @@ static const struct ns_opt report_opts[] = {
 	NS_REGEX(0, "include", "REGEX", NS_CLI_INCLUDE_HELP, &opt_include),
 	NS_REGEX(0, "exclude", "REGEX", NS_CLI_EXCLUDE_HELP, &opt_exclude),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_FLAG(0, "hide-annotations", "no user-annotation rows (ProfilerStep*, record_function), nor in totals and %",
+		&opt_hide_annotations),
 	NS_ENUM(0, "time-unit", "UNIT", "print every time in s, ms or us", &opt_time_unit, time_units),
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_WORDS('g', "group-by", "WHAT", "also group by shape, overload or stack=N, N >= 1 (comma-separated)",
@@ -135,6 +137,7 @@ static int check_opts(struct ns_report_opts *ro, struct ns_agg_opts *ao, enum ns
 	ns_report_opts_init(ro);
 	ro->row_limit = opt_row_limit;
 	ro->top_level_only = opt_top_level;
+	ro->hide_annotations = opt_hide_annotations;
 	ro->filter = ns_cli_name_filter(&opt_include, &opt_exclude);
 	ro->max_name_width = opt_name_width > INT_MAX ? 0 : (int)opt_name_width; /* wider than any name: no cap */
 	ro->time_unit = opt_time_unit;

@@ -34,6 +34,10 @@ struct ns_report_opts {
 	long row_limit;                  /* -1: all rows; PyTorch's default is 100 */
 	bool top_level_only;
 	struct ns_name_filter filter;    /* --include/--exclude: the rows printed */
+	/* --hide-annotations: rows of user annotations (user_annotation,
+	 * gpu_user_annotation: ProfilerStep*, record_function ranges) are left
+	 * out, and out of the totals, so of the percentages' denominators */
+	bool hide_annotations;
 	const char *time_unit;           /* "s", "ms", "us" or NULL (automatic) */
 	const char *device_label;        /* "NEURON", "CUDA", ... (NULL: from the backend) */
 	const char *header;              /* printed above the table (NULL: none) */

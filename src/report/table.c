@@ -125,6 +125,8 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 		v->has_overloads |= r->overload && ns_strtab_len(v->strings, r->overload) > 0;
 		if (r->flops > 0 && (v->min_flops == 0 || r->flops < v->min_flops))
 			v->min_flops = r->flops;
+		if (o->hide_annotations && r->is_user_annotation)
+			continue; /* (nor in the totals, so not in the percentages' denominators) */
 		/* denominators over all rows, in first-seen order, naive += (spec A6.6) */
 		v->total_self_cpu += r->self_cpu_time_total;
 		v->total_self_cpu_ns += r->self_cpu_ns;
@@ -145,11 +147,12 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 }
 
 /* Rows printed: row_limit is checked before the top-level filter (A6.7),
- * and counts only the rows --include/--exclude keep. */
+ * and counts only the rows --include/--exclude and --hide-annotations keep. */
 static bool row_printed(const struct view *v, size_t k, long *printed)
 {
 	const struct ns_avg *r = &v->agg->avgs[v->order[k]];
-	if (!ns_name_filter_keeps(&v->o->filter, ns_strtab_get(v->strings, r->key)))
+	if (!ns_name_filter_keeps(&v->o->filter, ns_strtab_get(v->strings, r->key)) ||
+	    (v->o->hide_annotations && r->is_user_annotation))
 		return false;
 	if (v->o->row_limit >= 0 && *printed == v->o->row_limit)
 		return false;
