@@ -272,6 +272,23 @@ static int write_html(const struct ns_diff *diff, const struct ns_diff_write_opt
 	return rc;
 }
 
+/* The diff's and its writer's options from the command line's. */
+static void set_opts(const struct ns_agg_opts *ao, struct ns_diff_opts *dopts, struct ns_diff_write_opts *wo)
+{
+	dopts->threshold_pct = opt_threshold;
+	dopts->alpha = opt_alpha;
+	dopts->group_by = ao->group_by;
+	dopts->stack_n = ao->stack_n;
+	dopts->filter = ns_cli_name_filter(&opt_include, &opt_exclude);
+	for (int t = 0; opt_test && t < NS_DIFF_TEST__COUNT; t++)
+		if (strcmp(opt_test, ns_diff_test_names[t]) == 0)
+			dopts->test = (enum ns_diff_test)t;
+	wo->row_limit = opt_row_limit;
+	wo->top_n = opt_top;
+	wo->changed_only = opt_changed;
+	wo->gate = opt_fail_on;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	char **pos;
@@ -304,26 +321,15 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (opt_by_neff)
 		ns_ntff_group_by_neff(&ao);
-	dopts.threshold_pct = opt_threshold;
-	dopts.alpha = opt_alpha;
-	dopts.group_by = ao.group_by;
-	dopts.stack_n = ao.stack_n;
-	dopts.filter = ns_cli_name_filter(&opt_include, &opt_exclude);
-	for (int t = 0; opt_test && t < NS_DIFF_TEST__COUNT; t++)
-		if (strcmp(opt_test, ns_diff_test_names[t]) == 0)
-			dopts.test = (enum ns_diff_test)t;
-	wo.row_limit = opt_row_limit;
-	wo.top_n = opt_top;
-	wo.changed_only = opt_changed;
-	wo.gate = opt_fail_on;
-
-	if (html && opt_ranks && strcmp(opt_ranks, "match") == 0) {
+	set_opts(&ao, &dopts, &wo);
+	bool by_rank = opt_ranks && strcmp(opt_ranks, "match") == 0;
+	if (html && by_rank) {
 		ns_error_set(&err, NS_ERR_USAGE, "--ranks match: one page per rank pair is not written; use --format json");
 		goto fail;
 	}
 	if (load_side(pos[0], &ao, &sel, &sides[0], &err) || load_side(pos[1], &ao, &sel, &sides[1], &err))
 		goto fail;
-	if (opt_ranks && strcmp(opt_ranks, "match") == 0) {
+	if (by_rank) {
 		const char *const inputs[2] = { pos[0], pos[1] };
 		if (diff_by_rank(sides, inputs, &dopts, sort, fmt, &wo, fail_mask, counts, &failing, &err))
 			goto fail;

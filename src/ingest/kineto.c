@@ -338,12 +338,10 @@ static int args_field(struct parser *ps, void *ctx, const struct span *key, cons
 	case 5:
 		if (span_is(key, "Bytes"))
 			return int_field(ps, val, val_start, "Bytes", &raw->bytes);
-		/* a memcpy's or memset's size: informative, so anything but an
-		 * integer leaves it absent rather than failing the trace */
-		if (span_is(key, "bytes") && !val->is_string && ns_parse_int64(val->p, val->len, &raw->copy_bytes))
+		/* a copy's size, an op's FLOPs: not an integer is absent, not an error */
+		if (span_is(key, "bytes") && (val->is_string || ns_parse_int64(val->p, val->len, &raw->copy_bytes)))
 			raw->copy_bytes = NS_NONE;
-		/* (not an integer: not PyTorch's, left out rather than an error) */
-		if (span_is(key, "flops") && ns_parse_int64(val->p, val->len, &raw->flops) != 0)
+		if (span_is(key, "flops") && (val->is_string || ns_parse_int64(val->p, val->len, &raw->flops)))
 			raw->flops = NS_NONE;
 		break;
 	case 8:

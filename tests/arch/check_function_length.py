@@ -26,7 +26,10 @@ def functions(path):
             start = i
             while i < len(lines) and not lines[i].startswith("}"):
                 i += 1
-            head = re.search(r"(\w+)\s*\(", lines[start - 1])
+            first = start - 1  # a declaration may span lines: from its first, unindented one
+            while first > 0 and lines[first][:1] in ("\t", " "):
+                first -= 1
+            head = re.search(r"(\w+)\s*\(", lines[first])
             yield (head.group(1) if head else lines[start - 1].strip()), start + 1, i - start + 1
         i += 1
 
