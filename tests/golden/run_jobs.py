@@ -3,7 +3,9 @@
 command takes --jobs and has a directory of traces among its arguments (one
 that exists before the run: not under @TMP@) is run again with --jobs 1 and
 with --jobs 4, and each run must print exactly the case's expected stdout,
-stderr and exit code.
+stderr and exit code. And a directory of good and damaged traces (a
+warning, then an error: the first in rank order is told, with its file, and
+the exit code is the same) prints the same bytes with --jobs 1 and 4.
 Usage: run_jobs.py NEURON_STATS [CASE...]
 """
 import os
@@ -49,6 +51,31 @@ def check(binary, name, corpus_dir):
     return failures
 
 
+def damaged_directory(binary):
+    """report and ingest of good, truncated, invalid, good traces: the same
+    with --jobs 1 and --jobs 4."""
+    import shutil
+    import subprocess
+    import tempfile
+    inputs = os.path.join(HERE, "inputs")
+    files = [os.path.join(inputs, "report", "overload-names.json"), os.path.join(inputs, "truncated.json"),
+             os.path.join(inputs, "invalid.json"), os.path.join(inputs, "pytorch-rules", "c10d-work-is-async.json")]
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = os.path.join(tmp, "runs")
+        os.mkdir(runs)
+        for i, f in enumerate(files):
+            shutil.copy(f, os.path.join(runs, "rank%d.pt.trace.json" % i))
+        env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
+        for cmd in (["report", "--no-cache"], ["ingest", "-o", os.path.join(tmp, "out.db")]):
+            got = [subprocess.run([binary] + cmd + [runs, "--jobs", j], capture_output=True, env=env)
+                   for j in ("1", "4")]
+            a, b = ((p.returncode, p.stdout, p.stderr) for p in got)
+            if a != b or a[0] == 0 or b"invalid.json" in a[2] or b"rank2.pt.trace.json" not in a[2]:
+                failures.append("damaged directory, %s: --jobs 1 %r, --jobs 4 %r" % (cmd[0], a, b))
+    return failures
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -64,6 +91,10 @@ def main():
         failures += result
         print("%s %s" % ("FAIL" if result else "ok", name))
     print("%d directory cases, each with --jobs 1 and --jobs 4" % ran)
+    if len(sys.argv) == 2:
+        damaged = damaged_directory(binary)
+        print("%s damaged directory" % ("FAIL" if damaged else "ok"))
+        failures += damaged
     if failures:
         print("\n".join(failures))
         return 1
