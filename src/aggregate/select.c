@@ -202,6 +202,26 @@ static void compact_counters(struct ns_trace *t, const uint32_t *new_index, cons
 	t->n_counter_values = n;
 }
 
+/* The side tables keyed by event index (FLOPs, device args) of kept
+ * events, renumbered; both are in ascending event order. */
+static void compact_side_tables(struct ns_trace *t, const uint32_t *new_index, const bool *keep)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n_flops; i++)
+		if (t->flops[i].event < t->n_events && keep[t->flops[i].event]) {
+			t->flops[n] = t->flops[i];
+			t->flops[n++].event = new_index[t->flops[i].event];
+		}
+	t->n_flops = n;
+	n = 0;
+	for (size_t i = 0; i < t->n_dev_args; i++)
+		if (t->dev_args[i].event < t->n_events && keep[t->dev_args[i].event]) {
+			t->dev_args[n] = t->dev_args[i];
+			t->dev_args[n++].event = new_index[t->dev_args[i].event];
+		}
+	t->n_dev_args = n;
+}
+
 /* Keeps the events with keep[i]; has_cat forgets categories left with none. */
 static int compact(struct ns_trace *t, const bool *keep, struct ns_error *err)
 {
@@ -218,6 +238,7 @@ static int compact(struct ns_trace *t, const bool *keep, struct ns_error *err)
 			t->events[n++] = t->events[i];
 	}
 	compact_counters(t, new_index, keep);
+	compact_side_tables(t, new_index, keep);
 	t->n_events = n;
 	for (size_t c = 0; c < NS_CAT__COUNT; c++)
 		if (dropped[c] && !left[c])

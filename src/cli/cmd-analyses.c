@@ -43,6 +43,7 @@ static const struct ns_opt overlap_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "steps", "a row per profiler step too (the kernels launched in it)", &opt_steps),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };
@@ -52,6 +53,7 @@ static const struct ns_opt stragglers_opts[] = {
 	NS_FLAG(0, "ranks", "a row per step and rank (start, end, duration, behind the median)", &opt_ranks),
 	NS_FLAG(0, "collectives", "per rank: communication kernels, and their wait for the last rank", &opt_collectives),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
 };

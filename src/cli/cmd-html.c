@@ -19,6 +19,7 @@ static const struct ns_opt html_opts[] = {
 	NS_FILE('o', "output", "FILE", "write the page to FILE (replaced atomically); default: standard output",
 		&opt_output),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
+	NS_CLI_JOBS_OPT,
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
 	NS_OPT_LAST,
@@ -154,7 +155,8 @@ int cmd_html(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? NS_EXIT_OK : rc;
 	ns_cli_quiet = opt_quiet;
-	struct ns_load_opts lo = { .use_cache = !opt_no_cache, .strict = opt_strict, .ui = ns_cli_load_ui() };
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
+				   .ui = ns_cli_load_ui() };
 	if ((opt_output && ns_cli_outfile_check(opt_output, pos[0], &target, &err)) ||
 	    ns_run_load(pos[0], &lo, &run, &err))
 		goto fail;

@@ -227,7 +227,8 @@ static int store_stats(struct sink *sk, struct ns_trace *t, struct ns_agg *agg, 
 	struct rows_job job = { .agg = agg };
 	pthread_t thread;
 	bool threaded = !made_rows && pthread_create(&thread, NULL, make_rows, &job) == 0;
-	int rc = store_result(sk, ns_store_event_stats(sk->store, t, agg, store_err(sk, err)));
+	/* (no store when writing the cache failed before: the report goes on) */
+	int rc = sk->store ? store_result(sk, ns_store_event_stats(sk->store, t, agg, store_err(sk, err))) : 0;
 	if (threaded)
 		pthread_join(thread, NULL);
 	else if (!made_rows)

@@ -27,15 +27,21 @@ static void write_us(FILE *out, int64_t ns)
 	fputs(buf, out);
 }
 
-/* "columns": the JSON rows' keys in order, with the table's headers. */
-static void write_columns(FILE *out, const char *device)
+/* "columns": the JSON rows' keys in order, with the table's headers; the
+ * FLOPs fields only when the rows have them (as ns_report_write does). */
+static void write_columns(FILE *out, const struct ns_agg *agg, const char *device)
 {
 	char header[64];
-	bool first = true;
+	bool first = true, flops = false;
+	for (size_t i = 0; i < agg->n_avgs; i++)
+		flops |= agg->avgs[i].flops > 0;
 	fputs(", \"columns\": [", out);
 	for (size_t i = 0; i < ns_n_fields; i++) {
 		const struct ns_field *f = &ns_fields[i];
 		if (!f->machine || !f->at.machine)
+			continue;
+		if ((f->when == NS_WHEN_FLOPS && !flops) ||
+		    (f->when == NS_WHEN_SHAPE_FLOPS && !(flops && agg->opts.shape_flops)))
 			continue;
 		ns_report_header_text(header, sizeof(header), f->header, device, "FLOPs");
 		fputs(first ? "{\"key\": " : ", {\"key\": ", out);
@@ -250,7 +256,7 @@ static int write_trace(FILE *out, const struct ns_html_trace *ht, const struct n
 	int rc = ns_report_write(out, ht->agg, &o, NS_FMT_JSON, err);
 	if (rc)
 		return rc;
-	write_columns(out, o.device_label ? o.device_label : ns_backend_label(ht->agg->backend));
+	write_columns(out, ht->agg, o.device_label ? o.device_label : ns_backend_label(ht->agg->backend));
 	if (write_steps(out, ht->agg) || write_neffs(out, ht->agg))
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	write_provenance(out, ht);
