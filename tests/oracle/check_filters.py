@@ -23,6 +23,7 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 CASES = os.path.join(SRC, "tests", "golden", "cases")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import case_args  # noqa: E402
 import corpus  # noqa: E402
 import key_averages as ka  # noqa: E402
 
@@ -33,19 +34,8 @@ def parse_args(args):
     for a in it:
         if a in ("--include", "--exclude"):
             o[a[2:]].append(next(it))
-        elif a in ("--sort", "-s"):
-            o["sort"] = next(it)
-        elif a in ("-n", "--row-limit"):
-            o["limit"] = int(next(it))
-        elif a == "--max-name-width":
-            if next(it) != "0":
-                raise SystemExit("the cases use --max-name-width 0 (whole names)")
-        elif a == "--no-cache":
-            pass
-        elif a.startswith("-"):
-            raise SystemExit("unexpected option %s" % a)
         else:
-            o["trace"] = a
+            case_args.table_option(a, it, o, "trace")
     return o
 
 
