@@ -189,7 +189,7 @@ static void put_value(struct merger *m, size_t k, const struct value *v, char ho
 /* Copies table copies[k] of the trace. */
 static int copy_table(struct merger *m, size_t k, struct ns_error *err)
 {
-	struct value values[32];
+	struct value values[32]; /* (the widest table, events, has 31 columns) */
 	sqlite3_stmt *st = m->stmt[k];
 	int n = st ? (int)strlen(copies[k].cols) : 0, rc = 0, step = SQLITE_DONE;
 	if (!st) { /* (a statement without a table) */
@@ -259,6 +259,9 @@ static int open_shard(struct merger *m, size_t i, struct ns_error *err)
 	if ((rc = ns_store_check_schema(path, err)) || (rc = ns_store_open_readonly(path, &m->db, err)) ||
 	    (rc = ns_store_check_tables(path, m->db, shard_tables, NS_ARRAY_SIZE(shard_tables), err)))
 		return rc;
+	/* one read transaction: the shard's rows as of one moment (and one
+	 * lock taken, not one per statement) */
+	sqlite_rc = sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL);
 	for (size_t k = 0; k < N_COPIES && sqlite_rc == SQLITE_OK; k++)
 		if (copies[k].select)
 			sqlite_rc = sqlite3_prepare_v2(m->db, copies[k].select, -1, &m->stmt[k], NULL);
