@@ -5,8 +5,8 @@
 
 Per-rank databases (`ingest TRACE -o shard_i.db`) merged into one must report
 exactly what the directory of the traces reports: byte-identical output of
-`report --merge`, `report`, `kernels`, `breakdown` and `diff` (run.db against the
-directory, as the directory against itself), and the same rows, table by table, as
+`report --merge`, `report`, `kernels`, `breakdown`, `stragglers`, `overlap`, `launches`
+and `diff` (run.db against the directory, as the directory against itself), and the same rows, table by table, as
 `ingest DIR -o dir.db`. On:
 
   * the 8 DLRM ranks of the vendored corpus (tests/data/corpus, facebookresearch-param);
@@ -27,7 +27,7 @@ import sys
 
 NS, ROOT, WORK = (os.path.abspath(a) for a in sys.argv[1:4])
 DLRM = "tests/data/corpus/facebookresearch-param/et_replay/tests/inputs/dlrm_kineto"
-COMMANDS = [["report", "--merge"], ["report"], ["kernels"], ["breakdown"]]
+COMMANDS = [["report", "--merge"], ["report"], ["kernels"], ["breakdown"], ["stragglers"], ["overlap"], ["launches"]]
 TABLES = ["traces", "strings", "trace_strings", "threads", "processes", "metadata", "explorer_warnings", "events",
           "flows", "event_stats", "event_memory", "key_averages_rows", "device_detail", "neff_summary"]
 failures = []
