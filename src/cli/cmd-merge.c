@@ -19,14 +19,14 @@ const struct ns_cmd_spec cmd_merge_spec = {
 	.usage = "neuron-stats merge SHARD.db... -o DB [options]",
 	.summary = "Merge databases written by ingest (one per rank, say) into one, as if ingested together.",
 	.details = "Every trace of every SHARD (ingest's databases, of this schema version) is copied\n"
-		   "with its rows as they are, its ids renumbered; the traces are ordered by path, as\n"
-		   "a directory's are (ties: in the order given). Every command then reads DB as it\n"
-		   "reads the traces: `ingest rank_$i.json -o shard_$i.db` on each machine, then\n"
-		   "`merge shard_*.db -o run.db` reports exactly what the directory of the traces does.\n"
-		   "One shard is open at a time; memory does not grow with their number. DB is written\n"
-		   "as by ingest (atomically; refused before any work when it is one of the SHARDs).\n"
-		   "A SHARD that is not a neuron-stats database is exit 1, one of another schema\n"
-		   "version exit 3. Schema: docs/schema.md.",
+		   "with its rows as they are, its ids renumbered; the traces are ordered by path, as a\n"
+		   "directory's are (the same path: by rank, then in the order given). Every command\n"
+		   "then reads DB as it reads the traces: `ingest rank_$i.json -o shard_$i.db` on each\n"
+		   "machine, then `merge shard_*.db -o run.db` reports exactly what the directory of the\n"
+		   "traces does. One shard is open at a time; memory does not grow with their number. DB\n"
+		   "is written as by ingest (atomically; refused before any work when it is one of the\n"
+		   "SHARDs). A SHARD that is not a neuron-stats database is exit 1, one of another\n"
+		   "schema version exit 3. Schema: docs/schema.md.",
 	.opts = merge_opts,
 	.min_args = 1,
 	.max_args = -1,

@@ -67,7 +67,7 @@ static const struct table_copy copies[] = {
  * the order an ingest of the traces together numbers them in. */
 static const char strings_sql[] = "SELECT id, text FROM strings ORDER BY id";
 /* The traces of a shard, with the end of each one's events.id range. */
-static const char traces_sql[] = "SELECT id, path, first_event_id,"
+static const char traces_sql[] = "SELECT id, path, first_event_id, coalesce(rank, 9223372036854775807),"
 				 " lead(first_event_id, 1, 9223372036854775807) OVER (ORDER BY id) FROM traces ORDER BY id";
 static const char *const shard_tables[] = { "traces", "strings", "trace_strings", "threads", "processes", "metadata",
 					    "explorer_warnings", "events", "flows", "event_stats", "event_memory",
@@ -78,7 +78,8 @@ struct shard_trace {
 	size_t shard;        /* index into the shard list */
 	int64_t id;          /* traces.id in the shard */
 	int64_t first, end;  /* its events.id range there: [first, end) */
-	char *path;          /* traces.path: the order of the merged traces */
+	char *path;          /* traces.path, then rank: the order of the merged traces */
+	int64_t rank;        /* INT64_MAX: none */
 };
 
 struct merger {
@@ -297,6 +298,8 @@ static int cmp_traces(const void *pa, const void *pb)
 	int by_path = strcmp(a->path, b->path);
 	if (by_path)
 		return by_path;
+	if (a->rank != b->rank) /* (the same path: every machine wrote trace.json) */
+		return a->rank < b->rank ? -1 : 1;
 	if (a->shard != b->shard)
 		return a->shard < b->shard ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
@@ -334,7 +337,7 @@ static int list_shard(struct merger *m, size_t i, struct shard_trace **traces, s
 			goto out;
 		}
 		(*traces)[(*n)++] = (struct shard_trace){ i, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
-							  sqlite3_column_int64(st, 3), copy };
+							  sqlite3_column_int64(st, 4), copy, sqlite3_column_int64(st, 3) };
 	}
 out:
 	if (!rc && step != SQLITE_DONE)
@@ -359,7 +362,7 @@ int ns_store_merge(const char *db_path, char *const *shards, size_t n, struct ns
 		goto out;
 	ns_store_reserve(m.store, bytes);
 	m.rows = ns_store_rows(m.store);
-	/* in path order, as a directory's traces (ties: in the order given) */
+	/* in path order, as a directory's traces (ties: by rank, then in the order given) */
 	if (n_traces)
 		qsort(traces, n_traces, sizeof(*traces), cmp_traces);
 	for (size_t i = 0; i < n_traces && !rc; i++)

@@ -92,7 +92,8 @@ void ns_store_abort(struct ns_store *s);
  * version, each checked before any work) into a new database at db_path,
  * renumbering the database's ids (docs/schema.md "Merging databases"):
  * the result is the database an ingest of all their traces together
- * writes, in the same order (by traces.path, ties in the order given).
+ * writes, in the same order (by traces.path; the same path by rank, then
+ * in the order given).
  * Atomic as ns_store_create/ns_store_commit; streaming, one shard open at a
  * time. */
 int ns_store_merge(const char *db_path, char *const *shards, size_t n, struct ns_error *err);

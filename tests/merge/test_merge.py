@@ -11,7 +11,8 @@ and `diff` (run.db against the directory, as the directory against itself), and 
 
   * the 8 DLRM ranks of the vendored corpus (tests/data/corpus, facebookresearch-param);
   * 64 ranks generated here (bench/gen_trace.py, small, into WORK_DIR), half of them
-    in one shard of several traces, the shards given in a shuffled order;
+    in one shard of several traces, the shards given in a shuffled order; and five of
+    them each stored as trace.json (the same path), which merge in rank order;
 
 and the refusals: no shard, no -o, -o one of the shards, a shard that is not a
 database, a shard of another schema version (each with its exit status, naming the
@@ -119,7 +120,27 @@ def generated():
     run_db = os.path.join(WORK, "gen", "run.db")
     run(["merge"] + shards + ["-o", run_db], WORK)
     check_same("64 generated ranks", WORK, "ranks", run_db)
+    same_paths(paths)
     return shards
+
+
+def same_paths(paths):
+    """Traces all stored as trace.json (each machine's own folder): merged in rank order."""
+    shards = []
+    for path in reversed(paths[:5]):
+        d = os.path.join(WORK, "same", os.path.basename(path))
+        os.makedirs(d)
+        shutil.copy(os.path.join(WORK, path), os.path.join(d, "trace.json"))
+        shards.append(os.path.join(d, "shard.db"))
+        run(["ingest", "trace.json", "-o", shards[-1]], d)
+    run_db = os.path.join(WORK, "same", "run.db")
+    run(["merge"] + shards + ["-o", run_db], WORK)
+    con = sqlite3.connect(run_db)
+    ranks = [r for (r,) in con.execute("SELECT rank FROM traces ORDER BY id")]
+    con.close()
+    if ranks != list(range(5)):
+        failures.append("traces of the same path: merged in the order of ranks %s, not by rank" % ranks)
+    print("the same path: by rank")
 
 
 def refused(args, code, names, out):
