@@ -64,11 +64,15 @@ struct ns_name_filter ns_cli_name_filter(const struct ns_opt_regexes *include, c
 struct ns_cli_select {
 	const char *category, *rank, *steps; /* as given */
 };
-#define NS_CLI_SELECT_OPTS(o) \
+#define NS_CLI_SELECT_CATEGORY_OPT(o) \
 	NS_WORDS(0, "category", "CAT", "only events of these Kineto categories (comma-separated)", &(o).category, \
-		 ns_cli_write_category_words), \
-	NS_STRING(0, "rank", "N", "only the traces of these ranks: N, A-B (comma-separated)", &(o).rank), \
+		 ns_cli_write_category_words)
+#define NS_CLI_SELECT_RANK_OPT(o) \
+	NS_STRING(0, "rank", "N", "only the traces of these ranks: N, A-B (comma-separated)", &(o).rank)
+#define NS_CLI_SELECT_STEPS_OPT(o) \
 	NS_STRING(0, "steps", "A..B", "only events of ProfilerStep#A..#B (inclusive)", &(o).steps)
+/* (overlap has a --steps flag of its own: it takes the first two only) */
+#define NS_CLI_SELECT_OPTS(o) NS_CLI_SELECT_CATEGORY_OPT(o), NS_CLI_SELECT_RANK_OPT(o), NS_CLI_SELECT_STEPS_OPT(o)
 void ns_cli_write_category_words(FILE *out);
 struct ns_cli_selection {
 	struct ns_select events;
