@@ -3,7 +3,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+/* (-DNS_JSON_NO_SIMD builds the scalar code alone, as on other CPUs) */
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NS_JSON_NO_SIMD)
 #define HAVE_X86 1
 #include <emmintrin.h>
 #include <immintrin.h>
