@@ -20,6 +20,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* The bytes U+FFFD takes (EF BF BD): what repair puts in. */
 #define NS_UTF8_REPLACEMENT "\xef\xbf\xbd"
@@ -64,6 +66,14 @@ static inline size_t ns_utf8_valid_prefix(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, m;
+	/* 8 bytes a step while they are all 0x01..0x7f: names, shapes and
+	 * stacks are ASCII (a byte that is 0 or >= 0x80 sets its top bit in
+	 * w - 0x01.. or in w) */
+	for (uint64_t w; n - i >= 8; i += 8) {
+		memcpy(&w, p + i, 8);
+		if (((w - UINT64_C(0x0101010101010101)) | w) & UINT64_C(0x8080808080808080))
+			break;
+	}
 	while (i < n && p[i] >= 0x01 && p[i] < 0x80)
 		i++;
 	while (i < n && p[i]) {

@@ -80,16 +80,17 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
 static inline bool fast_decimal(const char *tok, size_t len, int scale, int64_t *out)
 {
 	static const uint64_t pow10[] = { 1, 10, 100, 1000 };
-	size_t i = len && tok[0] == '-';
+	size_t i = len && tok[0] == '-', first = i, point = len;
 	bool neg = i;
 	uint64_t m = 0;
-	int digits = 0, decimals = 0;
-	for (; i < len && tok[i] >= '0' && tok[i] <= '9'; i++, digits++)
-		m = m * 10 + (uint64_t)(tok[i] - '0');
+	unsigned d; /* (one unsigned compare a digit) */
+	while (i < len && (d = (unsigned)(unsigned char)tok[i] - '0') <= 9)
+		m = m * 10 + d, i++;
 	if (i < len && tok[i] == '.')
-		for (i++; i < len && tok[i] >= '0' && tok[i] <= '9'; i++, digits++, decimals++)
-			m = m * 10 + (uint64_t)(tok[i] - '0');
-	if (i != len || digits == 0 || digits > 19 || decimals > scale ||
+		for (point = i++; i < len && (d = (unsigned)(unsigned char)tok[i] - '0') <= 9; i++)
+			m = m * 10 + d;
+	size_t digits = i - first - (point < len), decimals = point < len ? i - point - 1 : 0;
+	if (i != len || digits == 0 || digits > 19 || decimals > (size_t)scale ||
 	    __builtin_mul_overflow(m, pow10[scale - decimals], &m) || m > (uint64_t)INT64_MAX + neg)
 		return false;
 	*out = neg ? (int64_t)(0 - m) : (int64_t)m;

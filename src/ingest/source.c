@@ -1,6 +1,7 @@
 #include "ingest/source.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,28 @@
 #define IN_CHUNK (1u << 20)
 
 enum ns_compression { NS_COMP_NONE = 0, NS_COMP_GZIP, NS_COMP_ZSTD };
+
+/* A file's gzip or zstd stream is decompressed ahead of the parser, on a
+ * thread of its own, into AHEAD_SLOTS chunks that ns_source_read hands
+ * out in order; then the decoder's error, if any, as ns_source_read would
+ * have returned it. */
+#define AHEAD_SLOTS 4
+#define AHEAD_CHUNK (1u << 20)
+
+struct ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	char *data[AHEAD_SLOTS];
+	size_t len[AHEAD_SLOTS];
+	uint64_t consumed[AHEAD_SLOTS]; /* ns_source_consumed once the slot was filled */
+	unsigned head, count;           /* the slot read next; the slots filled */
+	size_t head_pos;                /* bytes of the head slot handed out */
+	bool done;                      /* the decoder is at the end of the stream, or failed */
+	bool stop;                      /* ns_source_close: the decoder quits */
+	bool failed, truncated;         /* (with done) */
+	struct ns_error err;            /* (failed) */
+};
 
 struct ns_source {
 	const char *path;
@@ -31,7 +54,17 @@ struct ns_source {
 	size_t in_len, in_pos, in_cap;
 	z_stream z;
 	ZSTD_DStream *zd;
+	struct ahead *ahead;     /* the decoder's thread, once started; fields above are then its own */
+	bool ahead_tried;
+	uint64_t ahead_consumed; /* what ns_source_consumed says meanwhile */
+	bool ahead_truncated;
 };
+
+/* Compressed bytes read so far (on the decoder's thread too). */
+static uint64_t consumed_here(const struct ns_source *s)
+{
+	return s->consumed - (s->in_len - s->in_pos);
+}
 
 static int fill_input(struct ns_source *s, struct ns_error *err)
 {
@@ -192,7 +225,7 @@ static int after_gzip_member(struct ns_source *s, struct ns_error *err)
 			s->in_pos++;
 		if (s->in_pos < s->in_len) {
 			ns_error_set(err, NS_ERR_INPUT, "%s: corrupt gzip stream: data after the NUL padding at byte %llu",
-				     s->path, (unsigned long long)ns_source_consumed(s));
+				     s->path, (unsigned long long)consumed_here(s));
 			return -1;
 		}
 	}
@@ -224,7 +257,7 @@ static ssize_t read_gzip(struct ns_source *s, char *buf, size_t n, struct ns_err
 				return -1;
 		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
 			ns_error_set(err, NS_ERR_INPUT, "%s: corrupt gzip stream near byte %llu: %s", s->path,
-				     (unsigned long long)ns_source_consumed(s),
+				     (unsigned long long)consumed_here(s),
 				     s->z.msg ? s->z.msg : "inflate error");
 			return -1;
 		} else if (no_input && s->z.avail_out == want) {
@@ -264,6 +297,134 @@ static ssize_t read_zstd(struct ns_source *s, char *buf, size_t n, struct ns_err
 	return (ssize_t)ob.pos;
 }
 
+/* The next bytes of a compressed stream, decoded here and now. */
+static ssize_t decode(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
+{
+	ssize_t got = s->comp == NS_COMP_GZIP ? read_gzip(s, buf, n, err) : read_zstd(s, buf, n, err);
+	if (got > 0) {
+		s->produced += (uint64_t)got;
+		if (check_limits(s, err))
+			return -1;
+	}
+	return got;
+}
+
+/* The decoder's thread: fills the free slots until the stream ends, it
+ * fails, or the source is closed. */
+static void *ahead_main(void *arg)
+{
+	struct ns_source *s = arg;
+	struct ahead *a = s->ahead;
+	for (;;) {
+		pthread_mutex_lock(&a->lock);
+		while (a->count == AHEAD_SLOTS && !a->stop)
+			pthread_cond_wait(&a->changed, &a->lock);
+		unsigned slot = (a->head + a->count) % AHEAD_SLOTS;
+		bool stop = a->stop;
+		pthread_mutex_unlock(&a->lock);
+		if (stop)
+			return NULL;
+		struct ns_error err = { 0 };
+		size_t len = 0;
+		ssize_t got;
+		while ((got = decode(s, a->data[slot] + len, AHEAD_CHUNK - len, &err)) > 0 && (len += (size_t)got) < AHEAD_CHUNK)
+			;
+		pthread_mutex_lock(&a->lock);
+		a->len[slot] = len;
+		a->consumed[slot] = consumed_here(s);
+		a->count += len > 0;
+		if (got <= 0) {
+			a->done = true;
+			a->failed = got < 0;
+			a->truncated = s->truncated;
+			if (a->failed)
+				a->err = err;
+		}
+		pthread_cond_broadcast(&a->changed);
+		pthread_mutex_unlock(&a->lock);
+		if (got <= 0)
+			return NULL;
+	}
+}
+
+static void ahead_free(struct ahead *a)
+{
+	for (unsigned k = 0; k < AHEAD_SLOTS; k++)
+		free(a->data[k]);
+	free(a);
+}
+
+/* Starts the decoder's thread; false (the stream is then decoded on each
+ * read, as before) when it cannot be started. */
+static bool ahead_start(struct ns_source *s)
+{
+	struct ahead *a = calloc(1, sizeof(*a));
+	if (!a)
+		return false;
+	for (unsigned k = 0; k < AHEAD_SLOTS; k++)
+		if (!(a->data[k] = malloc(AHEAD_CHUNK)))
+			goto fail;
+	if (pthread_mutex_init(&a->lock, NULL))
+		goto fail;
+	if (pthread_cond_init(&a->changed, NULL)) {
+		pthread_mutex_destroy(&a->lock);
+		goto fail;
+	}
+	s->ahead_consumed = consumed_here(s);
+	s->ahead = a;
+	if (pthread_create(&a->thread, NULL, ahead_main, s) == 0)
+		return true;
+	s->ahead = NULL;
+	pthread_cond_destroy(&a->changed);
+	pthread_mutex_destroy(&a->lock);
+fail:
+	ahead_free(a);
+	return false;
+}
+
+static ssize_t read_ahead(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
+{
+	struct ahead *a = s->ahead;
+	pthread_mutex_lock(&a->lock);
+	while (a->count == 0 && !a->done)
+		pthread_cond_wait(&a->changed, &a->lock);
+	if (a->count == 0) {
+		s->ahead_truncated = a->truncated;
+		if (a->failed)
+			*err = a->err;
+		pthread_mutex_unlock(&a->lock);
+		return a->failed ? -1 : 0;
+	}
+	unsigned head = a->head;
+	size_t got = a->len[head] - a->head_pos, from = a->head_pos;
+	pthread_mutex_unlock(&a->lock);
+	if (got > n)
+		got = n;
+	memcpy(buf, a->data[head] + from, got); /* (the decoder leaves a filled slot alone) */
+	pthread_mutex_lock(&a->lock);
+	s->ahead_consumed = a->consumed[head];
+	if ((a->head_pos += got) == a->len[head]) {
+		a->head = (head + 1) % AHEAD_SLOTS;
+		a->head_pos = 0;
+		a->count--;
+		pthread_cond_broadcast(&a->changed);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return (ssize_t)got;
+}
+
+static void ahead_stop(struct ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_broadcast(&a->changed);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->changed);
+	pthread_mutex_destroy(&a->lock);
+	ahead_free(a);
+}
+
 ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
 {
 	ssize_t got;
@@ -271,34 +432,30 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
 		n = s->max_read;
 	if (n == 0)
 		return 0;
-	switch (s->comp) {
-	case NS_COMP_GZIP:
-		got = read_gzip(s, buf, n, err);
-		break;
-	case NS_COMP_ZSTD:
-		got = read_zstd(s, buf, n, err);
-		break;
-	default:
-		if (fill_input(s, err))
-			return -1;
-		got = (ssize_t)(s->in_len - s->in_pos);
-		if ((size_t)got > n)
-			got = (ssize_t)n;
-		memcpy(buf, s->in + s->in_pos, (size_t)got);
-		s->in_pos += (size_t)got;
-		break;
+	/* (a file's stream only: bytes in memory, and reads capped for tests
+	 * and fuzzers, are decoded on each read) */
+	if (s->comp != NS_COMP_NONE && s->file && !s->max_read && !s->ahead_tried) {
+		s->ahead_tried = true;
+		ahead_start(s);
 	}
-	if (got > 0) {
-		s->produced += (uint64_t)got;
-		if (s->comp != NS_COMP_NONE && check_limits(s, err))
-			return -1;
-	}
+	if (s->ahead)
+		return read_ahead(s, buf, n, err);
+	if (s->comp != NS_COMP_NONE)
+		return decode(s, buf, n, err);
+	if (fill_input(s, err))
+		return -1;
+	got = (ssize_t)(s->in_len - s->in_pos);
+	if ((size_t)got > n)
+		got = (ssize_t)n;
+	memcpy(buf, s->in + s->in_pos, (size_t)got);
+	s->in_pos += (size_t)got;
+	s->produced += (uint64_t)got;
 	return got;
 }
 
 uint64_t ns_source_consumed(const struct ns_source *s)
 {
-	return s->consumed - (s->in_len - s->in_pos);
+	return s->ahead ? s->ahead_consumed : consumed_here(s);
 }
 
 void ns_source_set_max_read(struct ns_source *s, size_t n)
@@ -313,13 +470,15 @@ uint64_t ns_source_size(const struct ns_source *s)
 
 bool ns_source_truncated(const struct ns_source *s)
 {
-	return s->truncated;
+	return s->ahead ? s->ahead_truncated : s->truncated;
 }
 
 void ns_source_close(struct ns_source *s)
 {
 	if (!s)
 		return;
+	if (s->ahead)
+		ahead_stop(s->ahead);
 	if (s->comp == NS_COMP_GZIP)
 		inflateEnd(&s->z);
 	if (s->zd)

@@ -381,6 +381,56 @@ Test(compressed, truncated_zstd_is_reported)
 	free(zs);
 }
 
+/* A file's stream is decompressed on a thread of its own (source.c
+ * "ahead"), bytes in memory on each read: a trace of many 1 MiB chunks,
+ * whole and cut, gives the same model and the same warning both ways. */
+static void same_from_file_and_memory(const char *name, const unsigned char *bytes, size_t n)
+{
+	struct loaded f, m;
+	const char *path = write_bytes(name, bytes, n);
+	load(&f, path, false);
+	memset(&m, 0, sizeof(m));
+	ns_trace_init(&m.t);
+	struct ns_ingest_opts o = { 0 };
+	m.rc = ns_ingest_mem(bytes, n, path, &m.t, &o, &m.warn, &m.err);
+	cr_assert_eq(f.rc, m.rc, "%s: %d (%s) against %d (%s)", name, f.rc, f.err.msg, m.rc, m.err.msg);
+	cr_assert_str_eq(f.err.msg, m.err.msg);
+	cr_assert_str_eq(f.warn.msg, m.warn.msg);
+	cr_assert_eq(f.t.n_events, m.t.n_events, "%s", name);
+	cr_assert_eq(f.t.truncated_at, m.t.truncated_at);
+	for (size_t i = 0; i < f.t.n_events; i++) {
+		cr_assert_str_eq(S(&f.t, f.t.events[i].name), S(&m.t, m.t.events[i].name));
+		cr_assert_eq(f.t.events[i].ts_ns, m.t.events[i].ts_ns);
+	}
+	ns_trace_release(&f.t);
+	ns_trace_release(&m.t);
+}
+
+Test(compressed, decompressed_ahead_equals_decompressed_on_read)
+{
+	size_t cap = 7u << 20, len = 0;
+	char *text = malloc(cap);
+	len += (size_t)sprintf(text, "{\"traceEvents\": [\n");
+	for (int i = 0; len < (6u << 20); i++)
+		len += (size_t)sprintf(text + len, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+					     "\"tid\": 1, \"ts\": %d, \"dur\": 2, \"args\": {\"Call stack\": \"%0*d\"}},\n",
+				       i, 10 * i, 40 + i % 200, i);
+	len += (size_t)sprintf(text + len, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"last\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}\n");
+	cr_assert_gt(len, 5u << 20); /* more chunks than the decoder's slots */
+	unsigned char *gz, *zs;
+	size_t ngz = gzip_bytes(text, len, &gz), nzs = zstd_bytes(text, len, &zs);
+	same_from_file_and_memory("big.json.gz", gz, ngz);
+	same_from_file_and_memory("big.json.zst", zs, nzs);
+	same_from_file_and_memory("big-cut.json.gz", gz, ngz * 2 / 3);
+	same_from_file_and_memory("big-cut.json.zst", zs, nzs * 2 / 3);
+	for (size_t i = ngz / 2; i < ngz / 2 + 40; i++)
+		gz[i] ^= 0x5a;
+	same_from_file_and_memory("big-bad.json.gz", gz, ngz);
+	free(gz);
+	free(zs);
+	free(text);
+}
+
 Test(compressed, corrupt_gzip_is_an_input_error)
 {
 	unsigned char *gz;

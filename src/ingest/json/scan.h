@@ -13,6 +13,7 @@
 #endif
 
 #include "common/error.h"
+#include "ingest/json/blocks.h"
 #include "ingest/source.h"
 
 #define NS_JSON_MAX_DEPTH 256
@@ -62,7 +63,8 @@ void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n);
  * inline: the event loop calls them for every key and value. */
 static inline size_t ns_json_skip_ws(const char *p, size_t n, size_t i)
 {
-	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+	/* (one compare for the usual non-space byte: every space is <= ' ') */
+	while (i < n && (unsigned char)p[i] <= ' ' && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
 		i++;
 	return i;
 }
@@ -96,6 +98,27 @@ static inline size_t ns_json_escape_end(const char *p, size_t n, size_t i)
 	}
 }
 
+/* The index of the first '"', '\\' or control byte in p[i..n), or n. The
+ * first 16 bytes are looked at here (most strings end within them), the
+ * rest 32 or 64 bytes a step by ingest/json/blocks.c (names, call stacks
+ * and file paths are most of a trace's bytes). */
+static inline size_t ns_json_string_stop(const char *p, size_t n, size_t i)
+{
+#ifdef __SSE2__
+	if (n - i >= 16) {
+		const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), below = _mm_set1_epi8(0x1f);
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i control = _mm_cmpeq_epi8(_mm_min_epu8(v, below), v); /* v <= 0x1f, unsigned */
+		unsigned hits = (unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), control));
+		if (hits)
+			return i + (size_t)__builtin_ctz(hits);
+		i += 16;
+	}
+#endif
+	return ns_json_find_string_stop(p, n, i);
+}
+
 /* Scans a string token starting at p[i] == '"'; returns the index past the
  * closing quote, and *has_escape says whether decoding is needed. 0 if the
  * string does not end within n bytes or is not JSON (a raw control
@@ -104,44 +127,16 @@ static inline size_t ns_json_escape_end(const char *p, size_t n, size_t i)
 static inline size_t ns_json_string_end(const char *p, size_t n, size_t i, bool *has_escape)
 {
 	*has_escape = false;
-	i++;
-#ifdef __SSE2__
-	/* 16 bytes a step to the next quote, backslash or control byte:
-	 * names, call stacks and file paths are most of a trace's bytes (the
-	 * loop below ends the same way on the last bytes) */
-	const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), below = _mm_set1_epi8(0x1f);
-	while (i < n && n - i >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-		__m128i control = _mm_cmpeq_epi8(_mm_min_epu8(v, below), v); /* v <= 0x1f, unsigned */
-		unsigned hits = (unsigned)_mm_movemask_epi8(
-			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), control));
-		if (!hits) {
-			i += 16;
-			continue;
-		}
-		i += (size_t)__builtin_ctz(hits);
+	for (i++;;) {
+		i = ns_json_string_stop(p, n, i);
+		if (i >= n)
+			return 0;
 		if (p[i] == '"')
 			return i + 1;
 		if (p[i] != '\\' || !(i = ns_json_escape_end(p, n, i)))
 			return 0;
 		*has_escape = true;
 	}
-#endif
-	while (i < n) {
-		unsigned char c = (unsigned char)p[i];
-		if (c == '"')
-			return i + 1;
-		if (c < 0x20)
-			return 0;
-		if (c == '\\') {
-			if (!(i = ns_json_escape_end(p, n, i)))
-				return 0;
-			*has_escape = true;
-			continue;
-		}
-		i++;
-	}
-	return 0;
 }
 /* Decodes the string body p[i+1 .. end-1) into out (capacity >= the body
  * length: decoding never grows). A malformed \u escape becomes '?' and a lone
