@@ -68,7 +68,8 @@ static const struct table_copy copies[] = {
 static const char strings_sql[] = "SELECT id, text FROM strings ORDER BY id";
 /* The traces of a shard, with the end of each one's events.id range. */
 static const char traces_sql[] = "SELECT id, path, first_event_id, coalesce(rank, 9223372036854775807),"
-				 " lead(first_event_id, 1, 9223372036854775807) OVER (ORDER BY id) FROM traces ORDER BY id";
+				 " lead(first_event_id, 1, (SELECT coalesce(max(id) + 1, 0) FROM events)) OVER (ORDER BY id)"
+				 " FROM traces ORDER BY id";
 static const char *const shard_tables[] = { "traces", "strings", "trace_strings", "threads", "processes", "metadata",
 					    "explorer_warnings", "events", "flows", "event_stats", "event_memory",
 					    "key_averages_rows", "device_detail", "neff_summary" };

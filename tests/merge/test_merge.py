@@ -15,8 +15,8 @@ and `diff` (run.db against the directory, as the directory against itself), and 
     them each stored as trace.json (the same path), which merge in rank order;
 
 and the refusals: no shard, no -o, -o one of the shards, a shard that is not a
-database, a shard of another schema version (each with its exit status, naming the
-file, and no output written). Standard library only.
+database, a shard of another schema version, a damaged shard (an event id outside its
+trace's), each with its exit status, naming the file, and no output written. Standard library only.
 """
 import glob
 import os
@@ -172,6 +172,13 @@ def errors(shard):
     con.execute("PRAGMA user_version = 6")
     con.close()
     refused([shard, old, "-o", out], 3, old + ": database schema version 6", out)
+    damaged = os.path.join(WORK, "err", "damaged.db")
+    shutil.copy(shard, damaged)
+    con = sqlite3.connect(damaged)
+    con.execute("UPDATE event_stats SET parent_event_id = 1 << 40 WHERE rowid = (SELECT max(rowid) FROM event_stats)")
+    con.commit()
+    con.close()
+    refused([shard, damaged, "-o", out], 1, damaged + ": damaged database: table event_stats", out)
     print("refusals: checked")
 
 
