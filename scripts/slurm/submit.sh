@@ -108,7 +108,7 @@ array_job=${array_job%%;*}
 echo "submit.sh: $n traces; ingest: array job $array_job, logs in $out_dir/logs" >&2
 merge_cmd "$array_job"
 # with --wait, sbatch prints the id at once, then returns when the job ends,
-# with the job's exit status (non-zero also when an ingest task failed)
+# with the job's exit status
 status=0
 "${merge_cmd_args[@]}" >"$out_dir/.merge_job" || status=$?
 merge_job=$(head -n 1 "$out_dir/.merge_job")
@@ -116,5 +116,14 @@ merge_job=${merge_job%%;*}
 rm -f "$out_dir/.merge_job"
 [ -n "$merge_job" ] || exit "$status"
 echo "submit.sh: merge: job $merge_job (afterok:$array_job) -> $out_dir/run.db" >&2
+if [ "$wait" -eq 1 ] && [ "$status" -eq 0 ]; then
+	# a merge job cancelled because an ingest task failed never ran: sbatch
+	# --wait returns 0 for it, so ask for its state (kept for MinJobAge, 300 s)
+	state=$(scontrol show job -o "$merge_job" 2>/dev/null | grep -o 'JobState=[A-Z_]*' || true)
+	if [ -n "$state" ] && [ "$state" != JobState=COMPLETED ]; then
+		echo "submit.sh: merge job $merge_job: ${state#JobState=} (a failed ingest task? see $out_dir/logs)" >&2
+		status=1
+	fi
+fi
 echo "$array_job $merge_job" | tee "$out_dir/job_ids"
 exit "$status"
