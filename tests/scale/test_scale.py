@@ -53,13 +53,17 @@ def skip(msg):
 
 
 def gen_traces(root, trace_dir):
-    """N_RANKS traces of gen_trace.py, each with distributedInfo.rank."""
+    """N_RANKS traces of gen_trace.py (generated at once), each with distributedInfo.rank."""
+    raws, procs = [], []
     for rank in range(N_RANKS):
         sub = os.path.join(trace_dir, "node1") if rank == NESTED else trace_dir
         os.makedirs(sub, exist_ok=True)
-        raw = os.path.join(sub, "rank-%d.json" % rank)
-        subprocess.run([sys.executable, os.path.join(root, "bench", "gen_trace.py"), "--size", "60K",
-                        "--seed", str(rank), "--modules", "2", "--quiet", "-o", raw], check=True)
+        raws.append(os.path.join(sub, "rank-%d.json" % rank))
+        procs.append(subprocess.Popen([sys.executable, os.path.join(root, "bench", "gen_trace.py"), "--size", "60K",
+                                       "--seed", str(rank), "--modules", "2", "--quiet", "-o", raws[-1]]))
+    if any(p.wait() != 0 for p in procs):
+        fail("bench/gen_trace.py failed")
+    for rank, raw in enumerate(raws):
         with open(raw, encoding="utf-8") as f:
             text = f.read()
         text = text.replace("{", '{\n  "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d},'
@@ -142,7 +146,7 @@ class Slurm:
         os.chmod(key, 0o400)
         open(os.path.join(tmp, "plugstack.conf"), "w").close()
         ctld_port, slurmd_port = free_ports(2)
-        host = subprocess.run(["hostname", "-s"], capture_output=True, text=True, check=True).stdout.strip()
+        host = socket.gethostname().split(".")[0]  # hostname -s: the name slurmd looks for
         with open(self.conf, "w") as f:
             f.write(SLURM_CONF.format(tmp=tmp, host=host, ctld_port=ctld_port, slurmd_port=slurmd_port,
                                       cpus=os.cpu_count()))
@@ -203,13 +207,21 @@ class Slurm:
             self.run("munged", "-s", "--socket=" + self.sock, check=False)
 
 
-def run_slurm(root, trace_dir, out_dir, env, tmp):
+def check_prerequisites(mode):
+    """Skip (exit 77) where MODE cannot run here."""
+    if mode == "parallel":
+        if not shutil.which("parallel"):
+            skip("GNU parallel not installed (Debian: apt-get install parallel; .ci/run installs it)")
+        return
     if os.geteuid() != 0:
         skip("the Slurm test needs root (its slurmd runs the jobs as their user; .ci/run runs as root)")
     missing = [p for p in ("munged", "slurmctld", "slurmd", "sbatch", "scontrol") if not shutil.which(p)]
     if missing:
         skip("%s not installed (Debian: apt-get install slurm-wlm munge; .ci/run installs them)"
              % ", ".join(missing))
+
+
+def run_slurm(root, trace_dir, out_dir, env, tmp):
     slurm = Slurm(os.path.join(tmp, "slurm"))
     env = dict(env, SLURM_CONF=slurm.conf)
     try:
@@ -232,8 +244,6 @@ def run_slurm(root, trace_dir, out_dir, env, tmp):
 
 
 def run_parallel(root, trace_dir, out_dir, env):
-    if not shutil.which("parallel"):
-        skip("GNU parallel not installed (Debian: apt-get install parallel; .ci/run installs it)")
     cmd = [os.path.join(root, "scripts", "parallel", "run.sh"), "-j", "2", trace_dir, out_dir]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
     print(r.stdout + r.stderr, end="")
@@ -297,6 +307,7 @@ def main():
     binary, root, mode = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
     # meson stops a test with SIGTERM: the finally blocks stop the daemons
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped (SIGTERM)"))
+    check_prerequisites(mode)
     tmp = tempfile.mkdtemp(prefix="ns-scale-")
     failed = True
     try:
