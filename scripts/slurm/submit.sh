@@ -20,7 +20,8 @@
 #       --merge-time T    NS_SLURM_MERGE_TIME  time limit of the merge job
 #       --merge-mem M     NS_SLURM_MERGE_MEM   memory of the merge job
 #       --max-running K   NS_SLURM_MAX_RUNNING at most K ingest tasks at once (--array=0-N%K)
-#       --wait                                 return when the merge job ends, with its status
+#       --wait                                 return when the merge job ends: 0 if it completed, else 1
+#                                              (its state asked every $NS_SLURM_POLL s, default 5)
 #       --dry-run                              print the sbatch commands, submit nothing
 # SBATCH_ARGS after -- go to both sbatch calls. The binary is $NEURON_STATS,
 # else neuron-stats on PATH; it, TRACE_DIR and OUT_DIR must be at the same
@@ -39,6 +40,7 @@ partition=${NS_SLURM_PARTITION:-} account=${NS_SLURM_ACCOUNT:-}
 time_limit=${NS_SLURM_TIME:-} mem=${NS_SLURM_MEM:-}
 merge_time=${NS_SLURM_MERGE_TIME:-} merge_mem=${NS_SLURM_MERGE_MEM:-}
 max_running=${NS_SLURM_MAX_RUNNING:-} wait=0 dry_run=0
+poll=${NS_SLURM_POLL:-5}
 args=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -83,7 +85,6 @@ ingest_opts=(--array="0-$((n - 1))${max_running:+%$max_running}" --output="$out_
 merge_opts=(--kill-on-invalid-dep=yes --output="$out_dir/logs/merge-%j.out")
 [ -z "$merge_time" ] || merge_opts+=(--time="$merge_time")
 [ -z "$merge_mem" ] || merge_opts+=(--mem="$merge_mem")
-[ "$wait" -eq 0 ] || merge_opts+=(--wait)
 
 ingest_cmd=(sbatch --parsable "${common[@]}" "${ingest_opts[@]}" "${extra[@]}"
 	"$here/ingest.sbatch" "$bin" "$list" "$out_dir/shards")
@@ -107,23 +108,28 @@ array_job=$("${ingest_cmd[@]}")
 array_job=${array_job%%;*}
 echo "submit.sh: $n traces; ingest: array job $array_job, logs in $out_dir/logs" >&2
 merge_cmd "$array_job"
-# with --wait, sbatch prints the id at once, then returns when the job ends,
-# with the job's exit status
-status=0
-"${merge_cmd_args[@]}" >"$out_dir/.merge_job" || status=$?
-merge_job=$(head -n 1 "$out_dir/.merge_job")
+merge_job=$("${merge_cmd_args[@]}")
 merge_job=${merge_job%%;*}
-rm -f "$out_dir/.merge_job"
-[ -n "$merge_job" ] || exit "$status"
 echo "submit.sh: merge: job $merge_job (afterok:$array_job) -> $out_dir/run.db" >&2
-if [ "$wait" -eq 1 ] && [ "$status" -eq 0 ]; then
-	# a merge job cancelled because an ingest task failed never ran: sbatch
-	# --wait returns 0 for it, so ask for its state (kept for MinJobAge, 300 s)
-	state=$(scontrol show job -o "$merge_job" 2>/dev/null | grep -o 'JobState=[A-Z_]*' || true)
-	if [ -n "$state" ] && [ "$state" != JobState=COMPLETED ]; then
-		echo "submit.sh: merge job $merge_job: ${state#JobState=} (a failed ingest task? see $out_dir/logs)" >&2
-		status=1
-	fi
-fi
 echo "$array_job $merge_job" | tee "$out_dir/job_ids"
-exit "$status"
+[ "$wait" -eq 1 ] || exit 0
+# not sbatch --wait: it polls ever more slowly, and returns 0 for a merge job
+# cancelled because an ingest task failed (a job that never ran)
+misses=0
+while :; do
+	state=$(scontrol show job -o "$merge_job" 2>/dev/null | grep -o 'JobState=[A-Z_]*' || true)
+	case ${state#JobState=} in
+	COMPLETED) exit 0 ;;
+	PENDING | CONFIGURING | RUNNING | COMPLETING | REQUEUED | RESIZING | SUSPENDED) misses=0 ;;
+	"")
+		# slurmctld busy, or the job's record gone (MinJobAge after it ended)
+		misses=$((misses + 1))
+		[ "$misses" -lt 10 ] || { echo "submit.sh: merge job $merge_job: unknown to scontrol" >&2; exit 1; }
+		;;
+	*)
+		echo "submit.sh: merge job $merge_job: ${state#JobState=} (see $out_dir/logs)" >&2
+		exit 1
+		;;
+	esac
+	sleep "$poll"
+done

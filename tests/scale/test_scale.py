@@ -223,7 +223,7 @@ def check_prerequisites(mode):
 
 def run_slurm(root, trace_dir, out_dir, env, tmp):
     slurm = Slurm(os.path.join(tmp, "slurm"))
-    env = dict(env, SLURM_CONF=slurm.conf)
+    env = dict(env, SLURM_CONF=slurm.conf, NS_SLURM_POLL="1")
     try:
         slurm.start()
         cmd = [os.path.join(root, "scripts", "slurm", "submit.sh"), "--wait", "--time", "10",
