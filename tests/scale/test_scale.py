@@ -121,6 +121,8 @@ ReturnToService=2
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
+# the node as written here, whatever slurmd finds (no drain on a count that differs)
+SlurmdParameters=config_overrides
 NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
 PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """
@@ -146,9 +148,9 @@ class Slurm:
         os.chmod(key, 0o400)
         open(os.path.join(tmp, "plugstack.conf"), "w").close()
         ctld_port, slurmd_port = free_ports(2)
-        host = socket.gethostname().split(".")[0]  # hostname -s: the name slurmd looks for
+        self.host = socket.gethostname().split(".")[0]  # hostname -s
         with open(self.conf, "w") as f:
-            f.write(SLURM_CONF.format(tmp=tmp, host=host, ctld_port=ctld_port, slurmd_port=slurmd_port,
+            f.write(SLURM_CONF.format(tmp=tmp, host=self.host, ctld_port=ctld_port, slurmd_port=slurmd_port,
                                       cpus=os.cpu_count()))
 
     def run(self, *cmd, check=True):
@@ -167,7 +169,7 @@ class Slurm:
                           "--pid-file=%s/munge/munged.pid" % t, "--log-file=%s/log/munged.log" % t,
                           "--seed-file=%s/munge/munged.seed" % t)
         self.start_daemon("slurmctld", "-f", self.conf)
-        self.start_daemon("slurmd", "-f", self.conf)
+        self.start_daemon("slurmd", "-f", self.conf, "-N", self.host)
         deadline = time.time() + 60
         while time.time() < deadline:
             state = self.run("sinfo", "-h", "-o", "%T", check=False).stdout.strip()
