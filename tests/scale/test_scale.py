@@ -16,7 +16,8 @@ trace in a hidden folder), then:
   (slurmd runs jobs as their user) and slurm-wlm + munge (.ci/run installs
   them): exit 77 (skip) without them.
 * parallel: scripts/parallel/run.sh on this host (GNU parallel, no ssh):
-  exit 77 without `parallel`.
+  exit 77 without `parallel`. Then the same on fixtures/capture-2rank (a
+  Neuron capture: NTFF device profiles beside each rank's trace).
 
 Then it checks that task I ingested line I+1 of traces.list (each shard's
 report is that trace's report) and that `report --merge OUT/run.db` prints
@@ -299,7 +300,7 @@ def check_merged(binary, env, trace_dir, out_dir):
                     f.write(text)
             fail("report --merge run.db %s differs from report --merge TRACE_DIR (both in %s)"
                  % (" ".join(opts), out_dir))
-    print("ok: report --merge run.db == report --merge TRACE_DIR (table, CSV), byte for byte")
+    print("ok: report --merge run.db == report --merge %s (table, CSV), byte for byte" % trace_dir)
 
 
 def main():
@@ -330,6 +331,13 @@ def main():
             print_logs(out_dir)
             fail("the %s run failed (exit %d)" % (mode, status))
         check_merged(binary, env, trace_dir, out_dir)
+        if mode == "parallel":
+            # a Neuron capture: each trace's device profiles are read beside it, as by report DIR
+            capture = os.path.join(root, "fixtures", "capture-2rank")
+            out_capture = os.path.join(tmp, "out-capture")
+            if run_parallel(root, capture, out_capture, env) != 0:
+                fail("the parallel run on %s failed" % capture)
+            check_merged(binary, env, capture, out_capture)
         failed = False
     except SystemExit as e:
         failed = e.code not in (None, 0, SKIP)
