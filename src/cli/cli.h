@@ -88,6 +88,7 @@ int ns_cli_select_run(const struct ns_cli_selection *s, const char *input, struc
  * after it (a failed write is exit 5), so a command never flushes itself. */
 int cmd_report(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_neff(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
@@ -102,6 +103,7 @@ int cmd_overlap(int argc, char **argv);
 int cmd_stragglers(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 
+extern const struct ns_cmd_spec cmd_merge_spec;
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
 extern const struct ns_cmd_spec cmd_diff_spec;
