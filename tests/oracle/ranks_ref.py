@@ -16,13 +16,17 @@ total, largest first, then name. Times agree within 0.001 us (the reference
 adds PyTorch's float us, neuron-stats exact ns). --per-step: from the
 ProfilerStep#N slices as stragglers_ref.py reads them: each rank's step
 duration, the rank with the longest (first on a tie), the rank that ended
-last and max/median of the durations, exactly. A missing PATH is a skip (77).
+last and max/median of the durations, exactly. And the store: the view
+rank_op_totals (`sql PATH`, through a private cache) holds, per op name and
+rank, the command's self device, self CPU and calls exactly. A missing PATH
+is a skip (77).
 """
 import decimal
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -139,6 +143,32 @@ def compare_steps(got, want):
     return bad
 
 
+SQL = ("SELECT rank, key, sum(self_device_ns) AS self_device, sum(self_cpu_ns) AS self_cpu, sum(calls) AS calls "
+       "FROM rank_op_totals GROUP BY rank, key")
+
+
+def compare_sql(binary, path, commands, ranks):
+    """The view's per (rank, name) sums against the command's JSON (metric -> rows)."""
+    with tempfile.TemporaryDirectory(prefix="ns-ranks-") as cache:
+        c = subprocess.run([binary, "sql", path, SQL, "-f", "json", "-q"], capture_output=True,
+                           env=dict(os.environ, NEURON_STATS_CACHE_DIR=cache))
+    if c.returncode != 0:
+        sys.exit("neuron-stats sql failed (exit %d): %s" % (c.returncode, c.stderr.decode(errors="replace")))
+    got = {(r["rank"], r["key"], m): r[m] for r in json.loads(c.stdout) for m in METRICS}
+    want = {}
+    for metric, rows in commands.items():
+        unit = "" if metric == "calls" else "_us"
+        for row in rows:
+            for rank, _ in ranks:
+                v = row["rank_%d%s" % (rank, unit)]
+                key = (rank, row["name"], metric)
+                want[key] = want.get(key, 0) + (int(v) if metric == "calls" else int(v * 1000))
+    bad = ["sql %s: rank_op_totals %s, ranks %s" % (k, got.get(k, 0), v)
+           for k, v in sorted(want.items()) if got.get(k, 0) != v]
+    bad += ["sql %s: rank_op_totals %s, not in ranks" % (k, v) for k, v in sorted(got.items()) if k not in want]
+    return bad[:10]
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -147,11 +177,13 @@ def main():
         print(corpus.skip_reason(path))
         return 77
     ranks = [rank_rows(p, i) for i, p in enumerate(sr.trace_files(path))]
-    bad, counts = [], []
+    bad, counts, commands = [], [], {}
     for metric in METRICS:
         want = reference_ops(ranks, metric)
-        bad += compare_ops(run(binary, path, "--metric", metric), want, ranks, metric)
+        commands[metric] = run(binary, path, "--metric", metric)
+        bad += compare_ops(commands[metric], want, ranks, metric)
         counts.append(len(want))
+    bad += compare_sql(binary, path, commands, ranks)
     steps = reference_steps(path)
     bad += compare_steps(run(binary, path, "--per-step"), steps)
     n_steps = len(steps)
@@ -159,8 +191,8 @@ def main():
         print("\n".join(bad))
         print("FAIL: neuron-stats and the reference disagree")
         return 1
-    print("ok: %d ops (self_device), %d (self_cpu), %d (calls) on %d ranks and %d steps equal the reference"
-          % (*counts, len(ranks), n_steps))
+    print("ok: %d ops (self_device), %d (self_cpu), %d (calls) on %d ranks and %d steps equal the reference;"
+          " rank_op_totals holds the same" % (*counts, len(ranks), n_steps))
     return 0
 
 
