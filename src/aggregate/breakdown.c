@@ -136,9 +136,48 @@ int ns_breakdown_compute(const struct ns_kevents *k, int64_t kernel_wait_ns, str
 	return rc;
 }
 
+int ns_breakdown_steps(const struct ns_kevents *k, const struct ns_psteps *steps, struct ns_breakdown *b,
+		       struct ns_error *err)
+{
+	int rc = 0;
+	size_t cells = k->n ? k->n : 1;
+	struct ns_kevent *v = malloc(cells * sizeof(*v)), *by_step = malloc(cells * sizeof(*by_step));
+	long *step_of = malloc(cells * sizeof(*step_of));
+	size_t *first = calloc(steps->n + 1, sizeof(*first)); /* where step s's events start in by_step */
+	b->steps = calloc(steps->n ? steps->n : 1, sizeof(*b->steps));
+	if (!v || !by_step || !step_of || !first || !b->steps) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(v, k->v, k->n * sizeof(*v));
+	qsort(v, k->n, sizeof(*v), by_ts);
+	for (size_t i = 0; i < k->n; i++)
+		if ((step_of[i] = ns_psteps_find(steps, v[i].launch_ts_ns)) >= 0)
+			first[step_of[i] + 1]++;
+	for (size_t s = 0; s < steps->n; s++)
+		first[s + 1] += first[s];
+	for (size_t i = 0; i < k->n; i++) /* (each step's events stay by start) */
+		if (step_of[i] >= 0)
+			by_step[first[step_of[i]]++] = v[i];
+	/* first[s] is now the end of step s's events, and the start of s + 1's */
+	b->n_steps = steps->n;
+	for (size_t s = 0, lo = 0; s < steps->n; lo = first[s++]) {
+		b->steps[s].step = steps->v[s].number;
+		temporal(by_step + lo, first[s] - lo, &b->steps[s].temporal);
+	}
+out:
+	free(v);
+	free(by_step);
+	free(step_of);
+	free(first);
+	return rc;
+}
+
 void ns_breakdown_release(struct ns_breakdown *b)
 {
 	free(b->streams);
+	free(b->steps);
 	b->streams = NULL;
-	b->n_streams = 0;
+	b->steps = NULL;
+	b->n_streams = b->n_steps = 0;
 }

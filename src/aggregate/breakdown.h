@@ -37,15 +37,28 @@ struct ns_idle_stream {
 	int64_t total_ns;
 };
 
+/* The temporal breakdown of one profiler step: over the device events
+ * launched in it (HTA's iteration, as overlap.h's step rows). */
+struct ns_step_temporal {
+	int64_t step; /* ProfilerStep N */
+	struct ns_temporal temporal;
+};
+
 struct ns_breakdown {
 	struct ns_temporal temporal;
 	struct ns_idle_stream *streams; /* by stream number */
 	size_t n_streams;
+	struct ns_step_temporal *steps; /* one per step of ns_breakdown_steps' steps, in order */
+	size_t n_steps;
 };
 
 /* kernel_wait_ns: HTA's consecutive_kernel_delay (its default 30 µs). */
 int ns_breakdown_compute(const struct ns_kevents *k, int64_t kernel_wait_ns, struct ns_breakdown *out,
 			 struct ns_error *err);
+/* Fills b->steps: the temporal breakdown of each step of steps, over the
+ * events of k whose launch starts inside it (ns_psteps_find). */
+int ns_breakdown_steps(const struct ns_kevents *k, const struct ns_psteps *steps, struct ns_breakdown *b,
+		       struct ns_error *err);
 void ns_breakdown_release(struct ns_breakdown *b);
 
 #endif

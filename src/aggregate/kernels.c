@@ -49,14 +49,26 @@ enum ns_ktype ns_ktype_of(const char *name)
 	return not_compute(name) ? NS_KTYPE_OTHER : NS_KTYPE_COMPUTE;
 }
 
+/* An execution a Neuron system profile added to the trace (docs/neuron.md
+ * "Correlation": tid "neuron_hw", pid the NeuronCore). */
+static bool neuron_hw(const struct ns_trace *t, const struct ns_event *ev)
+{
+	const struct ns_thread *th = &t->threads[ev->thread];
+	const char *text = th->tid == NS_NONE ? ns_strtab_get(&t->strings, th->tid_text) : NULL;
+	return text && strcmp(text, "neuron_hw") == 0 && th->pid != NS_NONE && th->pid >= 0;
+}
+
 /* The stream of a device event without args (ns_dev_args): its integer tid
  * (Kineto writes the stream as the tid of device rows), or N of a
- * "stream N" tid; -1 when neither. */
+ * "stream N" tid, or for the executions a Neuron system profile adds (tid
+ * "neuron_hw", pid the NeuronCore: docs/neuron.md) the core; -1 when none. */
 static int64_t tid_stream(const struct ns_trace *t, const struct ns_event *ev)
 {
 	const struct ns_thread *th = &t->threads[ev->thread];
 	if (th->tid != NS_NONE)
 		return th->tid;
+	if (neuron_hw(t, ev))
+		return th->pid;
 	const char *text = ns_strtab_get(&t->strings, th->tid_text);
 	if (text && starts(text, "stream ")) {
 		char *end;
@@ -161,7 +173,10 @@ int ns_kevents_collect(const struct ns_trace *t, struct ns_kevents *out, struct 
 		int64_t at = ev->correlation == NS_NONE || ev->correlation < 0
 				     ? NS_NONE
 				     : ns_i64map_get(&launch, ev->correlation, NS_NONE);
-		if (!kept(ev, at, last_step_ts))
+		/* HTA's last-step rule is Kineto's (an incomplete device buffer); a
+		 * Neuron execution has no correlation, and runs well after its
+		 * launch, so its own start would drop executions of complete steps */
+		if (!neuron_hw(t, ev) && !kept(ev, at, last_step_ts))
 			continue;
 		if (NS_GROW(out->v, cap, out->n + 1) < 0)
 			goto oom;
@@ -188,9 +203,10 @@ void ns_kevents_release(struct ns_kevents *k)
 	k->n = 0;
 }
 
-/* One duration under its group (a name, or a type). */
+/* One duration under its group (a name, or a type; and its NEFF hash, or 0). */
 struct keyed_dur {
 	int64_t key, dur, bytes; /* bytes: NS_NONE when the call has none */
+	ns_str neff;
 };
 
 static int by_key_dur(const void *a, const void *b)
@@ -198,6 +214,8 @@ static int by_key_dur(const void *a, const void *b)
 	const struct keyed_dur *x = a, *y = b;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
+	if (x->neff != y->neff)
+		return x->neff < y->neff ? -1 : 1;
 	return (x->dur > y->dur) - (x->dur < y->dur);
 }
 
@@ -236,12 +254,14 @@ static int row_order(const void *a, const void *b)
 		return x->ktype < y->ktype ? -1 : 1;
 	if (x->total_ns != y->total_ns)
 		return x->total_ns > y->total_ns ? -1 : 1;
-	return strcmp(x->name_text, y->name_text);
+	int c = strcmp(x->name_text, y->name_text);
+	return c ? c : strcmp(x->neff_text, y->neff_text);
 }
 
-/* Gathers (key, duration) of every kernel: the name, or the type. */
+/* Gathers (key, duration) of every kernel: the name, or the type; and
+ * with by_neff its NEFF hash. */
 static struct keyed_dur *keyed_durations(const struct ns_trace *t, const struct ns_kevents *k, bool by_type,
-					 size_t *n)
+					 bool by_neff, size_t *n)
 {
 	struct keyed_dur *d = malloc((k->n ? k->n : 1) * sizeof(*d));
 	*n = 0;
@@ -249,22 +269,23 @@ static struct keyed_dur *keyed_durations(const struct ns_trace *t, const struct 
 		if (k->v[i].is_sync)
 			continue;
 		int64_t key = by_type ? k->v[i].ktype : (int64_t)t->events[k->v[i].event].name;
-		d[(*n)++] = (struct keyed_dur){ key, k->v[i].end_ns - k->v[i].ts_ns, k->v[i].bytes };
+		ns_str neff = by_neff ? t->events[k->v[i].event].neff : 0;
+		d[(*n)++] = (struct keyed_dur){ key, k->v[i].end_ns - k->v[i].ts_ns, k->v[i].bytes, neff };
 	}
 	return d;
 }
 
-int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool by_type, struct ns_kstats *out,
-		      struct ns_error *err)
+int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool by_type, bool by_neff,
+		      struct ns_kstats *out, struct ns_error *err)
 {
 	size_t n, cap = 0;
 	memset(out, 0, sizeof(*out));
-	struct keyed_dur *d = keyed_durations(t, k, by_type, &n);
+	struct keyed_dur *d = keyed_durations(t, k, by_type, by_neff, &n);
 	if (!d)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	qsort(d, n, sizeof(*d), by_key_dur);
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
-		for (hi = lo + 1; hi < n && d[hi].key == d[lo].key; hi++)
+		for (hi = lo + 1; hi < n && d[hi].key == d[lo].key && d[hi].neff == d[lo].neff; hi++)
 			;
 		if (NS_GROW(out->v, cap, out->n + 1) < 0) {
 			free(d);
@@ -276,11 +297,13 @@ int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool
 		s->name = by_type ? 0 : (ns_str)d[lo].key;
 		s->name_text = by_type ? ns_ktype_name((enum ns_ktype)d[lo].key) : ns_strtab_get(&t->strings, s->name);
 		s->ktype = by_type ? (uint8_t)d[lo].key : (uint8_t)ns_ktype_of(s->name_text);
+		s->neff_text = d[lo].neff ? ns_strtab_get(&t->strings, d[lo].neff) : "";
 		group_stats(d + lo, hi - lo, s);
 		out->total_ns += s->total_ns;
 	}
 	free(d);
 	qsort(out->v, out->n, sizeof(*out->v), row_order);
+	out->by_neff = by_neff;
 	return 0;
 }
 

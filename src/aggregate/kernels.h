@@ -48,6 +48,7 @@ void ns_kevents_release(struct ns_kevents *k);
 struct ns_kstat {
 	ns_str name;           /* 0 for a type row */
 	const char *name_text; /* the name (in the trace's strings), or the type's name */
+	const char *neff_text; /* by NEFF: the NEFF hash of the row's events ("" for none); else "" */
 	uint8_t ktype;
 	int64_t count, total_ns, min_ns, max_ns;
 	double mean_ns, median_ns, stddev_ns; /* stddev: sample (n - 1), 0 for one call, as pandas' std */
@@ -60,12 +61,14 @@ struct ns_kstats {
 	struct ns_kstat *v;   /* by type (compute, communication, memory, other), then total descending, then name */
 	size_t n;
 	int64_t total_ns;     /* of every row: the denominator of the share */
+	bool by_neff;         /* the rows are per NEFF hash too (neff_text) */
 };
 
-/* Per kernel name (by_type false) or per kernel type (true); cuda_sync
- * events are not kernels and are left out. */
-int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool by_type, struct ns_kstats *out,
-		      struct ns_error *err);
+/* Per kernel name (by_type false) or per kernel type (true), and with
+ * by_neff per NEFF hash of the events too (Neuron: docs/neuron.md "NEFF
+ * hash"); cuda_sync events are not kernels and are left out. */
+int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool by_type, bool by_neff,
+		      struct ns_kstats *out, struct ns_error *err);
 void ns_kstats_release(struct ns_kstats *s);
 
 /* One ProfilerStep#N annotation (a CPU slice): HTA's iteration N. */

@@ -18,6 +18,7 @@ unsigned ns_cli_jobs(void)
 const struct ns_command ns_cli_commands[] = {
 	{ &cmd_report_spec, cmd_report },
 	{ &cmd_ingest_spec, cmd_ingest },
+	{ &cmd_merge_spec, cmd_merge },
 	{ &cmd_diff_spec, cmd_diff },
 	{ &cmd_sql_spec, cmd_sql },
 	{ &cmd_neff_spec, cmd_neff },

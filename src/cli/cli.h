@@ -64,11 +64,15 @@ struct ns_name_filter ns_cli_name_filter(const struct ns_opt_regexes *include, c
 struct ns_cli_select {
 	const char *category, *rank, *steps; /* as given */
 };
-#define NS_CLI_SELECT_OPTS(o) \
+#define NS_CLI_SELECT_CATEGORY_OPT(o) \
 	NS_WORDS(0, "category", "CAT", "only events of these Kineto categories (comma-separated)", &(o).category, \
-		 ns_cli_write_category_words), \
-	NS_STRING(0, "rank", "N", "only the traces of these ranks: N, A-B (comma-separated)", &(o).rank), \
+		 ns_cli_write_category_words)
+#define NS_CLI_SELECT_RANK_OPT(o) \
+	NS_STRING(0, "rank", "N", "only the traces of these ranks: N, A-B (comma-separated)", &(o).rank)
+#define NS_CLI_SELECT_STEPS_OPT(o) \
 	NS_STRING(0, "steps", "A..B", "only events of ProfilerStep#A..#B (inclusive)", &(o).steps)
+/* (overlap has a --steps flag of its own: it takes the first two only) */
+#define NS_CLI_SELECT_OPTS(o) NS_CLI_SELECT_CATEGORY_OPT(o), NS_CLI_SELECT_RANK_OPT(o), NS_CLI_SELECT_STEPS_OPT(o)
 void ns_cli_write_category_words(FILE *out);
 struct ns_cli_selection {
 	struct ns_select events;
@@ -88,6 +92,7 @@ int ns_cli_select_run(const struct ns_cli_selection *s, const char *input, struc
  * after it (a failed write is exit 5), so a command never flushes itself. */
 int cmd_report(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_neff(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
@@ -103,6 +108,7 @@ int cmd_stragglers(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 
+extern const struct ns_cmd_spec cmd_merge_spec;
 extern const struct ns_cmd_spec cmd_report_spec, cmd_ingest_spec, cmd_sql_spec, cmd_neff_spec;
 extern const struct ns_cmd_spec cmd_ls_spec;
 extern const struct ns_cmd_spec cmd_diff_spec;

@@ -13,8 +13,9 @@
 #include "report/analyses.h"
 
 static const char *opt_format;
-static bool opt_quiet, opt_by_type, opt_idle, opt_no_cache, opt_steps, opt_ranks, opt_collectives, opt_bytes;
-static bool opt_per_step, opt_summary;
+static bool opt_quiet, opt_by_type, opt_by_neff, opt_idle, opt_per_step, opt_no_cache, opt_steps, opt_ranks,
+	opt_collectives, opt_bytes;
+static bool opt_summary;
 static const char *opt_metric;
 static long opt_kernel_wait_us = 30, opt_row_limit = 100;
 static struct ns_cli_select opt_select;
@@ -22,6 +23,7 @@ static struct ns_cli_select opt_select;
 static const struct ns_opt kernels_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "by-type", "one row per kernel type (compute, communication, memory, other)", &opt_by_type),
+	NS_FLAG(0, "by-neff", "Neuron: one row per NEFF hash too (a NEFF column)", &opt_by_neff),
 	NS_FLAG(0, "bytes", "memcpy and memset: bytes and bandwidth (GB/s) per row", &opt_bytes),
 	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
@@ -33,6 +35,7 @@ static const struct ns_opt kernels_opts[] = {
 static const struct ns_opt breakdown_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "idle", "the idle-time breakdown per stream (host wait, kernel wait, other)", &opt_idle),
+	NS_FLAG(0, "per-step", "a row per profiler step too (the kernels launched in it)", &opt_per_step),
 	NS_INT(0, "kernel-wait-us", "US", "idle: a gap under US between kernels is kernel wait (default 30)",
 	       &opt_kernel_wait_us, 0, 1e9),
 	NS_CLI_SELECT_OPTS(opt_select),
@@ -45,6 +48,8 @@ static const struct ns_opt breakdown_opts[] = {
 static const struct ns_opt overlap_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "steps", "a row per profiler step too (the kernels launched in it)", &opt_steps),
+	NS_CLI_SELECT_CATEGORY_OPT(opt_select),
+	NS_CLI_SELECT_RANK_OPT(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -55,6 +60,7 @@ static const struct ns_opt stragglers_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "ranks", "a row per step and rank (start, end, duration, behind the median)", &opt_ranks),
 	NS_FLAG(0, "collectives", "per rank: communication kernels, and their wait for the last rank", &opt_collectives),
+	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -79,13 +85,14 @@ static const struct ns_opt ranks_opts[] = {
 
 const struct ns_cmd_spec cmd_kernels_spec = {
 	.name = "kernels",
-	.usage = "neuron-stats kernels PATH [--by-type] [--bytes] [--format table|csv|json|markdown]",
+	.usage = "neuron-stats kernels PATH [--by-type] [--by-neff] [--bytes] [--format table|csv|json|markdown]",
 	.summary = "Device kernel statistics per kernel or type, per rank (as nsys cuda_gpu_kern_sum, HTA).",
 	.details = "Count, total, mean, median, min, max, sample standard deviation and share of the\n"
 		   "rank's kernel time, per kernel name; kernel types and the events counted are HTA's\n"
 		   "(docs/analyses.md). --bytes: the rows of calls with a size (memcpy, memset), with\n"
 		   "their bytes and bandwidth: bytes over the calls' time in all (nsys's\n"
-		   "cuda_gpu_mem_size_sum over cuda_gpu_mem_time_sum).",
+		   "cuda_gpu_mem_size_sum over cuda_gpu_mem_time_sum). --by-neff (Neuron): the rows\n"
+		   "split by the NEFF hash of the device work, in a NEFF column.",
 	.opts = kernels_opts,
 	.min_args = 1,
 	.max_args = 1,
@@ -94,10 +101,12 @@ const struct ns_cmd_spec cmd_kernels_spec = {
 
 const struct ns_cmd_spec cmd_breakdown_spec = {
 	.name = "breakdown",
-	.usage = "neuron-stats breakdown PATH [--idle] [--format table|csv|json|markdown]",
+	.usage = "neuron-stats breakdown PATH [--idle|--per-step] [--format table|csv|json|markdown]",
 	.summary = "Temporal (idle/compute/non-compute) or idle-time breakdown of device time, per rank (HTA).",
 	.details = "Without --idle: HTA's get_temporal_breakdown per rank; with --idle: its\n"
-		   "get_idle_time_breakdown per rank and stream (docs/analyses.md).",
+		   "get_idle_time_breakdown per rank and stream; --per-step: the temporal breakdown\n"
+		   "per rank and profiler step too, over the kernels launched in each step\n"
+		   "(docs/analyses.md).",
 	.opts = breakdown_opts,
 	.min_args = 1,
 	.max_args = 1,
@@ -183,7 +192,7 @@ int cmd_kernels(int argc, char **argv)
 		struct ns_kevents k;
 		if ((rc = ns_kevents_collect(&run.traces[i], &k, &err)))
 			break;
-		rc = ns_kstats_compute(&run.traces[i], &k, opt_by_type, &stats[i], &err);
+		rc = ns_kstats_compute(&run.traces[i], &k, opt_by_type, opt_by_neff, &stats[i], &err);
 		ns_kevents_release(&k);
 		rows[i] = (struct ns_rank_kstats){ run.traces[i].path, rank_of(&run, i), &stats[i] };
 	}
@@ -195,37 +204,6 @@ int cmd_kernels(int argc, char **argv)
 	for (size_t i = 0; stats && i < run.n; i++)
 		ns_kstats_release(&stats[i]);
 	free(stats);
-	free(rows);
-	ns_run_release(&run);
-	return rc;
-}
-
-int cmd_breakdown(int argc, char **argv)
-{
-	struct ns_error err = { 0 };
-	struct ns_run run = { 0 };
-	int rc = load(argv, argc, &cmd_breakdown_spec, &run, &err);
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	struct ns_breakdown *b = calloc(run.n + 1, sizeof(*b));
-	struct ns_rank_breakdown *rows = calloc(run.n + 1, sizeof(*rows));
-	if (!b || !rows)
-		rc = ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; rc == 0 && i < run.n; i++) {
-		struct ns_kevents k;
-		if ((rc = ns_kevents_collect(&run.traces[i], &k, &err)))
-			break;
-		rc = ns_breakdown_compute(&k, (int64_t)opt_kernel_wait_us * 1000, &b[i], &err);
-		ns_kevents_release(&k);
-		rows[i] = (struct ns_rank_breakdown){ run.traces[i].path, rank_of(&run, i), &b[i] };
-	}
-	if (rc == 0)
-		rc = ns_report_breakdown(stdout, rows, run.n, opt_idle, ns_cli_format(opt_format), &err);
-	if (rc)
-		rc = ns_cli_fail(&err);
-	for (size_t i = 0; b && i < run.n; i++)
-		ns_breakdown_release(&b[i]);
-	free(b);
 	free(rows);
 	ns_run_release(&run);
 	return rc;
@@ -263,6 +241,40 @@ static int run_device_collect(const struct ns_run *run, struct run_device *d, st
 			return rc;
 	}
 	return 0;
+}
+
+int cmd_breakdown(int argc, char **argv)
+{
+	struct ns_error err = { 0 };
+	struct ns_run run = { 0 };
+	struct run_device d = { 0 };
+	int rc = load(argv, argc, &cmd_breakdown_spec, &run, &err);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	struct ns_breakdown *b = calloc(run.n + 1, sizeof(*b));
+	struct ns_rank_breakdown *rows = calloc(run.n + 1, sizeof(*rows));
+	if (opt_idle && opt_per_step)
+		rc = ns_error_set(&err, NS_ERR_USAGE, "breakdown: --idle and --per-step are two different tables; give one");
+	else
+		rc = b && rows ? run_device_collect(&run, &d, &err) : ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < run.n; i++) {
+		rc = ns_breakdown_compute(&d.k[i], (int64_t)opt_kernel_wait_us * 1000, &b[i], &err);
+		if (rc == 0 && opt_per_step)
+			rc = ns_breakdown_steps(&d.k[i], &d.steps[i], &b[i], &err);
+		rows[i] = (struct ns_rank_breakdown){ run.traces[i].path, rank_of(&run, i), &b[i] };
+	}
+	int what = opt_idle ? NS_BREAKDOWN_IDLE : opt_per_step ? NS_BREAKDOWN_STEPS : NS_BREAKDOWN_TEMPORAL;
+	if (rc == 0)
+		rc = ns_report_breakdown(stdout, rows, run.n, what, ns_cli_format(opt_format), &err);
+	if (rc)
+		rc = ns_cli_fail(&err);
+	for (size_t i = 0; b && i < run.n; i++)
+		ns_breakdown_release(&b[i]);
+	free(b);
+	free(rows);
+	run_device_release(&d);
+	ns_run_release(&run);
+	return rc;
 }
 
 int cmd_overlap(int argc, char **argv)

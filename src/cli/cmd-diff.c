@@ -15,7 +15,7 @@ static const char *opt_format, *opt_group_by, *opt_sort, *opt_fail_on, *opt_test
 static const char *const rank_modes[] = { "sum", "match", NULL };
 static double opt_threshold = 5, opt_alpha = 0.05;
 static long opt_row_limit = -1, opt_top = 10;
-static bool opt_changed, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
+static bool opt_changed, opt_hide_annotations, opt_by_neff, opt_no_cache, opt_strict, opt_quiet;
 static struct ns_opt_regexes opt_include, opt_exclude;
 static struct ns_cli_select opt_select;
 
@@ -51,6 +51,8 @@ static const struct ns_opt diff_opts[] = {
 	NS_FLAG(0, "changed", "leave out unchanged rows", &opt_changed),
 	NS_REGEX(0, "include", "REGEX", NS_CLI_INCLUDE_HELP, &opt_include),
 	NS_REGEX(0, "exclude", "REGEX", NS_CLI_EXCLUDE_HELP, &opt_exclude),
+	NS_FLAG(0, "hide-annotations", "no user-annotation rows (ProfilerStep*, record_function), nor in totals",
+		&opt_hide_annotations),
 	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
@@ -314,6 +316,7 @@ static void set_opts(const struct ns_agg_opts *ao, struct ns_diff_opts *dopts, s
 	dopts->group_by = ao->group_by;
 	dopts->stack_n = ao->stack_n;
 	dopts->filter = ns_cli_name_filter(&opt_include, &opt_exclude);
+	dopts->hide_annotations = opt_hide_annotations;
 	for (int t = 0; opt_test && t < NS_DIFF_TEST__COUNT; t++)
 		if (strcmp(opt_test, ns_diff_test_names[t]) == 0)
 			dopts->test = (enum ns_diff_test)t;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/vec.h"
 #include "report/grid.h"
@@ -37,27 +38,39 @@ static struct ns_cell pct(int64_t part, int64_t whole)
 	return (struct ns_cell){ .type = NS_CELL_PCT, .x = whole ? 100.0 * (double)part / (double)whole : 0.0 };
 }
 
+/* Adds the row cells[0..n) without its cell `skip` (SIZE_MAX: all of them):
+ * the cell of a column the grid does not have. */
+static void row_without(struct ns_grid *g, struct ns_cell *cells, size_t n, size_t skip)
+{
+	if (skip < n)
+		memmove(cells + skip, cells + skip + 1, (n - skip - 1) * sizeof(*cells));
+	ns_grid_row(g, cells, true, false);
+}
+
 int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt, struct ns_error *err)
 {
-	static const char *const h[][2] = { { "Rank", "rank" },       { "Type", "type" },	  { "Name", "name" },
-					    { "Count", "count" },     { "Total", "total_us" },	  { "Mean (us)", "mean_us" },
-					    { "Median (us)", "median_us" }, { "Min", "min_us" },	  { "Max", "max_us" },
-					    { "StdDev (us)", "stddev_us" }, { "Share", "share_pct" } };
+	static const char *const h[][2] = { { "Rank", "rank" },	    { "Type", "type" },	       { "Name", "name" },
+					    { "NEFF", "neff" },	    { "Count", "count" },      { "Total", "total_us" },
+					    { "Mean (us)", "mean_us" }, { "Median (us)", "median_us" }, { "Min", "min_us" },
+					    { "Max", "max_us" },	    { "StdDev (us)", "stddev_us" }, { "Share", "share_pct" } };
+	enum { NEFF_COL = 3 };
+	bool by_neff = n && r[0].stats->by_neff;
 	struct ns_grid g;
 	ns_grid_init(&g, NULL);
 	g.style = NS_GRID_COLUMNS;
-	for (size_t c = 0; c < sizeof(h) / sizeof(h[0]); c++)
-		col(&g, h[c][0], h[c][1], c == 1 || c == 2);
+	for (size_t c = 0; c < NS_ARRAY_SIZE(h); c++)
+		if (c != NEFF_COL || by_neff)
+			col(&g, h[c][0], h[c][1], c >= 1 && c <= NEFF_COL);
 	for (size_t t = 0; t < n; t++)
 		for (size_t i = 0; i < r[t].stats->n; i++) {
 			const struct ns_kstat *s = &r[t].stats->v[i];
 			struct ns_cell cells[] = {
 				rank_cell(r[t].rank), { .type = NS_CELL_TEXT, .text = ns_ktype_name((enum ns_ktype)s->ktype) },
-				{ .type = NS_CELL_TEXT, .text = s->name_text }, { .type = NS_CELL_INT, .i = s->count },
-				us(s->total_ns), nsx(s->mean_ns), nsx(s->median_ns), us(s->min_ns), us(s->max_ns),
-				nsx(s->stddev_ns), pct(s->total_ns, r[t].stats->total_ns),
+				{ .type = NS_CELL_TEXT, .text = s->name_text }, { .type = NS_CELL_TEXT, .text = s->neff_text },
+				{ .type = NS_CELL_INT, .i = s->count }, us(s->total_ns), nsx(s->mean_ns), nsx(s->median_ns),
+				us(s->min_ns), us(s->max_ns), nsx(s->stddev_ns), pct(s->total_ns, r[t].stats->total_ns),
 			};
-			ns_grid_row(&g, cells, true, false);
+			row_without(&g, cells, NS_ARRAY_SIZE(cells), by_neff ? SIZE_MAX : NEFF_COL);
 		}
 	return ns_grid_render(out, &g, fmt, err);
 }
@@ -93,23 +106,42 @@ int ns_report_kernel_bytes(FILE *out, const struct ns_rank_kstats *r, size_t n, 
 	return ns_grid_render(out, &g, fmt, err);
 }
 
-static void temporal_grid(struct ns_grid *g, const struct ns_rank_breakdown *r, size_t n)
+/* A row of the temporal grid; step: NS_NONE for the whole trace, which
+ * has an empty Step cell where the grid has that column (step_col). */
+static void temporal_row(struct ns_grid *g, bool step_col, int64_t rank, int64_t step, const struct ns_temporal *t)
+{
+	struct ns_cell cells[] = { rank_cell(rank),
+				   rank_cell(step),
+				   us(t->span_ns),
+				   us(t->idle_ns),
+				   us(t->compute_ns),
+				   us(t->non_compute_ns),
+				   us(t->communication_ns),
+				   us(t->memory_ns),
+				   pct(t->idle_ns, t->span_ns),
+				   pct(t->compute_ns, t->span_ns),
+				   pct(t->non_compute_ns, t->span_ns) };
+	row_without(g, cells, NS_ARRAY_SIZE(cells), step_col ? SIZE_MAX : 1);
+}
+
+/* per_step: a Step column, and after each rank's row one per profiler step
+ * (ns_breakdown_steps). */
+static void temporal_grid(struct ns_grid *g, const struct ns_rank_breakdown *r, size_t n, bool per_step)
 {
 	static const char *const h[][2] = {
-		{ "Rank", "rank" },		{ "Span", "kernel_time_us" },	   { "Idle", "idle_time_us" },
+		{ "Rank", "rank" },		{ "Step", "step" },
+		{ "Span", "kernel_time_us" },	{ "Idle", "idle_time_us" },
 		{ "Compute", "compute_time_us" }, { "Non-compute", "non_compute_time_us" },
 		{ "Communication", "communication_time_us" }, { "Memory", "memory_time_us" },
 		{ "Idle %", "idle_time_pct" },	{ "Compute %", "compute_time_pct" }, { "Non-compute %", "non_compute_time_pct" },
 	};
-	for (size_t c = 0; c < sizeof(h) / sizeof(h[0]); c++)
-		col(g, h[c][0], h[c][1], false);
+	for (size_t c = 0; c < NS_ARRAY_SIZE(h); c++)
+		if (c != 1 || per_step)
+			col(g, h[c][0], h[c][1], false);
 	for (size_t i = 0; i < n; i++) {
-		const struct ns_temporal *t = &r[i].b->temporal;
-		struct ns_cell cells[] = { rank_cell(r[i].rank), us(t->span_ns), us(t->idle_ns), us(t->compute_ns),
-					   us(t->non_compute_ns), us(t->communication_ns), us(t->memory_ns),
-					   pct(t->idle_ns, t->span_ns), pct(t->compute_ns, t->span_ns),
-					   pct(t->non_compute_ns, t->span_ns) };
-		ns_grid_row(g, cells, true, false);
+		temporal_row(g, per_step, r[i].rank, NS_NONE, &r[i].b->temporal);
+		for (size_t s = 0; per_step && s < r[i].b->n_steps; s++)
+			temporal_row(g, per_step, r[i].rank, r[i].b->steps[s].step, &r[i].b->steps[s].temporal);
 	}
 }
 
@@ -141,10 +173,10 @@ int ns_report_breakdown(FILE *out, const struct ns_rank_breakdown *r, size_t n, 
 	struct ns_grid g;
 	ns_grid_init(&g, NULL);
 	g.style = NS_GRID_COLUMNS;
-	if (what == 0)
-		temporal_grid(&g, r, n);
-	else
+	if (what == NS_BREAKDOWN_IDLE)
 		idle_grid(&g, r, n);
+	else
+		temporal_grid(&g, r, n, what == NS_BREAKDOWN_STEPS);
 	return ns_grid_render(out, &g, fmt, err);
 }
 

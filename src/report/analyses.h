@@ -35,7 +35,9 @@ int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum 
  * time, bytes and bandwidth (docs/analyses.md). */
 int ns_report_kernel_bytes(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt,
 			   struct ns_error *err);
-/* what: 0 the temporal breakdown, 1 the idle-time breakdown */
+/* what: the temporal breakdown per rank (and per step), or the idle-time
+ * breakdown */
+enum { NS_BREAKDOWN_TEMPORAL = 0, NS_BREAKDOWN_IDLE = 1, NS_BREAKDOWN_STEPS = 2 };
 int ns_report_breakdown(FILE *out, const struct ns_rank_breakdown *r, size_t n, int what, enum ns_format fmt,
 			struct ns_error *err);
 

@@ -227,7 +227,8 @@ static int fold_trace(struct work *w, enum ns_diff_side_id s, const struct ns_di
 	for (size_t a = 0; a < agg->n_avgs; a++) {
 		const struct ns_avg *avg = &agg->avgs[a];
 		row_of_avg[a] = NO_ROW;
-		if (!ns_name_filter_keeps(&w->d->opts.filter, ns_strtab_get(&agg->trace->strings, avg->key)))
+		if (!ns_name_filter_keeps(&w->d->opts.filter, ns_strtab_get(&agg->trace->strings, avg->key)) ||
+		    (w->d->opts.hide_annotations && avg->is_user_annotation))
 			continue; /* (the totals are of the rows compared) */
 		row_of_avg[a] = row_of(w, agg->trace, avg);
 		if (row_of_avg[a] == NO_ROW)

@@ -82,6 +82,7 @@ struct ns_diff_opts {
 	unsigned group_by;    /* enum ns_group_by bits, as given to ns_aggregate (for the header and the key) */
 	int stack_n;
 	struct ns_name_filter filter; /* --include/--exclude: the rows compared; the totals are theirs */
+	bool hide_annotations;        /* --hide-annotations: user-annotation rows are not compared (as filter) */
 	enum ns_diff_test test;       /* --test (0: per-step, the default rule) */
 };
 

@@ -162,8 +162,7 @@ bool ns_store_is_db(const char *db_path)
 	       application_id == NS_APPLICATION_ID;
 }
 
-/* Checks that db_path holds a database of the schema this build reads. */
-static int check_schema(const char *db_path, struct ns_error *err)
+int ns_store_check_schema(const char *db_path, struct ns_error *err)
 {
 	uint32_t application_id, user_version;
 	if (!ns_store_read_header(db_path, &application_id, &user_version)) {
@@ -185,25 +184,24 @@ static int check_schema(const char *db_path, struct ns_error *err)
 	return 0;
 }
 
-/* The tables ns_store_load reads: each must be a table (a view named so,
- * recursive say, would be run instead: a database is input, not code). */
+/* The tables ns_store_load reads. */
 static const char *const loaded_tables[] = { "traces", "strings", "trace_strings", "threads", "metadata", "events",
 					     "explorer_warnings" };
 
-static int check_tables(const char *db_path, sqlite3 *db, struct ns_error *err)
+int ns_store_check_tables(const char *db_path, sqlite3 *db, const char *const *names, size_t n, struct ns_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = 0, sqlite_rc = sqlite3_prepare_v2(db, "SELECT type FROM sqlite_master WHERE name = ?1", -1, &st, NULL);
-	for (size_t i = 0; sqlite_rc == SQLITE_OK && i < NS_ARRAY_SIZE(loaded_tables); i++) {
+	for (size_t i = 0; sqlite_rc == SQLITE_OK && i < n; i++) {
 		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, loaded_tables[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 1, names[i], -1, SQLITE_STATIC);
 		sqlite_rc = sqlite3_step(st);
 		if (sqlite_rc != SQLITE_ROW && sqlite_rc != SQLITE_DONE)
 			break;
 		const char *type = sqlite_rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
 		if (!type || strcmp(type, "table") != 0) {
 			rc = ns_error_set(err, NS_ERR_INPUT, "%s: damaged database: \"%s\" is %s%s, not a table", db_path,
-					  loaded_tables[i], type ? "a " : "missing", type ? type : "");
+					  names[i], type ? "a " : "missing", type ? type : "");
 			goto out;
 		}
 		sqlite_rc = SQLITE_OK;
@@ -537,8 +535,8 @@ int ns_store_load(const char *db_path, struct ns_trace **out, size_t *n, struct 
 	*out = NULL;
 	*n = 0;
 	ns_i64map_init(&l.to_local);
-	if ((rc = check_schema(db_path, err)) || (rc = ns_store_open_readonly(db_path, &l.db, err)) ||
-	    (rc = check_tables(db_path, l.db, err)))
+	if ((rc = ns_store_check_schema(db_path, err)) || (rc = ns_store_open_readonly(db_path, &l.db, err)) ||
+	    (rc = ns_store_check_tables(db_path, l.db, loaded_tables, NS_ARRAY_SIZE(loaded_tables), err)))
 		goto out;
 	for (int i = 0; i < LOAD__COUNT; i++) {
 		sqlite_rc = sqlite3_prepare_v2(l.db, load_sql[i], -1, &l.stmt[i], NULL);

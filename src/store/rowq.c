@@ -296,6 +296,7 @@ static int rows_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i)
 	const struct rows_cursor *cur = (const struct rows_cursor *)c;
 	const unsigned char *v = cur->slots + NS_ROWQ_SLOT * (size_t)i;
 	int64_t n;
+	double d;
 	uint32_t off, len;
 	switch (*v) {
 	case NS_ROWQ_NULL:
@@ -303,6 +304,10 @@ static int rows_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i)
 	case NS_ROWQ_INT:
 		memcpy(&n, v + 1, sizeof(n));
 		sqlite3_result_int64(ctx, n);
+		break;
+	case NS_ROWQ_REAL:
+		memcpy(&d, v + 1, sizeof(d));
+		sqlite3_result_double(ctx, d);
 		break;
 	default: /* NS_ROWQ_TEXT: the chunk outlives the statement */
 		memcpy(&off, v + 1, sizeof(off));

@@ -46,6 +46,7 @@ void ns_rowq_text(struct ns_rowq *q, const char *text, size_t len);
 static inline void ns_rowq_int(struct ns_rowq *q, int64_t v);
 static inline void ns_rowq_opt(struct ns_rowq *q, int64_t v); /* NS_NONE is NULL */
 static inline void ns_rowq_null(struct ns_rowq *q);
+static inline void ns_rowq_real(struct ns_rowq *q, double v);
 /* Returns 0, or the writer's first failure, or NS_ERR_NOMEM. */
 int ns_rowq_end_row(struct ns_rowq *q, struct ns_error *err);
 
@@ -65,8 +66,8 @@ int ns_rowq_finish(struct ns_rowq *q, struct ns_error *err);
 /* ---- inline: an events row is 30 of these calls ---- */
 
 /* A value's slot in a queued row: a tag byte, then the integer (or a
- * text's offset and length). */
-enum { NS_ROWQ_NULL, NS_ROWQ_INT, NS_ROWQ_TEXT };
+ * text's offset and length, or a double). */
+enum { NS_ROWQ_NULL, NS_ROWQ_INT, NS_ROWQ_TEXT, NS_ROWQ_REAL };
 #define NS_ROWQ_SLOT 9
 
 /* The first member of struct ns_rowq: where the row being queued takes its
@@ -103,6 +104,15 @@ static inline void ns_rowq_int(struct ns_rowq *q, int64_t v)
 	unsigned char *slot = ns_rowq_slot_(q);
 	if (slot) {
 		slot[0] = NS_ROWQ_INT;
+		memcpy(slot + 1, &v, sizeof(v));
+	}
+}
+
+static inline void ns_rowq_real(struct ns_rowq *q, double v)
+{
+	unsigned char *slot = ns_rowq_slot_(q);
+	if (slot) {
+		slot[0] = NS_ROWQ_REAL;
 		memcpy(slot + 1, &v, sizeof(v));
 	}
 }

@@ -217,6 +217,23 @@ const char ns_schema_tables[] =
  * its parent (ns_fevent_cpu_ns). */
 #define CPU_NS "(CASE WHEN s.removed THEN 0 ELSE s.end_ns - s.start_ns END)"
 
+/* The stream HTA reads of device slice `x` (aggregate/kernels.c,
+ * event_stream): args.stream (-1 when absent); for a slice without args, an
+ * integer tid, N of a "stream N" tid, or the core (pid) of a Neuron
+ * "neuron_hw" execution; else -1. */
+#define HTA_STREAM(x)                                                                                     \
+	"(CASE WHEN " x ".args IS NOT NULL THEN coalesce(" x ".stream, -1)\n"                             \
+	"      WHEN typeof(" x ".tid) = 'integer' THEN " x ".tid\n"                                       \
+	"      WHEN " x ".tid GLOB 'stream [0-9-]*' THEN CAST(substr(" x ".tid, 8) AS INTEGER)\n"        \
+	"      WHEN " x ".tid = 'neuron_hw' AND typeof(" x ".pid) = 'integer' AND " x ".pid >= 0 THEN " x \
+	".pid\n"                                                                                          \
+	"      ELSE -1 END)"
+/* The launch calls of aggregate/launches.c (HTA's get_cuda_kernel_launch_stats). */
+#define LAUNCH_CALLS                                                                  \
+	"('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync', " \
+	"'runFunction - job_prep_and_submit_for_execution')"
+#define ON_STREAM "('kernel', 'gpu_memcpy', 'gpu_memset', 'mtia_ccp_events', 'cuda_sync')"
+
 const char ns_schema_views[] =
 	"CREATE VIEW named_events AS\n"
 	"SELECT e.trace_id, e.id, e.kept, e.ph, c.text AS cat, a.name AS activity, n.text AS name,\n"
@@ -313,7 +330,66 @@ const char ns_schema_views[] =
 	"       json_extract(e.args, '$.\"Total Reserved\"') AS total_reserved\n"
 	"FROM events e\n"
 	"JOIN strings n ON n.id = e.name_id\n"
-	"WHERE e.kept AND e.kind IN (1, 2);\n";
+	"WHERE e.kept AND e.kind IN (1, 2);\n"
+	/* HTA's device events and its last-step filter, as ns_kevents_collect
+	 * (docs/analyses.md "Device events"); a Neuron execution is kept. */
+	"CREATE VIEW hta_device_events AS\n"
+	"WITH slices AS (\n"
+	"  SELECT e.*, a.name AS activity_name, n.text AS name,\n"
+	"         CASE WHEN a.name IN " ON_STREAM " THEN " HTA_STREAM("e") " ELSE -1 END AS hta_stream\n"
+	"  FROM events e JOIN activities a ON a.id = e.activity JOIN strings n ON n.id = e.name_id\n"
+	"  WHERE e.kept AND e.kind = 0),\n"
+	"last_step AS (\n"
+	"  SELECT trace_id, CASE WHEN count(DISTINCT name) > 1 THEN max(ts_ns) END AS ts_ns\n"
+	"  FROM slices WHERE name GLOB 'ProfilerStep#[0-9]*' GROUP BY trace_id)\n"
+	"SELECT d.trace_id, d.id AS event_id, coalesce(t.rank, t.id - 1) AS rank, d.name, d.activity_name AS activity,\n"
+	"       d.hta_stream AS stream, d.ts_ns, d.dur_ns, d.ts_ns + d.dur_ns AS end_ns, d.correlation, d.neff\n"
+	"FROM slices d\n"
+	"JOIN traces t ON t.id = d.trace_id\n"
+	"LEFT JOIN last_step l ON l.trace_id = d.trace_id\n"
+	"WHERE d.hta_stream != -1\n"
+	"  AND (l.ts_ns IS NULL OR d.tid IS 'neuron_hw'\n"
+	"       OR (coalesce(d.correlation, -1) < 0 AND d.ts_ns < l.ts_ns)\n"
+	"       OR (d.correlation >= 0 AND (\n"
+	"           SELECT r.ts_ns FROM slices r\n"
+	"           WHERE r.trace_id = d.trace_id AND r.correlation = d.correlation AND r.hta_stream = -1\n"
+	"             AND r.name NOT IN ('Event Sync', 'Context Sync')\n"
+	"           ORDER BY r.id LIMIT 1) < l.ts_ns));\n"
+	/* kernels' statistics per rank and name (ns_kstats_compute): the
+	 * standard deviation from the sums of squares (sample, n - 1) */
+	"CREATE VIEW kernel_stats AS\n"
+	"SELECT trace_id, rank, name, count(*) AS count, sum(dur_ns) AS total_ns,\n"
+	"       avg(dur_ns) AS mean_ns, min(dur_ns) AS min_ns, max(dur_ns) AS max_ns,\n"
+	"       CASE WHEN count(*) > 1\n"
+	"            THEN sqrt(max(0, (sum(dur_ns * 1.0 * dur_ns) - sum(dur_ns) * 1.0 * sum(dur_ns) / count(*))\n"
+	"                            / (count(*) - 1)))\n"
+	"            ELSE 0.0 END AS stddev_ns,\n"
+	"       sum(dur_ns) / 1000.0 AS total_us, avg(dur_ns) / 1000.0 AS mean_us,\n"
+	"       min(dur_ns) / 1000.0 AS min_us, max(dur_ns) / 1000.0 AS max_us\n"
+	"FROM hta_device_events\n"
+	"WHERE activity != 'cuda_sync'\n"
+	"GROUP BY trace_id, rank, name;\n"
+	/* `launches --each` (aggregate/launches.c): each device work with a
+	 * correlation, joined with the first launch call of that correlation */
+	"CREATE VIEW launches AS\n"
+	"SELECT w.trace_id, coalesce(t.rank, t.id - 1) AS rank, w.correlation,\n"
+	"       c.id AS call_event_id, cn.text AS call, w.id AS work_event_id, wn.text AS work,\n"
+	"       c.ts_ns AS call_ts_ns, c.dur_ns AS cpu_ns, w.ts_ns AS work_ts_ns, w.dur_ns AS device_ns,\n"
+	"       max(w.ts_ns - c.ts_ns - c.dur_ns, 0) AS delay_ns,\n"
+	"       c.dur_ns / 1000.0 AS cpu_us, w.dur_ns / 1000.0 AS device_us,\n"
+	"       max(w.ts_ns - c.ts_ns - c.dur_ns, 0) / 1000.0 AS delay_us\n"
+	"FROM events w\n"
+	"JOIN traces t ON t.id = w.trace_id\n"
+	"JOIN activities a ON a.id = w.activity\n"
+	"JOIN strings wn ON wn.id = w.name_id\n"
+	"JOIN events c ON c.id = (\n"
+	"    SELECT r.id FROM events r JOIN strings rn ON rn.id = r.name_id\n"
+	"    WHERE r.trace_id = w.trace_id AND r.correlation = w.correlation AND r.kept AND r.kind = 0\n"
+	"      AND rn.text IN " LAUNCH_CALLS "\n"
+	"    ORDER BY r.id LIMIT 1)\n"
+	"JOIN strings cn ON cn.id = c.name_id\n"
+	"WHERE w.kept AND w.kind = 0 AND w.correlation IS NOT NULL\n"
+	"  AND a.name IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'mtia_ccp_events');\n";
 
 const char ns_schema_correlation_index[] =
 	"CREATE INDEX IF NOT EXISTS events_by_correlation ON events (trace_id, correlation)\n"

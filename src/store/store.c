@@ -49,24 +49,6 @@
 /* memory_events (schema.c) selects these kinds by number. */
 _Static_assert(NS_KIND_MEMORY == 1 && NS_KIND_OOM == 2, "schema.c memory_events view");
 
-enum stmt_id {
-	STMT_EVENT,
-	STMT_STRING,
-	STMT_TRACE_STRING,
-	STMT_THREAD,
-	STMT_PROCESS,
-	STMT_META,
-	STMT_XWARN,
-	STMT_FLOW,
-	STMT_STATS,
-	STMT_MEMORY,
-	STMT_AVG,
-	STMT_TRACE,
-	STMT_DETAIL,
-	STMT_NEFF_SUMMARY,
-	STMT_CORRELATION_INDEX,
-	STMT__COUNT
-};
 _Static_assert(STMT__COUNT < 256, "rowq.c keeps a statement id in a byte");
 
 /* What the writer thread runs: the INSERT of each table it fills, and the
@@ -1158,6 +1140,21 @@ static int write_trace_row(struct ns_store *s, const struct ns_trace *t, const s
 	ns_rowq_int(q, s->first_event_id);
 	ns_rowq_opt(q, t->truncated_at < 0 ? NS_NONE : t->truncated_at);
 	return ns_rowq_end_row(q, err);
+}
+
+struct ns_rowq *ns_store_rows(struct ns_store *s)
+{
+	return s->rows;
+}
+
+uint32_t ns_store_intern(struct ns_store *s, const char *text, size_t len)
+{
+	return ns_strtab_intern(&s->strings, text, len);
+}
+
+int ns_store_write_strings(struct ns_store *s, struct ns_error *err)
+{
+	return write_new_strings(s, err);
 }
 
 int ns_store_device_detail(struct ns_store *s, const struct ns_detail_neff *v, size_t n, struct ns_error *err)

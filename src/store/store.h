@@ -15,10 +15,11 @@
 #include "ntff/ntff.h"
 #include "store/sql.h"
 
-#define NS_SCHEMA_VERSION 8 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
+#define NS_SCHEMA_VERSION 9 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
                                4: event_stats slimmed, event_memory; 5: explorer_warnings;
                                6: device_detail, neff_summary; 7: events.bytes of memcpy/memset,
-                               events.flops; 8: the view rank_op_totals */
+                               events.flops; 8: views hta_device_events, kernel_stats,
+                               launches; 9: the view rank_op_totals */
 
 struct ns_store;
 
@@ -87,6 +88,16 @@ int ns_store_device_detail(struct ns_store *s, const struct ns_detail_neff *v, s
 int ns_store_commit(struct ns_store *s, struct ns_error *err);
 /* Closes and deletes the temp file (safe after a failed call, and with NULL). */
 void ns_store_abort(struct ns_store *s);
+
+/* Writes the traces of the databases shards[0..n) (of this schema
+ * version, each checked before any work) into a new database at db_path,
+ * renumbering the database's ids (docs/schema.md "Merging databases"):
+ * the result is the database an ingest of all their traces together
+ * writes, in the same order (by traces.path; the same path by rank, then
+ * in the order given).
+ * Atomic as ns_store_create/ns_store_commit; streaming, one shard open at a
+ * time. */
+int ns_store_merge(const char *db_path, char *const *shards, size_t n, struct ns_error *err);
 
 /* Loads every trace of a database back into models (for report from a db or
  * a cache). *out is an array of *n initialised traces; free with

@@ -26,18 +26,11 @@ _get_gpu_kernel_type_time cuts each of its segments to whole µs
 (astype(int)) there. PATH may start with @CORPUS@ as in run_one.py; a missing one is a
 skip (77).
 """
-import decimal
-import json
-import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(SRC, "tests", "data"))
-import corpus  # noqa: E402
+import oracle_check as oc
 
-D = decimal.Decimal
+D = oc.D
 HTA_TYPE = {"COMPUTATION": "compute", "COMMUNICATION": "communication", "MEMORY": "memory"}
 ROUNDED = D("0.0005")  # a mean or standard deviation rounded to the ns
 HTA_ROUNDED = D("0.005")  # HTA rounds the idle times to 0.01 us
@@ -56,44 +49,12 @@ KNOWN = {
 }
 
 
-class Check:
-    def __init__(self, tolerance, known):
-        self.tolerance = tolerance
-        self.known = known
-        self.fails = []
-        self.n = 0
-        self.n_known = 0
-        self.worst = D(0)
-
-    def eq(self, what, want, got, slack=D(0)):
-        self.n += 1
-        if what in self.known:
-            self.n_known += 1
-            said = self.known.pop(what)
-            if (D(want), D(got)) != (D(said[0]), D(said[1])):
-                self.fails.append("%s: HTA %s, neuron-stats %s; docs/analyses.md says HTA %s, neuron-stats %s"
-                                  % (what, want, got, said[0], said[1]))
-            return
-        diff = abs(D(want) - D(got))
-        self.worst = max(self.worst, diff if slack == 0 else D(0))
-        if diff > slack + self.tolerance:
-            self.fails.append("%s: HTA %s, neuron-stats %s" % (what, want, got))
-
-
-def run(binary, args):
-    c = subprocess.run([binary] + args + ["--no-cache", "-f", "json"], capture_output=True)
-    if c.returncode != 0:
-        raise SystemExit("neuron-stats %s failed (exit %d): %s"
-                         % (" ".join(args), c.returncode, c.stderr.decode(errors="replace")))
-    return json.loads(c.stdout, parse_float=D)
-
-
 def temporal(ck, want, ours):
     got = {r["rank"]: r for r in ours}
     for rank, idle, compute, non_compute, span in want["rows"]:
         r = got.get(rank)
         if r is None:
-            ck.fails.append("temporal: rank %d missing" % rank)
+            ck.fail("temporal: rank %d missing" % rank)
             continue
         for name, w, key in (("span", span, "kernel_time_us"), ("idle", idle, "idle_time_us"),
                              ("compute", compute, "compute_time_us"),
@@ -108,7 +69,7 @@ def idle(ck, want, ours):
         key = (rank, stream, cat)
         seen.add(key)
         if key not in got:
-            ck.fails.append("idle: rank %d stream %d %s missing" % key)
+            ck.fail("idle: rank %d stream %d %s missing" % key)
             continue
         ck.eq("idle rank %d stream %d %s" % key, D(t), got[key], HTA_ROUNDED)
     for key, t in got.items():
@@ -124,7 +85,7 @@ def kernels(ck, want, ours):
         seen.add(key)
         r = got.get(key)
         if r is None:
-            ck.fails.append("kernels: rank %d %s %r missing" % key)
+            ck.fail("kernels: rank %d %s %r missing" % key)
             continue
         what = "kernels rank %d %s %r" % key
         ck.eq(what + " sum", total, r["total_us"])
@@ -134,7 +95,7 @@ def kernels(ck, want, ours):
         ck.eq(what + " std", std, r["stddev_us"], ROUNDED)
     for key in got:
         if key[1] != "other" and key not in seen:
-            ck.fails.append("kernels: rank %d %s %r not in HTA's table" % key)
+            ck.fail("kernels: rank %d %s %r not in HTA's table" % key)
 
 
 def kernel_type(ck, want, ours):
@@ -159,31 +120,22 @@ def main():
     if len(args) != 3:
         sys.exit(__doc__)
     binary, path, expected = args
-    path = corpus.resolve(path, binary)
-    if not os.path.exists(path):
-        print(corpus.skip_reason(path))
+    path = oc.trace_or_skip(binary, path)
+    if path is None:
         return 77
-    with open(os.path.join(SRC, expected)) as f:
-        want = json.load(f)
-    ck = Check(tolerance, dict(KNOWN.get(expected, {})))
-    breakdown = run(binary, ["breakdown", path])
+    want = oc.expected(expected)
+    ck = oc.Check(tolerance, KNOWN.get(expected, {}), source="HTA")
+    breakdown = oc.run_json(binary, ["breakdown", path])
     temporal(ck, want["temporal"], breakdown)
-    idle(ck, want["idle"], run(binary, ["breakdown", "--idle", path]))
-    kernels(ck, want["kernels"], run(binary, ["kernels", path]))
+    idle(ck, want["idle"], oc.run_json(binary, ["breakdown", "--idle", path]))
+    kernels(ck, want["kernels"], oc.run_json(binary, ["kernels", path]))
     if want["ns_rounding"]:
         kernel_type(ck, want["kernel_type"], breakdown)
     else:
         print("kernel_type not compared: with HTA_DISABLE_NS_ROUNDING=1 HTA cuts each of its segments to whole us")
-    ck.fails += ["%s: not compared (a known difference that did not occur)" % what for what in ck.known]
-    if not ck.fails:
-        print("ok: %d values equal HTA's%s (%s; largest difference %s us)%s"
-              % (ck.n - ck.n_known, " within %s us" % tolerance if tolerance else "", expected, ck.worst,
-                 "; %d differ as docs/analyses.md says" % ck.n_known if ck.n_known else ""))
-        return 0
-    for f in ck.fails[:30]:
-        print(f)
-    print("FAIL: %d of %d values differ from HTA's" % (len(ck.fails), ck.n))
-    return 1
+    return ck.finish("%d values equal HTA's%s (%s; largest difference %s us)%s"
+                     % (ck.n - ck.n_known, " within %s us" % tolerance if tolerance else "", expected, ck.worst,
+                        "; %d differ as docs/analyses.md says" % ck.n_known if ck.n_known else ""))
 
 
 if __name__ == "__main__":

@@ -11,19 +11,11 @@ ProfilerStep#N are left out of the comparison: HTA leaves them out (on
 HTA's negative_queue_length_values_check/rank0 trace, all 1306 launches of
 ProfilerStep#554 and no other). TRACE may start with @CORPUS@ as in run_one.py; a missing one is a skip (77).
 """
-import decimal
 import gzip
 import json
-import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(SRC, "tests", "data"))
-import corpus  # noqa: E402
-
-D = decimal.Decimal
+import oracle_check as oc
 
 
 def last_step_calls(trace):
@@ -40,31 +32,26 @@ def main():
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     binary, trace, expected = sys.argv[1:4]
-    trace = corpus.resolve(trace, binary)
-    if not os.path.exists(trace):
-        print(corpus.skip_reason(trace))
+    trace = oc.trace_or_skip(binary, trace)
+    if trace is None:
         return 77
-    with open(os.path.join(SRC, expected)) as f:
-        want = [(r[0], D(r[1]), D(r[2]), D(r[3])) for r in json.load(f)["rows"]]
-    c = subprocess.run([binary, "launches", "--each", "--no-cache", "-f", "json", trace], capture_output=True)
-    if c.returncode != 0:
-        print("neuron-stats failed (exit %d): %s" % (c.returncode, c.stderr.decode(errors="replace")))
-        return 1
-    got = sorted((r["correlation"], D(str(r["cpu_duration"])), D(str(r["gpu_duration"])), D(str(r["launch_delay"])))
-                 for r in json.loads(c.stdout, parse_float=D))
+    want_rows = oc.expected(expected)["rows"]
+    got_rows = oc.run_json(binary, ["launches", "--each", trace])
+    want = {r[0]: r[1:] for r in want_rows}
+    got = {r["correlation"]: r for r in got_rows}
+    if len(want) != len(want_rows) or len(got) != len(got_rows):
+        sys.exit("a correlation id with two launches: compare them by more than their id")
     if sys.argv[4:] == ["--hta-drops-last-step"]:
         dropped = last_step_calls(trace)
-        print("left out: %d launches of the last ProfilerStep (HTA leaves them out)"
-              % sum(1 for g in got if g[0] in dropped))
-        got = [g for g in got if g[0] not in dropped]
-    if got == want:
-        print("ok: %d launches equal HTA's (%s)" % (len(got), expected))
-        return 0
-    print("HTA %d launches, neuron-stats %d" % (len(want), len(got)))
-    for w, g in [(w, g) for w, g in zip(want, got) if w != g][:20]:
-        print("HTA %s, neuron-stats %s" % (w, g))
-    print("FAIL: neuron-stats and HTA disagree")
-    return 1
+        print("left out: %d launches of the last ProfilerStep (HTA leaves them out)" % len(set(got) & dropped))
+        got = {c: r for c, r in got.items() if c not in dropped}
+    ck = oc.Check(source="HTA")
+    for c in sorted(set(got) ^ set(want)):
+        ck.fail("launch %s: in %s only" % (c, "neuron-stats" if c in got else "HTA"))
+    for c in sorted(set(got) & set(want)):
+        for field, w in zip(("cpu_duration", "gpu_duration", "launch_delay"), want[c]):
+            ck.eq("launch %s %s" % (c, field), w, got[c][field])
+    return ck.finish("%d launches equal HTA's (%s)" % (len(got), expected))
 
 
 if __name__ == "__main__":

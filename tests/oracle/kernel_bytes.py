@@ -19,19 +19,14 @@ args give 2.478 GB/s, their 21,760 bytes over their 8 µs 2.720.) Only traces wi
 distinct ProfilerStep#N (HTA's last-step filter does not apply there). A
 missing PATH is a skip (77).
 """
-import decimal
 import gzip
 import json
 import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(SRC, "tests", "data"))
-import corpus  # noqa: E402
+import oracle_check as oc
 
-D = decimal.Decimal
+D = oc.D
 CATS = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
 
 
@@ -71,41 +66,28 @@ def rank_rows(path, position):
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    binary, path = sys.argv[1], corpus.resolve(sys.argv[2], sys.argv[1])
-    if not os.path.exists(path):
-        print(corpus.skip_reason(path))
+    binary, path = sys.argv[1], oc.trace_or_skip(sys.argv[1], sys.argv[2])
+    if path is None:
         return 77
     files = sorted(os.path.join(path, n) for n in os.listdir(path)) if os.path.isdir(path) else [path]
     want = {}
     for i, f in enumerate(files):
         want.update(rank_rows(f, i))
-    c = subprocess.run([binary, "kernels", "--bytes", "--no-cache", "-f", "json", path], capture_output=True)
-    if c.returncode != 0:
-        print("neuron-stats failed (exit %d): %s" % (c.returncode, c.stderr.decode(errors="replace")))
-        return 1
-    got = {(r["rank"], r["name"]): r for r in json.loads(c.stdout, parse_float=D)}
-    fails = []
+    got = {(r["rank"], r["name"]): r for r in oc.run_json(binary, ["kernels", "--bytes", path])}
+    ck = oc.Check(source="trace")
     if set(got) != set(want):
-        fails.append("rows: trace %s, neuron-stats %s" % (sorted(want), sorted(got)))
+        ck.fail("rows: trace %s, neuron-stats %s" % (sorted(want), sorted(got)))
     for key in sorted(set(got) & set(want)):
         w, g = want[key], got[key]
         exact = {"count": w["count"], "total_us": w["ns"] / 1000, "bytes": sum(w["bytes"]),
                  "min_bytes": min(w["bytes"]), "max_bytes": max(w["bytes"])}
         for field, value in exact.items():
-            if D(value) != D(g[field]):
-                fails.append("%s %s: trace %s, neuron-stats %s" % (key, field, value, g[field]))
+            ck.eq("%s %s" % (key, field), value, g[field])
         gbps = (D(sum(w["bytes"])) / w["ns"]).quantize(D("0.001")) if w["ns"] else D(0)
-        if gbps != g["gb_per_s"]:
-            fails.append("%s GB/s: bytes / ns %s, neuron-stats %s" % (key, gbps, g["gb_per_s"]))
+        ck.eq("%s GB/s (bytes / ns)" % (key,), gbps, g["gb_per_s"])
         for off in w["bw_off"]:
-            fails.append("%s: the event at %s (%s bytes, dur %s us) has bandwidth %s GB/s, not bytes / ns"
-                         % ((key,) + off))
-    if fails:
-        print("\n".join(fails[:30]))
-        print("FAIL: %d differences" % len(fails))
-        return 1
-    print("ok: %d memcpy/memset rows equal the trace's own sums" % len(got))
-    return 0
+            ck.fail("%s: the event at %s (%s bytes, dur %s us) has bandwidth %s GB/s, not bytes / ns" % ((key,) + off))
+    return ck.finish("%d memcpy/memset rows equal the trace's own sums" % len(got))
 
 
 if __name__ == "__main__":

@@ -26,15 +26,11 @@ import gzip
 import json
 import os
 import re
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(SRC, "tests", "data"))
-import corpus  # noqa: E402
+import oracle_check as oc
 
-D = decimal.Decimal
+D = oc.D
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events", "cuda_sync")
 STEP = re.compile(r"ProfilerStep#(\d+)$")
 
@@ -137,40 +133,39 @@ def reference(path):
     return sorted(summary), sorted(rows), collectives
 
 
-def run(binary, path, view):
-    c = subprocess.run([binary, "stragglers", *view, path, "--no-cache", "-q", "-f", "json"], capture_output=True)
-    if c.returncode != 0:
-        sys.exit("neuron-stats failed (exit %d): %s" % (c.returncode, c.stderr.decode(errors="replace")))
-    return json.loads(c.stdout, parse_float=D)
+VIEWS = (  # the view's options, its columns (the first `keys` make a row's key)
+    ("steps", [], 1, ("step", "ranks", "last_rank", "last_end_us", "median_end_us", "last_behind_median_us",
+                      "min_duration_us", "median_duration_us", "max_duration_us")),
+    ("ranks", ["--ranks"], 2, ("step", "rank", "start_us", "end_us", "duration_us", "behind_median_us", "last")),
+    ("collectives", ["--collectives"], 1, ("rank", "collectives", "matched", "time_us", "wait_us", "last_arrivals")),
+)
+
+
+def compare_view(ck, name, keys, columns, got_rows, want_rows):
+    got = {tuple(r[c] for c in columns[:keys]): r for r in got_rows}
+    want = {w[:keys]: w for w in want_rows}
+    for key in sorted(set(got) ^ set(want)):
+        ck.fail("%s %s: in %s only" % (name, key, "neuron-stats" if key in got else "the reference"))
+    for key in sorted(set(got) & set(want)):
+        for column, w in zip(columns[keys:], want[key][keys:]):
+            if column == "last":
+                if w != got[key][column]:
+                    ck.fail("%s %s last: reference %s, neuron-stats %s" % (name, key, w, got[key][column]))
+                continue
+            ck.eq("%s %s %s" % (name, key, column), w, got[key][column])
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    binary, path = sys.argv[1], corpus.resolve(sys.argv[2], sys.argv[1])
-    if not os.path.exists(path):
-        print(corpus.skip_reason(path))
+    binary, path = sys.argv[1], oc.trace_or_skip(sys.argv[1], sys.argv[2])
+    if path is None:
         return 77
     want = reference(path)
-    got = (sorted(tuple(r[k] for k in ("step", "ranks", "last_rank", "last_end_us", "median_end_us",
-                                       "last_behind_median_us", "min_duration_us", "median_duration_us",
-                                       "max_duration_us")) for r in run(binary, path, [])),
-           sorted(tuple(r[k] for k in ("step", "rank", "start_us", "end_us", "duration_us", "behind_median_us",
-                                       "last")) for r in run(binary, path, ["--ranks"])),
-           sorted(tuple(r[k] for k in ("rank", "collectives", "matched", "time_us", "wait_us", "last_arrivals"))
-                  for r in run(binary, path, ["--collectives"])))
-    bad = 0
-    for view, g, w in zip(("steps", "ranks", "collectives"), got, want):
-        if g != w:
-            bad += 1
-            print("%s: neuron-stats %d rows, reference %d" % (view, len(g), len(w)))
-            for a, b in [(a, b) for a, b in zip(g, w) if a != b][:10]:
-                print("  neuron-stats %s\n  reference    %s" % (a, b))
-    if bad:
-        print("FAIL: neuron-stats and the reference disagree")
-        return 1
-    print("ok: %d steps, %d rank steps, %d ranks' collectives equal the reference" % tuple(len(w) for w in want))
-    return 0
+    ck = oc.Check(source="reference")
+    for (name, opts, keys, columns), want_rows in zip(VIEWS, want):
+        compare_view(ck, name, keys, columns, oc.run_json(binary, ["stragglers", *opts, path]), want_rows)
+    return ck.finish("%d steps, %d rank steps, %d ranks' collectives equal the reference" % tuple(len(w) for w in want))
 
 
 if __name__ == "__main__":
