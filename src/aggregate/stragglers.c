@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate/ranks.h"
 #include "common/vec.h"
 
 /* One rank's step, or one communication kernel, on the job's clock. */
@@ -26,20 +27,6 @@ static int by_key_input(const void *a, const void *b)
 	if (x->input != y->input)
 		return x->input < y->input ? -1 : 1;
 	return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static int by_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The median of x[0..n) (n > 0; sorts x): the middle value, or the mean of
- * the two middle ones. */
-static double median(int64_t *x, size_t n)
-{
-	qsort(x, n, sizeof(*x), by_i64);
-	return n % 2 ? (double)x[n / 2] : ((double)x[n / 2 - 1] + (double)x[n / 2]) / 2.0;
 }
 
 /* Each input's shift onto the job's clock: era C times are relative to the
@@ -66,10 +53,10 @@ static void one_step(const struct timed *g, size_t m, const struct ns_straggler_
 	}
 	for (size_t i = 0; i < m; i++)
 		scratch[i] = g[i].end - first;
-	double median_end = median(scratch, m);
+	double median_end = ns_median_i64(scratch, m);
 	for (size_t i = 0; i < m; i++)
 		scratch[i] = g[i].end - g[i].ts;
-	double median_dur = median(scratch, m); /* (sorts scratch) */
+	double median_dur = ns_median_i64(scratch, m); /* (sorts scratch) */
 	*sum = (struct ns_step_summary){ .step = g[0].key, .last_rank = in[g[last].input].rank,
 					 .last_end_ns = g[last].end - first, .n_ranks = m,
 					 .median_end_ns = median_end, .median_dur_ns = median_dur,

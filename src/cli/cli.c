@@ -30,6 +30,7 @@ const struct ns_command ns_cli_commands[] = {
 	{ &cmd_breakdown_spec, cmd_breakdown },
 	{ &cmd_overlap_spec, cmd_overlap },
 	{ &cmd_stragglers_spec, cmd_stragglers },
+	{ &cmd_ranks_spec, cmd_ranks },
 	{ &cmd_html_spec, cmd_html },
 	{ &cmd_completion_spec, cmd_completion },
 };

@@ -105,6 +105,7 @@ int cmd_kernels(int argc, char **argv);
 int cmd_breakdown(int argc, char **argv);
 int cmd_overlap(int argc, char **argv);
 int cmd_stragglers(int argc, char **argv);
+int cmd_ranks(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 
 extern const struct ns_cmd_spec cmd_merge_spec;
@@ -116,7 +117,7 @@ extern const struct ns_cmd_spec cmd_stacks_spec;
 extern const struct ns_cmd_spec cmd_counters_spec;
 extern const struct ns_cmd_spec cmd_launches_spec;
 extern const struct ns_cmd_spec cmd_kernels_spec, cmd_breakdown_spec;
-extern const struct ns_cmd_spec cmd_overlap_spec, cmd_stragglers_spec;
+extern const struct ns_cmd_spec cmd_overlap_spec, cmd_stragglers_spec, cmd_ranks_spec;
 extern const struct ns_cmd_spec cmd_html_spec;
 
 /* A command's -o FILE (outfile.c). Before any work: refused (NS_ERR_USAGE)

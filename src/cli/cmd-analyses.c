@@ -1,7 +1,8 @@
-/* neuron-stats kernels, breakdown, overlap and stragglers PATH: the
+/* neuron-stats kernels, breakdown, overlap, stragglers and ranks PATH: the
  * HTA-style analyses (docs/analyses.md), one row set per trace (rank) of
- * PATH; stragglers compares the traces (ranks) with each other. */
+ * PATH; stragglers and ranks compare the traces (ranks) with each other. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "aggregate/breakdown.h"
 #include "aggregate/kernels.h"
@@ -14,7 +15,9 @@
 static const char *opt_format;
 static bool opt_quiet, opt_by_type, opt_by_neff, opt_idle, opt_per_step, opt_no_cache, opt_steps, opt_ranks,
 	opt_collectives, opt_bytes;
-static long opt_kernel_wait_us = 30;
+static bool opt_summary;
+static const char *opt_metric;
+static long opt_kernel_wait_us = 30, opt_row_limit = 100;
 static struct ns_cli_select opt_select;
 
 static const struct ns_opt kernels_opts[] = {
@@ -57,6 +60,22 @@ static const struct ns_opt stragglers_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "ranks", "a row per step and rank (start, end, duration, behind the median)", &opt_ranks),
 	NS_FLAG(0, "collectives", "per rank: communication kernels, and their wait for the last rank", &opt_collectives),
+	NS_CLI_SELECT_OPTS(opt_select),
+	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
+	NS_CLI_JOBS_OPT,
+	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
+	NS_OPT_LAST,
+};
+
+static const struct ns_opt ranks_opts[] = {
+	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
+	NS_ENUM('m', "metric", "WHAT",
+		"self_device (default; self_cpu without a device), self_cpu, device_total, cpu_total or calls",
+		&opt_metric, ns_rank_metric_names),
+	NS_FLAG(0, "per-step", "a row per profiler step: each rank's step duration", &opt_per_step),
+	NS_FLAG(0, "summary", "min, median and max over the ranks, not each rank (always above 16 ranks)",
+		&opt_summary),
+	NS_INT('n', "row-limit", "N", "print at most N ops (-1: all; default 100)", &opt_row_limit, -1, NS_NO_MAX),
 	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
@@ -116,6 +135,22 @@ const struct ns_cmd_spec cmd_stragglers_spec = {
 		   "--collectives: per rank, its communication kernels and their wait for the last rank\n"
 		   "to arrive (matched by name and order across ranks; docs/analyses.md).",
 	.opts = stragglers_opts,
+	.min_args = 1,
+	.max_args = 1,
+	.complete_args = NS_COMPLETE_FILE,
+};
+
+const struct ns_cmd_spec cmd_ranks_spec = {
+	.name = "ranks",
+	.usage = "neuron-stats ranks PATH [--metric WHAT] [--per-step] [--format table|csv|json|markdown]",
+	.summary = "Cross-rank view: each op's time on every rank side by side, the slowest rank, max/median.",
+	.details = "PATH holds the ranks of one job (one trace each). Per op (the report's key, as\n"
+		   "--merge): the metric on each rank, its total, the rank with the most (the slowest)\n"
+		   "and max/median over the ranks (an op missing on a rank counts 0 there); largest\n"
+		   "total first. --per-step: per profiler step, each rank's step duration, the slowest\n"
+		   "rank, the rank that ended last (as stragglers) and max/median. Above 16 ranks, or\n"
+		   "with --summary, min, median and max replace the ranks' columns (docs/analyses.md).",
+	.opts = ranks_opts,
 	.min_args = 1,
 	.max_args = 1,
 	.complete_args = NS_COMPLETE_FILE,
@@ -295,6 +330,79 @@ int cmd_stragglers(int argc, char **argv)
 	ns_stragglers_release(&s);
 	free(in);
 	run_device_release(&d);
+	ns_run_release(&run);
+	return rc;
+}
+
+/* The ranks of a run, in its order. */
+static int64_t *run_ranks(const struct ns_run *run)
+{
+	int64_t *ranks = malloc((run->n ? run->n : 1) * sizeof(*ranks));
+	for (size_t i = 0; ranks && i < run->n; i++)
+		ranks[i] = rank_of(run, i);
+	return ranks;
+}
+
+/* ranks --per-step: the steps of stragglers, with each rank's duration. */
+static int rank_steps(const struct ns_run *run, const int64_t *ranks, struct ns_error *err)
+{
+	struct run_device d = { 0 };
+	struct ns_stragglers s = { 0 };
+	struct ns_straggler_input *in = calloc(run->n + 1, sizeof(*in));
+	int rc = in ? run_device_collect(run, &d, err) : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < run->n; i++)
+		in[i] = (struct ns_straggler_input){ &run->traces[i], ranks[i], &d.k[i], &d.steps[i] };
+	if (rc == 0)
+		rc = ns_stragglers_compute(in, run->n, &s, err);
+	if (rc == 0)
+		rc = ns_report_rank_steps(stdout, &s, ranks, run->n, opt_summary, ns_cli_format(opt_format), err);
+	ns_stragglers_release(&s);
+	free(in);
+	run_device_release(&d);
+	return rc;
+}
+
+/* ranks: each trace aggregated, the ops matched across them. */
+static int rank_ops(struct ns_run *run, const int64_t *ranks, struct ns_error *err)
+{
+	struct ns_agg_opts ao = { .backend_override = -1 };
+	struct ns_agg *aggs = calloc(run->n + 1, sizeof(*aggs));
+	struct ns_rank_ops r = { 0 };
+	bool use_device = false;
+	int rc = aggs ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < run->n; i++) {
+		rc = ns_aggregate(&run->traces[i], &ao, &aggs[i], err);
+		use_device |= rc == 0 && aggs[i].use_device;
+	}
+	enum ns_rank_metric m = use_device ? NS_RANK_SELF_DEVICE : NS_RANK_SELF_CPU;
+	for (int k = 0; opt_metric && k < NS_RANK_METRIC__COUNT; k++)
+		if (strcmp(opt_metric, ns_rank_metric_names[k]) == 0)
+			m = (enum ns_rank_metric)k;
+	if (rc == 0)
+		rc = ns_rank_ops_compute(aggs, run->n, m, &r, err);
+	if (rc == 0)
+		rc = ns_report_rank_ops(stdout, &r, ranks, m, opt_summary, opt_row_limit, ns_cli_format(opt_format), err);
+	ns_rank_ops_release(&r);
+	for (size_t i = 0; aggs && i < run->n; i++)
+		ns_agg_release(&aggs[i]);
+	free(aggs);
+	return rc;
+}
+
+int cmd_ranks(int argc, char **argv)
+{
+	struct ns_error err = { 0 };
+	struct ns_run run = { 0 };
+	int rc = load(argv, argc, &cmd_ranks_spec, &run, &err);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	int64_t *ranks = run_ranks(&run);
+	rc = !ranks ? ns_error_set(&err, NS_ERR_NOMEM, "out of memory")
+	     : opt_per_step ? rank_steps(&run, ranks, &err)
+			    : rank_ops(&run, ranks, &err);
+	if (rc)
+		rc = ns_cli_fail(&err);
+	free(ranks);
 	ns_run_release(&run);
 	return rc;
 }

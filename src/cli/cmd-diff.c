@@ -181,21 +181,40 @@ static size_t gate_count(const struct ns_diff *d, unsigned fail_mask, size_t cou
 	return fail_mask ? ns_diff_count(d, fail_mask) : 0;
 }
 
+/* What the diffs of a --ranks match run share: the options, the gate's
+ * tallies, and each pair's outcome for the table of the pairs. */
+struct rank_diffs {
+	const struct ns_diff_opts *dopts;
+	const struct ns_diff_sort_key *sort;
+	enum ns_format fmt;
+	struct ns_diff_write_opts *wo;
+	unsigned fail_mask;
+	size_t *counts; /* [NS_VERDICT__COUNT] */
+	size_t *failing;
+	struct ns_diff_rank_outcome *outcomes; /* one per pair */
+	size_t n_outcomes;
+};
+
 /* One diff of a rank pair (or of the summed runs, rank < 0), written with a
  * heading in the text forms and as an element of the JSON document. */
 static int write_one(const struct ns_diff_input *b, const struct ns_diff_input *n, int64_t rank, bool first,
-		     const struct ns_diff_opts *dopts, const struct ns_diff_sort_key *sort, enum ns_format fmt,
-		     struct ns_diff_write_opts *wo, unsigned fail_mask, size_t counts[NS_VERDICT__COUNT],
-		     size_t *failing, struct ns_error *err)
+		     struct rank_diffs *rd, struct ns_error *err)
 {
 	struct ns_diff d = { 0 };
-	int rc = ns_diff_compute(b, n, dopts, sort, &d, err);
+	enum ns_format fmt = rd->fmt;
+	int rc = ns_diff_compute(b, n, rd->dopts, rd->sort, &d, err);
 	size_t here = 0;
 	if (rc)
 		return rc;
-	here = gate_count(&d, fail_mask, counts);
-	*failing += here;
-	wo->gate_tripped = here > 0;
+	here = gate_count(&d, rd->fail_mask, rd->counts);
+	*rd->failing += here;
+	rd->wo->gate_tripped = here > 0;
+	if (rank >= 0) {
+		struct ns_diff_rank_outcome *o = &rd->outcomes[rd->n_outcomes++];
+		o->rank = rank;
+		memcpy(o->n_verdict, d.n_verdict, sizeof(o->n_verdict));
+		memcpy(o->total, d.total, sizeof(o->total));
+	}
 	if (fmt == NS_FMT_JSON) {
 		fputs(first ? "" : ",\n", stdout);
 		if (rank >= 0)
@@ -206,26 +225,37 @@ static int write_one(const struct ns_diff_input *b, const struct ns_diff_input *
 	} else {
 		printf(fmt == NS_FMT_MARKDOWN ? "\n## All ranks, summed\n\n" : "\n== all ranks, summed ==\n");
 	}
-	rc = ns_diff_write(stdout, &d, fmt, wo, err);
+	rc = ns_diff_write(stdout, &d, fmt, rd->wo, err);
 	if (rc == 0 && fmt == NS_FMT_JSON && rank >= 0)
 		fputs("}", stdout);
 	ns_diff_release(&d);
 	return rc;
 }
 
+/* The table of the pairs: each one's verdict counts and totals. */
+static int write_outcomes(const struct rank_diffs *rd, struct ns_error *err)
+{
+	if (rd->fmt == NS_FMT_JSON)
+		fputs("],\n\"rank_verdicts\": ", stdout);
+	else
+		printf(rd->fmt == NS_FMT_MARKDOWN ? "\n## Verdicts per rank\n\n" : "\n== verdicts per rank ==\n");
+	return ns_diff_write_rank_outcomes(stdout, rd->outcomes, rd->n_outcomes, rd->fmt, err);
+}
+
 /* --ranks match: rank i of BASE against rank i of NEW (as HTA's TraceDiff),
- * each pair a diff of its own, then the summed diff; ranks in one run only
- * are named. The gate counts every pair and the sum. */
-static int diff_by_rank(struct run_side sides[2], const char *const inputs[2], const struct ns_diff_opts *dopts,
-			const struct ns_diff_sort_key *sort, enum ns_format fmt, struct ns_diff_write_opts *wo,
-			unsigned fail_mask, size_t counts[NS_VERDICT__COUNT], size_t *failing, struct ns_error *err)
+ * each pair a diff of its own, then a line per pair, then the summed diff;
+ * ranks in one run only are named. The gate counts every pair and the sum. */
+static int diff_by_rank(struct run_side sides[2], const char *const inputs[2], struct rank_diffs *rd,
+			struct ns_error *err)
 {
 	bool first = true;
 	int rc = 0;
-	if (fmt == NS_FMT_CSV)
+	if (rd->fmt == NS_FMT_CSV)
 		return ns_error_set(err, NS_ERR_USAGE, "--ranks match: one CSV table per rank pair is not written; "
 						       "use --format json");
-	if (fmt == NS_FMT_JSON)
+	if (!(rd->outcomes = calloc(sides[0].n_done + 1, sizeof(*rd->outcomes))))
+		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	if (rd->fmt == NS_FMT_JSON)
 		fputs("{\"schema\": \"neuron-stats-diff-ranks/1\",\n\"ranks\": [", stdout);
 	for (size_t i = 0; rc == 0 && i < sides[0].n_done; i++) {
 		long j = trace_of_rank(&sides[1], rank_of(&sides[0], i));
@@ -233,7 +263,7 @@ static int diff_by_rank(struct run_side sides[2], const char *const inputs[2], c
 			continue;
 		struct ns_diff_input b = { sides[0].run.traces[i].path, &sides[0].aggs[i], &sides[0].steps[i], 1, NULL };
 		struct ns_diff_input n = { sides[1].run.traces[j].path, &sides[1].aggs[j], &sides[1].steps[j], 1, NULL };
-		rc = write_one(&b, &n, rank_of(&sides[0], i), first, dopts, sort, fmt, wo, fail_mask, counts, failing, err);
+		rc = write_one(&b, &n, rank_of(&sides[0], i), first, rd, err);
 		first = false;
 	}
 	for (int s = 0; rc == 0 && s < 2; s++)
@@ -243,14 +273,18 @@ static int diff_by_rank(struct run_side sides[2], const char *const inputs[2], c
 					fprintf(stderr, "neuron-stats: warning: diff: rank %lld is only in %s (%s)\n",
 						(long long)rank_of(&sides[s], i), s ? "NEW" : "BASE",
 						sides[s].run.traces[i].path);
-	if (rc == 0 && fmt == NS_FMT_JSON)
-		fputs("],\n\"aggregate\": ", stdout);
+	if (rc == 0)
+		rc = write_outcomes(rd, err);
+	if (rc == 0 && rd->fmt == NS_FMT_JSON)
+		fputs(",\n\"aggregate\": ", stdout);
 	struct ns_diff_input b = { inputs[0], sides[0].aggs, sides[0].steps, sides[0].n_done, NULL };
 	struct ns_diff_input n = { inputs[1], sides[1].aggs, sides[1].steps, sides[1].n_done, NULL };
 	if (rc == 0)
-		rc = write_one(&b, &n, -1, true, dopts, sort, fmt, wo, fail_mask, counts, failing, err);
-	if (rc == 0 && fmt == NS_FMT_JSON)
+		rc = write_one(&b, &n, -1, true, rd, err);
+	if (rc == 0 && rd->fmt == NS_FMT_JSON)
 		fputs("}\n", stdout);
+	free(rd->outcomes);
+	rd->outcomes = NULL;
 	return rc;
 }
 
@@ -334,7 +368,8 @@ int cmd_diff(int argc, char **argv)
 		goto fail;
 	if (by_rank) {
 		const char *const inputs[2] = { pos[0], pos[1] };
-		if (diff_by_rank(sides, inputs, &dopts, sort, fmt, &wo, fail_mask, counts, &failing, &err))
+		struct rank_diffs rd = { &dopts, sort, fmt, &wo, fail_mask, counts, &failing, NULL, 0 };
+		if (diff_by_rank(sides, inputs, &rd, &err))
 			goto fail;
 	} else {
 		struct ns_diff_input base = { pos[0], sides[0].aggs, sides[0].steps, sides[0].n_done, NULL };

@@ -1,10 +1,11 @@
-/* The `kernels`, `breakdown`, `overlap` and `stragglers` tables: grid layouts
+/* The `kernels`, `breakdown`, `overlap`, `stragglers` and `ranks` tables: grid layouts
  * (grid.h). Times are exact decimal µs; means, medians and standard
  * deviations are rounded to the nanosecond. */
 #include "report/analyses.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/vec.h"
@@ -297,4 +298,175 @@ int ns_report_stragglers(FILE *out, const struct ns_stragglers *s, enum ns_strag
 	else
 		collectives_grid(&g, s);
 	return ns_grid_render(out, &g, fmt, err);
+}
+
+/* The ranks' column headers and keys, "Rank N" and "rank_N" + unit
+ * ("_us" or ""), in one block (the grid borrows them until it is
+ * rendered). */
+static char *rank_labels(const int64_t *ranks, size_t n, const char *unit)
+{
+	char *labels = malloc((n ? n : 1) * 2 * NS_RANK_LABEL);
+	for (size_t k = 0; labels && k < n; k++) {
+		snprintf(labels + 2 * k * NS_RANK_LABEL, NS_RANK_LABEL, "Rank %lld", (long long)ranks[k]);
+		snprintf(labels + (2 * k + 1) * NS_RANK_LABEL, NS_RANK_LABEL, "rank_%lld%s", (long long)ranks[k], unit);
+	}
+	return labels;
+}
+
+static void rank_cols(struct ns_grid *g, const char *labels, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		col(g, labels + 2 * k * NS_RANK_LABEL, labels + (2 * k + 1) * NS_RANK_LABEL, false);
+}
+
+/* max / median; missing (NaN) when the median is 0. */
+static struct ns_cell spread(double max, double median)
+{
+	return (struct ns_cell){ .type = NS_CELL_REAL, .x = median > 0 ? max / median : NAN };
+}
+
+static struct ns_cell metric_cell(enum ns_rank_metric m, int64_t v)
+{
+	return ns_rank_metric_is_time(m) ? us(v) : integer(v);
+}
+
+static struct ns_cell metric_median(enum ns_rank_metric m, double median)
+{
+	return ns_rank_metric_is_time(m) ? nsx(median) : (struct ns_cell){ .type = NS_CELL_REAL, .x = median };
+}
+
+/* The columns of `ranks`' views: h_first (the first one text when
+ * first_text), then each rank's (or, in summary, h_summary's), then h_last. */
+static void rank_view_cols(struct ns_grid *g, const char *const (*h_first)[2], bool first_text, const char *labels,
+			   size_t n_ranks, bool summary, const char *const (*h_summary)[2], size_t n_summary,
+			   const char *const (*h_last)[2], size_t n_last)
+{
+	cols(g, h_first, 1, first_text ? 0 : SIZE_MAX);
+	if (summary)
+		cols(g, h_summary, n_summary, SIZE_MAX);
+	else
+		rank_cols(g, labels, n_ranks);
+	cols(g, h_last, n_last, SIZE_MAX);
+}
+
+int ns_report_rank_ops(FILE *out, const struct ns_rank_ops *r, const int64_t *ranks, enum ns_rank_metric m,
+		       bool summary, long row_limit, enum ns_format fmt, struct ns_error *err)
+{
+	static const char *const h_first[][2] = { { "Name", "name" } };
+	static const char *const h_summary[][2] = { { "Min", "min_us" }, { "Median (us)", "median_us" }, { "Max", "max_us" } };
+	static const char *const h_summary_calls[][2] = { { "Min", "min" }, { "Median", "median" }, { "Max", "max" } };
+	static const char *const h_last[][2] = { { "Total", "total_us" }, { "Slowest rank", "slowest_rank" },
+						 { "Max/median", "spread" } };
+	static const char *const h_last_calls[][2] = { { "Total", "total" }, { "Slowest rank", "slowest_rank" },
+						       { "Max/median", "spread" } };
+	bool is_time = ns_rank_metric_is_time(m);
+	size_t n = r->n_ranks;
+	summary = summary || n > NS_RANK_SIDE_BY_SIDE_MAX;
+	char *labels = rank_labels(ranks, n, is_time ? "_us" : "");
+	struct ns_cell *cells = malloc((n + 8) * sizeof(*cells));
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	int rc = labels && cells ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	if (rc == 0)
+		rank_view_cols(&g, h_first, true, labels, n, summary, is_time ? h_summary : h_summary_calls, 3,
+			       is_time ? h_last : h_last_calls, 3);
+	for (size_t i = 0; rc == 0 && i < r->n_ops && (row_limit < 0 || i < (size_t)row_limit); i++) {
+		const struct ns_rank_op *op = &r->ops[i];
+		size_t c = 0;
+		cells[c++] = text(ns_strtab_get(&r->strings, op->name));
+		if (summary) {
+			cells[c++] = metric_cell(m, op->min);
+			cells[c++] = metric_median(m, op->median);
+			cells[c++] = metric_cell(m, op->max);
+		} else {
+			for (size_t k = 0; k < n; k++)
+				cells[c++] = metric_cell(m, r->values[i * n + k]);
+		}
+		cells[c++] = metric_cell(m, op->total);
+		cells[c++] = rank_cell(ranks[op->slowest]);
+		cells[c++] = spread((double)op->max, op->median);
+		ns_grid_row(&g, cells, true, false);
+	}
+	if (rc == 0)
+		rc = ns_grid_render(out, &g, fmt, err);
+	else
+		ns_grid_release(&g);
+	free(cells);
+	free(labels);
+	return rc;
+}
+
+/* The rank (index into ranks) with rank number `rank`, or n. */
+static size_t rank_index(const int64_t *ranks, size_t n, int64_t rank)
+{
+	size_t k = 0;
+	while (k < n && ranks[k] != rank)
+		k++;
+	return k;
+}
+
+/* One step's row: its ranks' durations p[0..m). */
+static void step_row(struct ns_grid *g, const struct ns_step_summary *s, const struct ns_step_rank *p, size_t m,
+		     const int64_t *ranks, size_t n, bool summary, struct ns_cell *cells)
+{
+	size_t c = 0, slowest = 0;
+	cells[c++] = integer(s->step);
+	if (summary) {
+		cells[c++] = integer((int64_t)s->n_ranks);
+		cells[c++] = us(s->min_dur_ns);
+		cells[c++] = nsx(s->median_dur_ns);
+		cells[c++] = us(s->max_dur_ns);
+	} else {
+		for (size_t k = 0; k < n; k++)
+			cells[c + k] = (struct ns_cell){ .type = NS_CELL_EMPTY };
+		for (size_t j = 0; j < m; j++) {
+			size_t k = rank_index(ranks, n, p[j].rank);
+			if (k < n && cells[c + k].type == NS_CELL_EMPTY)
+				cells[c + k] = us(p[j].end_ns - p[j].start_ns);
+		}
+		c += n;
+	}
+	for (size_t j = 1; j < m; j++)
+		if (p[j].end_ns - p[j].start_ns > p[slowest].end_ns - p[slowest].start_ns)
+			slowest = j;
+	cells[c++] = rank_cell(p[slowest].rank);
+	cells[c++] = rank_cell(s->last_rank);
+	cells[c++] = spread((double)s->max_dur_ns, s->median_dur_ns);
+	ns_grid_row(g, cells, true, false);
+}
+
+int ns_report_rank_steps(FILE *out, const struct ns_stragglers *s, const int64_t *ranks, size_t n, bool summary,
+			 enum ns_format fmt, struct ns_error *err)
+{
+	static const char *const h_first[][2] = { { "Step", "step" } };
+	static const char *const h_summary[][2] = { { "Ranks", "ranks" },
+						    { "Min dur", "min_duration_us" },
+						    { "Median dur (us)", "median_duration_us" },
+						    { "Max dur", "max_duration_us" } };
+	static const char *const h_last[][2] = { { "Slowest rank", "slowest_rank" }, { "Last rank", "last_rank" },
+						 { "Max/median", "spread" } };
+	summary = summary || n > NS_RANK_SIDE_BY_SIDE_MAX;
+	char *labels = rank_labels(ranks, n, "_us");
+	struct ns_cell *cells = malloc((n + 8) * sizeof(*cells));
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	int rc = labels && cells ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	if (rc == 0)
+		rank_view_cols(&g, h_first, false, labels, n, summary, h_summary, NS_ARRAY_SIZE(h_summary), h_last,
+			       NS_ARRAY_SIZE(h_last));
+	for (size_t i = 0, j = 0; rc == 0 && i < s->n_steps; i++) {
+		size_t from = j;
+		while (j < s->n_step_ranks && s->step_ranks[j].step == s->steps[i].step)
+			j++;
+		step_row(&g, &s->steps[i], s->step_ranks + from, j - from, ranks, n, summary, cells);
+	}
+	if (rc == 0)
+		rc = ns_grid_render(out, &g, fmt, err);
+	else
+		ns_grid_release(&g);
+	free(cells);
+	free(labels);
+	return rc;
 }

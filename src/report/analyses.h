@@ -1,6 +1,6 @@
 /* Layouts of the HTA-style analyses (docs/analyses.md): `kernels`,
- * `breakdown`, `overlap` and `stragglers`, one grid each, in every
- * --format. */
+ * `breakdown`, `overlap`, `stragglers` and `ranks`, one grid each, in
+ * every --format. */
 #ifndef NS_REPORT_ANALYSES_H
 #define NS_REPORT_ANALYSES_H
 
@@ -9,6 +9,7 @@
 #include "aggregate/breakdown.h"
 #include "aggregate/kernels.h"
 #include "aggregate/overlap.h"
+#include "aggregate/ranks.h"
 #include "aggregate/stragglers.h"
 #include "report/report.h"
 
@@ -46,5 +47,20 @@ int ns_report_overlap(FILE *out, const struct ns_rank_overlap *r, size_t n, bool
 enum ns_straggler_view { NS_STRAGGLERS_STEPS = 0, NS_STRAGGLERS_RANKS, NS_STRAGGLERS_COLLECTIVES };
 int ns_report_stragglers(FILE *out, const struct ns_stragglers *s, enum ns_straggler_view view, enum ns_format fmt,
 			 struct ns_error *err);
+
+/* `ranks`: more ranks than this are summarised (min, median, max) rather
+ * than shown side by side. */
+#define NS_RANK_SIDE_BY_SIDE_MAX 16
+#define NS_RANK_LABEL 32 /* bytes of a rank column's header or key */
+/* One row per op: the metric of each rank (ranks[k] names rank k of r;
+ * summary: their min, median and max instead), the total, the slowest
+ * rank and max/median; at most row_limit rows (-1: all). */
+int ns_report_rank_ops(FILE *out, const struct ns_rank_ops *r, const int64_t *ranks, enum ns_rank_metric m,
+		       bool summary, long row_limit, enum ns_format fmt, struct ns_error *err);
+/* One row per profiler step: each rank's step duration (ranks[0..n), the
+ * run's ranks; summary: min, median, max), the rank with the longest one,
+ * the rank that ended last, and max/median of the durations. */
+int ns_report_rank_steps(FILE *out, const struct ns_stragglers *s, const int64_t *ranks, size_t n, bool summary,
+			 enum ns_format fmt, struct ns_error *err);
 
 #endif

@@ -176,6 +176,18 @@ size_t ns_diff_count(const struct ns_diff *d, unsigned verdict_mask);
 int ns_diff_write(FILE *out, const struct ns_diff *d, enum ns_format fmt, const struct ns_diff_write_opts *o,
 		  struct ns_error *err);
 
+/* --ranks match: one rank pair's outcome (its diff's verdict counts and
+ * totals), for the table of the pairs. */
+struct ns_diff_rank_outcome {
+	int64_t rank;
+	size_t n_verdict[NS_VERDICT__COUNT];
+	struct ns_diff_metric total[NS_DIFF_N_METRICS];
+};
+/* One row per pair: verdict counts, Self CPU and Self device totals and
+ * their change (JSON: the array alone, no newline). */
+int ns_diff_write_rank_outcomes(FILE *out, const struct ns_diff_rank_outcome *v, size_t n, enum ns_format fmt,
+				struct ns_error *err);
+
 /* ---- statistics (exposed for the unit tests) ---- */
 /* Median and MAD of v[0..n) (n > 0); scratch holds n doubles. */
 struct ns_step_stats ns_step_stats_of(const int64_t *v, size_t n, double *scratch);

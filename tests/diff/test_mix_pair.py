@@ -154,6 +154,12 @@ def check_ranks(ns, ranks_dir):
     check("ranks: mm kernel unchanged on rank 0, regressed on rank 1", verdicts == ["unchanged", "regressed"],
           str(verdicts))
     check("ranks: the aggregate sums both", doc["aggregate"]["base"]["traces"] == 2)
+    outcomes = [(o["rank"], o["regressed"], o["base_self_device_us"], o["new_self_device_us"])
+                for o in doc["rank_verdicts"]]
+    want = [(r["rank"], r["diff"]["verdicts"]["regressed"], r["diff"]["totals"]["self_device"]["base_us"],
+             r["diff"]["totals"]["self_device"]["new_us"]) for r in doc["ranks"]]
+    check("ranks: rank_verdicts has each pair's regressed count and Self device totals", outcomes == want,
+          "%s != %s" % (outcomes, want))
     check("ranks: --fail-on regression exits 4", p.returncode == 4, str(p.returncode))
 
 

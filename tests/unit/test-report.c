@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "aggregate/aggregate.h"
+#include "aggregate/ranks.h"
 #include "common/trace.h"
 #include "ingest/ingest.h"
 #include "report/report.h"
+#include "report/analyses.h"
 
 /* spec D3, verbatim */
 static const char D3_DEFAULT[] =
@@ -915,4 +917,58 @@ Test(fields, flops_from_and_tflops)
 	cr_assert(strstr(got, "shapes      4.000000  \n"), "%s", got);
 	free(got);
 	hb_release(&h);
+}
+
+/* ---- ranks (aggregate/ranks.h, report/analyses.h) ---- */
+
+/* 18 ranks: aten::mm on every rank (rank k: 100 + k µs of self device;
+ * ranks 16 and 17 tie at the top), aten::add on rank 0 only. */
+static void ranks_build(struct hb *h, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		hb_init(&h[k], NS_BACKEND_CUDA, false);
+		int64_t ns = (int64_t)(100 + (k < 17 ? k : 16)) * 1000;
+		struct ns_avg *r = cpu_row(&h[k], "aten::mm", 1.0, 1.0, 1);
+		r->self_device_ns = ns;
+		if (k == 0)
+			cpu_row(&h[k], "aten::add", 1.0, 1.0, 2)->self_device_ns = 5000;
+	}
+}
+
+Test(ranks, matched_across_ranks_slowest_first_on_tie_missing_is_zero)
+{
+	struct hb h[18];
+	struct ns_agg aggs[18];
+	struct ns_rank_ops r;
+	struct ns_error err = { 0 };
+	ranks_build(h, 18);
+	for (size_t k = 0; k < 18; k++)
+		aggs[k] = h[k].a;
+	cr_assert_eq(ns_rank_ops_compute(aggs, 18, NS_RANK_SELF_DEVICE, &r, &err), 0, "%s", err.msg);
+	cr_assert_eq(r.n_ops, 2);
+	cr_assert_str_eq(ns_strtab_get(&r.strings, r.ops[0].name), "aten::mm");
+	cr_expect_eq(r.ops[0].slowest, 16, "ranks 16 and 17 tie: the first");
+	cr_expect_eq(r.ops[0].max, 116000);
+	cr_expect_eq(r.ops[0].min, 100000);
+	cr_expect_float_eq(r.ops[0].median, 108500.0, 1e-9, "even count: the mean of the two middle values");
+	cr_expect_eq(r.values[1 * 18 + 0], 5000);
+	cr_expect_eq(r.values[1 * 18 + 1], 0, "missing on a rank: 0");
+	cr_expect_float_eq(r.ops[1].median, 0.0, 1e-9);
+
+	int64_t ranks[18];
+	for (size_t k = 0; k < 18; k++)
+		ranks[k] = (int64_t)k;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_eq(ns_report_rank_ops(f, &r, ranks, NS_RANK_SELF_DEVICE, false, -1, NS_FMT_CSV, &err), 0);
+	fclose(f);
+	cr_expect_str_eq(buf, "name,min_us,median_us,max_us,total_us,slowest_rank,spread\r\n"
+			      "aten::mm,100.000,108.500,116.000,1952.000,16,1.06912442\r\n"
+			      "aten::add,0.000,0.000,5.000,5.000,0,\r\n",
+			 "above 16 ranks: min, median and max; no spread over a median of 0");
+	free(buf);
+	ns_rank_ops_release(&r);
+	for (size_t k = 0; k < 18; k++)
+		hb_release(&h[k]);
 }
