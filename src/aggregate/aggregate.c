@@ -10,6 +10,7 @@
 
 #include "aggregate/unfinished.h"
 #include "common/i64map.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 #define NO_INDEX (-1)
@@ -333,7 +334,7 @@ static int find_enclosing_ops(struct work *w)
 		if (ev->kind == NS_KIND_SLICE && (ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat)))
 			order[n++] = (int32_t)i;
 	}
-	qsort_r(order, n, sizeof(*order), cmp_enclosing_order, t->events);
+	ns_sort_r(order, n, sizeof(*order), cmp_enclosing_order, t->events);
 	for (size_t i = 0; i < t->n_threads; i++)
 		top[i] = NO_INDEX;
 	for (size_t k = 0; k < n; k++) {
@@ -722,7 +723,7 @@ static int inherit_overhead_ids(struct work *w, int64_t *id)
 	for (size_t f = 0; f < a->n_fevents; f++)
 		if (in_cpp_tree(w, &a->fevents[f], main_th))
 			cand[n++] = (int32_t)f;
-	qsort_r(cand, n, sizeof(*cand), cmp_cpp_tree_order, a);
+	ns_sort_r(cand, n, sizeof(*cand), cmp_cpp_tree_order, a);
 	for (size_t k = 0; k < n; k++) {
 		const struct ns_fevent *fe = &a->fevents[cand[k]];
 		int64_t start = ns_fevent_start(a, fe), end = ns_fevent_end(a, fe);
@@ -781,7 +782,7 @@ static int index_by_id(struct work *w)
 	for (size_t f = 0; f < a->n_fevents; f++)
 		if (a->fevents[f].device_type == NS_DEV_CPU && !a->fevents[f].is_async && w->ids[f] > 0)
 			w->by_id[w->n_by_id++] = (int32_t)f;
-	qsort_r(w->by_id, w->n_by_id, sizeof(*w->by_id), cmp_by_id, w->ids);
+	ns_sort_r(w->by_id, w->n_by_id, sizeof(*w->by_id), cmp_by_id, w->ids);
 	return 0;
 }
 
@@ -856,7 +857,7 @@ static int attach_kernels(struct work *w)
 	for (size_t f = 0; f < n_fe; f++)
 		if (counts_as_kernel(&a->fevents[f]) && (recipients(w, &a->fevents[f], &n), n))
 			order[n_order++] = (int32_t)f;
-	qsort_r(order, n_order, sizeof(*order), cmp_kernel_order, a);
+	ns_sort_r(order, n_order, sizeof(*order), cmp_kernel_order, a);
 	for (size_t k = 0; k < n_order; k++) {
 		const struct ns_fevent *fe = &a->fevents[order[k]];
 		const int32_t *to = recipients(w, fe, &n);
@@ -966,7 +967,7 @@ static int assign_memory(struct work *w)
 	for (size_t i = 0; i < t->n_events; i++)
 		if (t->events[i].kind == NS_KIND_MEMORY)
 			recs[a->n_mem_recs++] = (int32_t)i;
-	qsort_r(recs, n_rec, sizeof(*recs), cmp_event_time, t->events);
+	ns_sort_r(recs, n_rec, sizeof(*recs), cmp_event_time, t->events);
 	for (size_t k = 0; k < n_rec; k++) {
 		const struct ns_event *ev = &t->events[recs[k]];
 		a->mem_ts[k] = ev->ts_ns;
@@ -1031,7 +1032,7 @@ static int cmp_fevent_order(const void *x, const void *y, void *ctx)
  * aggregation. */
 static void sort_fevents(struct work *w)
 {
-	qsort_r(w->order, w->n_order, sizeof(*w->order), cmp_fevent_order, w);
+	ns_sort_r(w->order, w->n_order, sizeof(*w->order), cmp_fevent_order, w);
 }
 
 /* spec A3: _populate_cpu_children, then _remove_dup_nodes. Children lists

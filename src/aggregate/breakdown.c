@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sort.h"
 #include "common/vec.h"
 
 static const char *const idle_names[NS_IDLE__COUNT] = { "host_wait", "kernel_wait", "other" };
@@ -106,7 +107,7 @@ static int idle_streams(struct ns_kevent *v, size_t n, int64_t kernel_wait_ns, s
 		if (!v[i].is_sync)
 			v[kept++] = v[i];
 	n = kept;
-	qsort(v, n, sizeof(*v), by_stream_ts);
+	ns_sort(v, n, sizeof(*v), by_stream_ts);
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
 		for (hi = lo + 1; hi < n && v[hi].stream == v[lo].stream; hi++)
 			;
@@ -125,8 +126,9 @@ int ns_breakdown_compute(const struct ns_kevents *k, int64_t kernel_wait_ns, str
 	struct ns_kevent *v = malloc((k->n ? k->n : 1) * sizeof(*v));
 	if (!v)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	memcpy(v, k->v, k->n * sizeof(*v));
-	qsort(v, k->n, sizeof(*v), by_ts);
+	if (k->n) /* k->v is NULL when there is no device work */
+		memcpy(v, k->v, k->n * sizeof(*v));
+	ns_sort(v, k->n, sizeof(*v), by_ts);
 	temporal(v, k->n, &out->temporal);
 	if (idle_streams(v, k->n, kernel_wait_ns, out) < 0) {
 		ns_breakdown_release(out);
@@ -149,8 +151,9 @@ int ns_breakdown_steps(const struct ns_kevents *k, const struct ns_psteps *steps
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	memcpy(v, k->v, k->n * sizeof(*v));
-	qsort(v, k->n, sizeof(*v), by_ts);
+	if (k->n) /* k->v is NULL when there is no device work */
+		memcpy(v, k->v, k->n * sizeof(*v));
+	ns_sort(v, k->n, sizeof(*v), by_ts);
 	for (size_t i = 0; i < k->n; i++)
 		if ((step_of[i] = ns_psteps_find(steps, v[i].launch_ts_ns)) >= 0)
 			first[step_of[i] + 1]++;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "aggregate/calltree.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 /* The child of parent named name, of a kind, made on first use; children
@@ -92,7 +93,7 @@ static int mixed_init(struct mixed *m, const struct ns_agg *a)
 	for (size_t f = 0; f < a->n_fevents; f++)
 		if (in_mixed(&a->fevents[f]))
 			m->entries[m->n++] = -1 - (int32_t)f;
-	qsort_r(m->entries, m->n, sizeof(*m->entries), cmp_span, m);
+	ns_sort_r(m->entries, m->n, sizeof(*m->entries), cmp_span, m);
 	return (m->self_ns = malloc((m->n + 1) * sizeof(*m->self_ns))) ? 0 : -1;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "aggregate/counters.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 static int cmp_ts(const void *x, const void *y, void *ctx)
@@ -30,7 +31,7 @@ static uint32_t *events_by_time(const struct ns_trace *t, bool launches, size_t 
 		if (launches ? is_launch(t, &t->events[i]) : t->events[i].kind == NS_KIND_COUNTER)
 			v[(*n)++] = (uint32_t)i;
 	if (v)
-		qsort_r(v, *n, sizeof(*v), cmp_ts, t->events);
+		ns_sort_r(v, *n, sizeof(*v), cmp_ts, t->events);
 	return v;
 }
 

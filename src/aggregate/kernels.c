@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 static const char *const ktype_names[NS_KTYPE__COUNT] = { "compute", "communication", "memory", "other" };
@@ -283,7 +284,7 @@ int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool
 	struct keyed_dur *d = keyed_durations(t, k, by_type, by_neff, &n);
 	if (!d)
 		return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	qsort(d, n, sizeof(*d), by_key_dur);
+	ns_sort(d, n, sizeof(*d), by_key_dur);
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
 		for (hi = lo + 1; hi < n && d[hi].key == d[lo].key && d[hi].neff == d[lo].neff; hi++)
 			;
@@ -302,7 +303,7 @@ int ns_kstats_compute(const struct ns_trace *t, const struct ns_kevents *k, bool
 		out->total_ns += s->total_ns;
 	}
 	free(d);
-	qsort(out->v, out->n, sizeof(*out->v), row_order);
+	ns_sort(out->v, out->n, sizeof(*out->v), row_order);
 	out->by_neff = by_neff;
 	return 0;
 }
@@ -344,7 +345,7 @@ int ns_psteps_collect(const struct ns_trace *t, struct ns_psteps *out, struct ns
 	}
 	if (out->n == 0) /* (out->v is NULL) */
 		return 0;
-	qsort(out->v, out->n, sizeof(*out->v), by_step_ts);
+	ns_sort(out->v, out->n, sizeof(*out->v), by_step_ts);
 	if (several) { /* HTA keeps the CPU events that start before the last step */
 		int64_t last = out->v[out->n - 1].ts_ns;
 		while (out->n && out->v[out->n - 1].ts_ns >= last)

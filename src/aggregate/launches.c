@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "aggregate/launches.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 static const char *const launch_names[] = { "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync",
@@ -68,7 +69,7 @@ int ns_launches_find(const struct ns_agg *a, struct ns_launches *out, struct ns_
 			.op = f >= 0 ? ns_fevent_parent(&a->fevents[f]) : -1,
 			.cpu_ns = call->dur_ns, .device_ns = w->dur_ns, .delay_ns = delay > 0 ? delay : 0 };
 	}
-	qsort_r(out->v, out->n, sizeof(*out->v), cmp_launch, t->events);
+	ns_sort_r(out->v, out->n, sizeof(*out->v), cmp_launch, t->events);
 	goto out;
 oom:
 	rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");

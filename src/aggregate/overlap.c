@@ -1,5 +1,6 @@
 /* Communication/computation overlap (overlap.h; docs/analyses.md). */
 #include "aggregate/overlap.h"
+#include "common/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +92,9 @@ int ns_overlap_compute(const struct ns_kevents *k, const struct ns_psteps *steps
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	memcpy(v, k->v, k->n * sizeof(*v));
-	qsort(v, k->n, sizeof(*v), by_ts);
+	if (k->n) /* k->v is NULL when there is no device work */
+		memcpy(v, k->v, k->n * sizeof(*v));
+	ns_sort(v, k->n, sizeof(*v), by_ts);
 	for (size_t i = 0; i < k->n; i++)
 		step_of[i] = ns_psteps_find(steps, v[i].launch_ts_ns);
 	out->n = steps->n + 1;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 #define KEY_SEP '\x1f' /* joins the key's fields into one interned string */
@@ -38,7 +39,7 @@ static int by_i64(const void *a, const void *b)
 
 double ns_median_i64(int64_t *x, size_t n)
 {
-	qsort(x, n, sizeof(*x), by_i64);
+	ns_sort(x, n, sizeof(*x), by_i64);
 	return n % 2 ? (double)x[n / 2] : ((double)x[n / 2 - 1] + (double)x[n / 2]) / 2.0;
 }
 
@@ -154,7 +155,7 @@ static int order_ops(struct ns_rank_ops *r)
 	for (size_t i = 0; rc == 0 && i < r->n_ops; i++)
 		order[i] = (struct order_item){ r->ops[i].total, ns_strtab_get(&r->strings, r->ops[i].name), i };
 	if (rc == 0) {
-		qsort(order, r->n_ops, sizeof(*order), by_total_name);
+		ns_sort(order, r->n_ops, sizeof(*order), by_total_name);
 		for (size_t i = 0; i < r->n_ops; i++) {
 			ops[i] = r->ops[order[i].op];
 			memcpy(values + i * n_ranks, r->values + order[i].op * n_ranks, n_ranks * sizeof(*values));

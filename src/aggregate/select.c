@@ -6,6 +6,7 @@
 #include "aggregate/aggregate.h"
 #include "aggregate/select.h"
 #include "common/i64map.h"
+#include "common/sort.h"
 
 bool ns_select_active(const struct ns_select *sel)
 {
@@ -106,7 +107,7 @@ static int step_intervals(const struct ns_trace *t, const struct ns_select *sel,
 		return ns_error_set(err, NS_ERR_USAGE, "--steps %" PRId64 "..%" PRId64 ": no such step in %s (its steps: %" PRId64
 				    "..%" PRId64 ")", sel->first_step, sel->last_step, t->path, lo, hi);
 	}
-	qsort(v, n, sizeof(*v), cmp_interval);
+	ns_sort(v, n, sizeof(*v), cmp_interval);
 	size_t m = 0;
 	for (size_t i = 1; i < n; i++) {
 		if (v[i].start <= v[m].end)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/sort.h"
 
 #define NO_STEP (-1)            /* column of an event in no step */
 #define NOT_A_STEP INT64_MIN    /* number of an event that is no step annotation */
@@ -197,7 +198,7 @@ out:
 size_t ns_step_numbers_unique(int64_t *numbers, size_t n)
 {
 	size_t kept = 0;
-	qsort(numbers, n, sizeof(*numbers), cmp_i64);
+	ns_sort(numbers, n, sizeof(*numbers), cmp_i64);
 	for (size_t k = 0; k < n; k++)
 		if (kept == 0 || numbers[kept - 1] != numbers[k])
 			numbers[kept++] = numbers[k];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "aggregate/ranks.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 /* One rank's step, or one communication kernel, on the job's clock. */
@@ -83,7 +84,7 @@ static int steps_part(const struct ns_straggler_input *in, size_t n, const int64
 			v[k] = (struct timed){ NULL, p->number, i, p->ts_ns + shift[i], p->end_ns + shift[i] };
 		}
 	if (rc == 0)
-		qsort(v, total, sizeof(*v), by_key_input);
+		ns_sort(v, total, sizeof(*v), by_key_input);
 	for (size_t lo = 0, hi; rc == 0 && lo < total; lo = hi) {
 		for (hi = lo + 1; hi < total && v[hi].key == v[lo].key; hi++)
 			;
@@ -118,7 +119,7 @@ static int rank_kernels(const struct ns_straggler_input *in, size_t i, int64_t s
 		c->total_ns += kv->end_ns - kv->ts_ns;
 	}
 	if (*n > from) /* (*v may still be NULL) */
-		qsort(*v + from, *n - from, sizeof(**v), by_key_input); /* by name, then start */
+		ns_sort(*v + from, *n - from, sizeof(**v), by_key_input); /* by name, then start */
 	for (size_t k = from; k < *n; k++)
 		(*v)[k].key = k > from && strcmp((*v)[k - 1].name, (*v)[k].name) == 0 ? (*v)[k - 1].key + 1 : 0;
 	return 0;
@@ -153,7 +154,7 @@ static int collectives_part(const struct ns_straggler_input *in, size_t n, const
 		rc = rank_kernels(in, i, shift[i], &v, &nv, &cap, &out->collectives[i]);
 	}
 	if (rc == 0 && n > 1 && nv > 0) {
-		qsort(v, nv, sizeof(*v), by_key_input);
+		ns_sort(v, nv, sizeof(*v), by_key_input);
 		for (size_t lo = 0, hi; lo < nv; lo = hi) {
 			for (hi = lo + 1; hi < nv && v[hi].key == v[lo].key && strcmp(v[hi].name, v[lo].name) == 0; hi++)
 				;

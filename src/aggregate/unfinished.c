@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "aggregate/unfinished.h"
+#include "common/sort.h"
 
 static bool is_torch_op(const struct ns_event *ev)
 {
@@ -70,7 +71,7 @@ int ns_finish_unfinished(struct ns_trace *t)
 	for (size_t i = 0; i < t->n_events; i++)
 		if (in_tree(&t->events[i]))
 			order[n++] = (int32_t)i;
-	qsort_r(order, n, sizeof(*order), cmp_tree_order, t->events);
+	ns_sort_r(order, n, sizeof(*order), cmp_tree_order, t->events);
 
 	size_t depth = 0;
 	for (size_t k = 0; k < n; k++) {

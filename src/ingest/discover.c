@@ -1,4 +1,5 @@
 /* Finding the trace files below a directory. */
+#include "common/sort.h"
 #include "ingest/ingest.h"
 
 #include <dirent.h>
@@ -193,7 +194,7 @@ int ns_find_traces(const char *path, char ***out_paths, size_t *out_n, struct ns
 		free(l.paths);
 		return rc;
 	}
-	qsort(l.paths, l.n, sizeof(*l.paths), cmp_paths);
+	ns_sort(l.paths, l.n, sizeof(*l.paths), cmp_paths);
 	*out_paths = l.paths;
 	*out_n = l.n;
 	return 0;

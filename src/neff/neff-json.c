@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sort.h"
 #include "neff/neff-format.h"
 #include "neff/neff-internal.h"
 
@@ -502,8 +503,7 @@ int neff_read_json_members(struct ns_neff *neff, struct ns_error *err)
 	read_info(&r);
 	read_hlo_stats(&r);
 	read_neff_json(&r);
-	if (neff->tensor_count > 1)
-		qsort(neff->tensors, neff->tensor_count, sizeof(*neff->tensors), compare_tensors);
+	ns_sort(neff->tensors, neff->tensor_count, sizeof(*neff->tensors), compare_tensors);
 out:
 	if (!rc && r.nomem)
 		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", neff->path);

@@ -2,6 +2,7 @@
  * ("unit": a rank), the layouts of neuron-explorer's exports moved to the
  * process they belong to, and the exports converted earlier joined from
  * the cache (docs/neuron.md "Capture directories"). */
+#include "common/sort.h"
 #include "ntff/capture-internal.h"
 
 #include <ctype.h>
@@ -373,7 +374,6 @@ int cap_group(struct ns_capture *c, struct file_list *l, const struct ns_capture
 		if (cap_finish_unit(&c->units[u]))
 			return ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 	}
-	if (c->n_units > 1) /* units is NULL when there are none (qsort's argument is nonnull) */
-		qsort(c->units, c->n_units, sizeof(*c->units), cmp_units);
+	ns_sort(c->units, c->n_units, sizeof(*c->units), cmp_units);
 	return 0;
 }

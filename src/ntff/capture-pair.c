@@ -2,6 +2,7 @@
  * the exports with the pairs, and the gaps (what is missing, and the advice
  * for a device export named only by its model id) (docs/neuron.md
  * "Capture directories"). */
+#include "common/sort.h"
 #include "ntff/capture-internal.h"
 
 #include <stdio.h>
@@ -195,7 +196,7 @@ int cap_finish_unit(struct ns_cap_unit *u)
 {
 	bool *claimed = NULL;
 	int rc = -1;
-	qsort(u->files, u->n_files, sizeof(*u->files), cap_cmp_files);
+	ns_sort(u->files, u->n_files, sizeof(*u->files), cap_cmp_files);
 	for (size_t k = 0; k < u->n_files; k++)
 		cap_set_name(&u->files[k]);
 	u->trace = u->system_json = -1;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/sort.h"
 #include "common/vec.h"
 
 #define NONE (-1)
@@ -59,8 +60,7 @@ int sync_points(const struct ns_sysprof *sp, struct sync_pt **out, size_t *n)
 		if (ev->nc_ts != NS_NONE && ev->cpu_ts != NS_NONE)
 			p[k++] = (struct sync_pt){ ev->nc == NS_NONE ? 0 : ev->nc, ev->nc_ts, ev->cpu_ts };
 	}
-	if (k > 1) /* p may be NULL when empty (qsort's argument is nonnull) */
-		qsort(p, k, sizeof(*p), cmp_sync);
+	ns_sort(p, k, sizeof(*p), cmp_sync);
 	*out = p;
 	*n = k;
 	return 0;
@@ -262,8 +262,7 @@ static void fold_physical(struct work *w, struct ns_attach_stats *st)
 {
 	size_t out = 0;
 	st->hw_intervals = w->n_iv;
-	if (w->n_iv > 1)
-		qsort(w->iv, w->n_iv, sizeof(*w->iv), cmp_core_start);
+	ns_sort(w->iv, w->n_iv, sizeof(*w->iv), cmp_core_start);
 	lnc_size(w, st);
 	for (size_t i = 0; i < w->n_iv;) {
 		struct interval g = w->iv[i];
@@ -324,8 +323,7 @@ static int build_match_index(struct work *w)
 		if (ok && ev->kind == NS_KIND_SLICE)
 			w->match[w->n_match++] = (struct match){ ev->name, ev->ts_ns + base, i };
 	}
-	if (w->n_match > 1) /* NULL when empty */
-		qsort(w->match, w->n_match, sizeof(*w->match), cmp_match);
+	ns_sort(w->match, w->n_match, sizeof(*w->match), cmp_match);
 	return 0;
 }
 
@@ -474,8 +472,7 @@ static int measure_skew(struct work *w, struct ns_attach_stats *st)
 		}
 		st->skew_candidates += any;
 	}
-	if (n > 1)
-		qsort(d, n, sizeof(*d), cmp_i64);
+	ns_sort(d, n, sizeof(*d), cmp_i64);
 	size_t best = 0, zero = 0;
 	int64_t best_off = 0;
 	for (size_t i = 0, j = 0; i < n; i++) { /* window [d[i], d[i] + 2 * tolerance], centred */
@@ -515,8 +512,7 @@ static int emit(struct work *w)
 	ns_str tid = ns_strtab_intern(&t->strings, "neuron_hw", 9);
 	if (tid == UINT32_MAX)
 		return -1;
-	if (w->n_iv > 1) /* NULL when empty */
-		qsort(w->iv, w->n_iv, sizeof(*w->iv), cmp_intervals);
+	ns_sort(w->iv, w->n_iv, sizeof(*w->iv), cmp_intervals);
 	for (size_t k = 0; k < w->n_iv; k++) {
 		const struct interval *iv = &w->iv[k];
 		char pid[32], name[128];

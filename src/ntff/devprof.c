@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sort.h"
 #include "common/vec.h"
 #include "neff/neff.h" /* ns_neff_hash_normalize */
 
@@ -166,7 +167,7 @@ static int build_detail(struct reader *r)
 				dp->detail[k][n++] = (struct ns_detail_row){ (ns_str)id, r->cnt[k][id], ns == NS_NONE ? 0 : ns };
 			}
 		sort_names = &dp->detail_names;
-		qsort(dp->detail[k], n, sizeof(*dp->detail[k]), cmp_detail);
+		ns_sort(dp->detail[k], n, sizeof(*dp->detail[k]), cmp_detail);
 		dp->n_detail[k] = n;
 	}
 	return 0;

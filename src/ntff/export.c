@@ -2,6 +2,7 @@
  * or Explorer's Parquet tables read as one), notes and Explorer warnings,
  * key lists, flat key/values, time units and spans. The JSON walking itself
  * is ingest's (ingest/json/walk.h). */
+#include "common/sort.h"
 #include "ntff/ntff-internal.h"
 
 #include <math.h>
@@ -253,7 +254,7 @@ size_t spans_merge(struct ns_span *s, size_t n)
 	size_t o = 0;
 	if (n == 0)
 		return 0;
-	qsort(s, n, sizeof(*s), cmp_spans);
+	ns_sort(s, n, sizeof(*s), cmp_spans);
 	for (size_t i = 1; i < n; i++) {
 		if (s[i].start <= s[o].end) {
 			if (s[i].end > s[o].end)

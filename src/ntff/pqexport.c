@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sort.h"
 #include "common/vec.h"
 #include "ntff/parquet.h"
 
@@ -205,8 +206,7 @@ int pq_export_stream(const char *path, const struct ns_json_stream_cb *cb, void 
 		}
 		n++;
 	}
-	if (n > 1)
-		qsort(parts, n, sizeof(*parts), cmp_parts);
+	ns_sort(parts, n, sizeof(*parts), cmp_parts);
 	for (size_t i = 0; i < n && !rc;) {
 		size_t t = parts[i].table, end = i;
 		while (end < n && parts[end].table == t)

@@ -2,6 +2,7 @@
  * or opcode per NEFF (exact decimal µs, share of the NEFF's instruction
  * time), and the per-NEFF Summary figures ("-" when absent). */
 #include "report/detail.h"
+#include "common/sort.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,8 +24,7 @@ static int cmp_neff(const void *a, const void *b)
 
 void ns_detail_sort(struct ns_detail_neff *v, size_t n)
 {
-	if (n > 1)
-		qsort(v, n, sizeof(*v), cmp_neff);
+	ns_sort(v, n, sizeof(*v), cmp_neff);
 }
 
 /* Byte length of s cut to at most w code points (UTF-8). */

@@ -1,5 +1,6 @@
 /* The statistics of the diff (docs/diff.md "The rule"): per-step medians
  * and MADs, and the Mann-Whitney U test. */
+#include "common/sort.h"
 #include "report/diff.h"
 
 #include <math.h>
@@ -25,11 +26,11 @@ struct ns_step_stats ns_step_stats_of(const int64_t *v, size_t n, double *scratc
 		return st;
 	for (size_t i = 0; i < n; i++)
 		scratch[i] = (double)v[i];
-	qsort(scratch, n, sizeof(*scratch), cmp_double);
+	ns_sort(scratch, n, sizeof(*scratch), cmp_double);
 	st.median = sorted_median(scratch, n);
 	for (size_t i = 0; i < n; i++)
 		scratch[i] = fabs((double)v[i] - st.median);
-	qsort(scratch, n, sizeof(*scratch), cmp_double);
+	ns_sort(scratch, n, sizeof(*scratch), cmp_double);
 	st.mad = sorted_median(scratch, n);
 	return st;
 }
@@ -141,7 +142,7 @@ double ns_mwu_p(const int64_t *a, size_t na, const int64_t *b, size_t nb, double
 		pool[i] = (struct pooled){ a[i], true };
 	for (size_t i = 0; i < nb; i++)
 		pool[na + i] = (struct pooled){ b[i], false };
-	qsort(pool, n, sizeof(*pool), cmp_pooled);
+	ns_sort(pool, n, sizeof(*pool), cmp_pooled);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j + 1 < n && pool[j + 1].value == pool[i].value)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/i64map.h"
+#include "common/sort.h"
 #include "common/vec.h"
 #include "report/diff-internal.h"
 #include "report/fields.h"
@@ -646,7 +647,7 @@ static int order_rows(struct ns_diff *d, const struct ns_diff_sort_key *sort)
 		if (!sort->value) /* by name: the name decides first */
 			items[i].then = items[i].other = 0;
 	}
-	qsort(items, d->n_rows, sizeof(*items), cmp_items);
+	ns_sort(items, d->n_rows, sizeof(*items), cmp_items);
 	for (size_t i = 0; i < d->n_rows; i++)
 		d->order[i] = items[i].row;
 	free(items);

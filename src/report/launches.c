@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sort.h"
 #include "common/vec.h"
 #include "report/grid.h"
 #include "report/launches.h"
@@ -80,7 +81,7 @@ static int op_rows(struct ns_grid *g, const struct ns_agg *agg, struct ns_launch
 	size_t ns = 0;
 	if (!s)
 		return -1;
-	qsort_r(v, n, sizeof(*v), cmp_by_op, (void *)agg);
+	ns_sort_r(v, n, sizeof(*v), cmp_by_op, (void *)agg);
 	for (size_t i = 0; i < n; i++) {
 		if (i == 0 || strcmp(op_name(agg, v[i - 1].op), op_name(agg, v[i].op)) != 0)
 			s[ns++] = (struct op_stats){ .first = i };
@@ -93,7 +94,7 @@ static int op_rows(struct ns_grid *g, const struct ns_agg *agg, struct ns_launch
 		st->slow_calls += v[i].cpu_ns > o->runtime_cutoff_ns;
 		st->late += v[i].delay_ns > o->delay_cutoff_ns;
 	}
-	qsort(s, ns, sizeof(*s), cmp_stats);
+	ns_sort(s, ns, sizeof(*s), cmp_stats);
 	static const char *const heads[][2] = {
 		{ "Launches", "launches" },       { "Delay total us", "delay_total" }, { "Delay mean us", "delay_mean" },
 		{ "Delay median us", "delay_median" }, { "Delay max us", "delay_max" }, { "CPU mean us", "cpu_mean" },

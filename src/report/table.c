@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sort.h"
 #include "common/vec.h"
 #include "report/fields.h"
 #include "report/grid.h"
@@ -141,7 +142,7 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 		g_sort_key = o->sort;
 		g_sort_value = ns_sort_key_field(o->sort)->sort_value;
 		g_sort_agg = agg;
-		qsort(v->order, v->n, sizeof(*v->order), cmp_rows);
+		ns_sort(v->order, v->n, sizeof(*v->order), cmp_rows);
 	}
 	return 0;
 }

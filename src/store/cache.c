@@ -1,6 +1,7 @@
 /* The cache of ingested traces: one database per set of input files, named
  * by a hash of their absolute paths, sizes and mtimes, and trusted only
  * while every recorded size and mtime still matches (docs/schema.md). */
+#include "common/sort.h"
 #include "store/store.h"
 
 #include <dirent.h>
@@ -185,8 +186,7 @@ size_t ns_cache_prune(const char *keep, uint64_t max_bytes)
 					       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec };
 	}
 	closedir(d);
-	if (n)
-		qsort(v, n, sizeof(*v), by_age);
+	ns_sort(v, n, sizeof(*v), by_age);
 	for (size_t i = 0; i < n && total > max_bytes; i++) {
 		if (unlink(v[i].path) == 0) {
 			total -= v[i].size;

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "common/i64map.h"
+#include "common/sort.h"
 #include "common/vec.h"
 #include "store/rowq.h"
 #include "store/store-internal.h"
@@ -365,7 +366,7 @@ int ns_store_merge(const char *db_path, char *const *shards, size_t n, struct ns
 	m.rows = ns_store_rows(m.store);
 	/* in path order, as a directory's traces (ties: by rank, then in the order given) */
 	if (n_traces)
-		qsort(traces, n_traces, sizeof(*traces), cmp_traces);
+		ns_sort(traces, n_traces, sizeof(*traces), cmp_traces);
 	for (size_t i = 0; i < n_traces && !rc; i++)
 		rc = copy_trace(&m, &traces[i], err);
 	close_shard(&m);

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "common/assert.h"
+#include "common/sort.h"
 #include "common/vec.h"
 #include "store/rowq.h"
 #include "store/store-internal.h"
@@ -914,7 +915,7 @@ static int write_flows(struct ns_store *s, const struct ns_trace *t, struct ns_e
 	struct ns_rowq *q = s->rows;
 	int rc = 0;
 	if (s->n_flows)
-		qsort(s->flows, s->n_flows, sizeof(*s->flows), cmp_flow);
+		ns_sort(s->flows, s->n_flows, sizeof(*s->flows), cmp_flow);
 	for (size_t i = 0; i < s->n_flows && !rc; i++) {
 		const struct flow *f = &s->flows[i];
 		ns_rowq_row(q, STMT_FLOW);
