@@ -4,6 +4,7 @@
 #   neuron-stats report --no-cache DIR   (parse + aggregate, nothing written)
 #   neuron-stats report DIR              (the same, writing the cache; a fresh cache each run)
 #   neuron-stats ingest DIR -o out.db
+#   neuron-stats kernels --no-cache DIR  (an analysis: parse, kernel statistics)
 # and the ideal: one rank's --jobs 1 time x ranks / J.
 #
 #   bench/jobs.sh                              # 8 and 64 ranks of 2M (decimal units)
@@ -67,7 +68,7 @@ for n in $RANKS; do
 		done
 	fi
 	cat "$DIR"/*.json >/dev/null
-	for cmd in "report --no-cache" "report" "ingest"; do
+	for cmd in "report --no-cache" "report" "ingest" "kernels --no-cache"; do
 		extra=()
 		[ "$cmd" = ingest ] && extra=(-o "$OUT/jobs.db")
 		# shellcheck disable=SC2086

@@ -1,5 +1,6 @@
 /* What every command shares: --quiet, and printing an error or a warning;
  * ns_cli_fail is the only place that maps errors to exit codes. */
+#include <errno.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -86,4 +87,17 @@ void ns_cli_trace_header(const struct ns_trace *t, size_t i, size_t n, enum ns_f
 	if (t->rank != NS_NONE)
 		printf(" (rank %lld)", (long long)t->rank);
 	putchar('\n');
+}
+
+static int stdout_errno;
+
+void ns_cli_stdout_write(const void *p, size_t len)
+{
+	if (fwrite(p, 1, len, stdout) != len && !stdout_errno)
+		stdout_errno = errno;
+}
+
+int ns_cli_stdout_errno(void)
+{
+	return stdout_errno;
 }

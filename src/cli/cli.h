@@ -36,6 +36,10 @@ unsigned ns_cli_jobs(void);
 
 /* Prints "neuron-stats: error: <msg>" (+ "hint: ..." lines) to stderr and
  * returns the exit code for err->status. */
+/* Writes len bytes to stdout; when that fails, keeps the write's errno for
+ * the check after the command (main.c), which errno no longer holds then. */
+void ns_cli_stdout_write(const void *p, size_t len);
+int ns_cli_stdout_errno(void); /* that errno, 0 if none */
 int ns_cli_fail(const struct ns_error *err);
 /* Prints "neuron-stats: warning: <msg>" unless --quiet. */
 void ns_cli_warn(const struct ns_error *warn);

@@ -221,93 +221,110 @@ static void extras_release(struct neuron_extras *x, size_t n)
 }
 
 /* The --engines table of one aggregated trace, after its report. */
-static int report_engines(const struct ns_agg *agg, const struct ns_neuron_engines *ne, const struct ns_report_opts *ro,
-			  enum ns_format fmt, struct ns_error *err)
+static int report_engines(FILE *out, const struct ns_agg *agg, const struct ns_neuron_engines *ne,
+			  const struct ns_report_opts *ro, enum ns_format fmt, struct ns_error *err)
 {
 	struct ns_engine_rows rows = { 0 };
 	int rc = ns_ntff_engine_rows(agg, &ne->tl, &rows, err);
 	if (!rc)
-		rc = ns_report_engines(stdout, agg, &rows, ro, fmt, ne->sources, ne->n_sources, err);
+		rc = ns_report_engines(out, agg, &rows, ro, fmt, ne->sources, ne->n_sources, err);
 	ns_engine_rows_release(&rows);
 	return rc;
 }
 
 /* One aggregated trace's report, with its --engines and --device-detail
  * tables. */
-static int report_trace(struct ns_agg *agg, const struct ns_report_opts *ro, enum ns_format fmt,
+static int report_trace(FILE *out, struct ns_agg *agg, const struct ns_report_opts *ro, enum ns_format fmt,
 			const struct neuron_extras *x, size_t i, struct ns_error *err)
 {
-	int rc = ns_report_write(stdout, agg, ro, fmt, err);
+	int rc = ns_report_write(out, agg, ro, fmt, err);
 	if (!rc && x->engines)
-		rc = report_engines(agg, &x->engines[i], ro, fmt, err);
+		rc = report_engines(out, agg, &x->engines[i], ro, fmt, err);
 	if (!rc && x->detail)
-		rc = ns_report_detail(stdout, x->detail[i].v, x->detail[i].n, x->detail_key, ro, fmt, x->detail[i].sources,
+		rc = ns_report_detail(out, x->detail[i].v, x->detail[i].n, x->detail_key, ro, fmt, x->detail[i].sources,
 				      x->detail[i].n_sources, err);
 	if (fmt == NS_FMT_JSON)
-		fputc('}', stdout);
+		fputc('}', out);
 	return rc;
 }
 
-/* A run's reports: each trace aggregated on a thread of the pool (--jobs),
- * written in order. */
+/* A run's reports: each trace aggregated and written into memory on a
+ * thread of the pool (--jobs), then copied to stdout in order, so that
+ * the calling thread only copies bytes. */
 struct report_job {
 	const struct ns_run *run;
 	const struct ns_agg_opts *ao;
-	struct ns_report_opts *ro;
+	const struct ns_report_opts *ro;
 	enum ns_format fmt;
 	const struct neuron_extras *x;
-	struct ns_agg *aggs;
+	char **text;           /* per trace: its report */
+	size_t *len;
 	struct ns_error *errs; /* per trace: what failed */
 };
 
-/* ns_job_work: aggregates trace i. */
+/* ns_job_work: aggregates trace i and writes its report (several traces
+ * make one document: a JSON array of report objects, one CSV table with
+ * path and rank columns; --engines adds keys to each JSON object,
+ * docs/cli.md). */
 static int aggregate_one(void *ctx, size_t i)
 {
 	struct report_job *job = ctx;
-	return ns_aggregate(&job->run->traces[i], job->ao, &job->aggs[i], &job->errs[i]);
-}
-
-/* ns_job_finish: writes trace i's report (several traces make one
- * document: a JSON array of report objects, one CSV table with path and
- * rank columns; --engines adds keys to each JSON object, docs/cli.md). */
-static int write_one(void *ctx, size_t i)
-{
-	struct report_job *job = ctx;
-	const struct ns_trace *t = &job->run->traces[i];
-	struct ns_report_opts *ro = job->ro;
-	size_t n = job->run->n;
+	struct ns_trace *t = &job->run->traces[i];
+	struct ns_report_opts ro = *job->ro;
+	struct ns_agg agg;
 	char header[4200];
-	ro->no_csv_header = i > 0;
-	if (job->fmt == NS_FMT_JSON && n > 1)
-		fputs(i ? ",\n" : "[", stdout);
-	if (n > 1) {
+	FILE *out = NULL;
+	int rc = ns_aggregate(t, job->ao, &agg, &job->errs[i]);
+	if (rc)
+		return rc;
+	ro.no_csv_header = i > 0;
+	if (job->run->n > 1) {
 		if (t->rank != NS_NONE)
 			snprintf(header, sizeof(header), "%s (rank %lld)", t->path, (long long)t->rank);
 		else
 			snprintf(header, sizeof(header), "%s", t->path);
-		ro->header = header;
-		if (i && (job->fmt == NS_FMT_TABLE || job->fmt == NS_FMT_MARKDOWN))
-			fputc('\n', stdout);
+		ro.header = header;
 	}
-	int rc = report_trace(&job->aggs[i], ro, job->fmt, job->x, i, &job->errs[i]);
-	if (n > 1)
-		ro->header = NULL; /* (header goes out of scope) */
-	ns_agg_release(&job->aggs[i]);
+	if (!(out = open_memstream(&job->text[i], &job->len[i])))
+		rc = ns_error_set(&job->errs[i], NS_ERR_NOMEM, "out of memory");
+	else if (!(rc = report_trace(out, &agg, &ro, job->fmt, job->x, i, &job->errs[i])) && ferror(out))
+		rc = ns_error_set(&job->errs[i], NS_ERR_NOMEM, "out of memory");
+	/* glibc's memstream loses the text when its last realloc fails at fclose,
+	 * which then returns 0 with the text NULL */
+	if (out && (fclose(out) != 0 || !job->text[i]) && !rc)
+		rc = ns_error_set(&job->errs[i], NS_ERR_NOMEM, "out of memory");
+	ns_agg_release(&agg);
 	return rc;
+}
+
+/* ns_job_finish: copies trace i's report to stdout. */
+static int write_one(void *ctx, size_t i)
+{
+	struct report_job *job = ctx;
+	size_t n = job->run->n;
+	if (job->fmt == NS_FMT_JSON && n > 1)
+		fputs(i ? ",\n" : "[", stdout);
+	if (n > 1 && i && (job->fmt == NS_FMT_TABLE || job->fmt == NS_FMT_MARKDOWN))
+		fputc('\n', stdout);
+	ns_cli_stdout_write(job->text[i], job->len[i]);
+	free(job->text[i]);
+	job->text[i] = NULL;
+	return 0;
 }
 
 static int report_run(const struct ns_run *run, const struct ns_agg_opts *ao, struct ns_report_opts *ro,
 		      enum ns_format fmt, const struct neuron_extras *x, unsigned jobs, struct ns_error *err)
 {
+	size_t n = run->n ? run->n : 1;
 	struct report_job job = { .run = run, .ao = ao, .ro = ro, .fmt = fmt, .x = x,
-				  .aggs = calloc(run->n ? run->n : 1, sizeof(*job.aggs)),
-				  .errs = calloc(run->n ? run->n : 1, sizeof(*job.errs)) };
+				  .text = calloc(n, sizeof(*job.text)), .len = calloc(n, sizeof(*job.len)),
+				  .errs = calloc(n, sizeof(*job.errs)) };
 	int rc;
 	for (size_t i = 0; i < run->n; i++) /* one CSV header: the column when any trace has Explorer warnings */
 		ro->warned_column |= run->traces[i].n_xwarn > 0;
 	ro->json_open = fmt == NS_FMT_JSON;
 	ro->trace_columns = fmt == NS_FMT_CSV && run->n > 1;
-	if (!job.aggs || !job.errs) {
+	if (!job.text || !job.len || !job.errs) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -320,9 +337,10 @@ static int report_run(const struct ns_run *run, const struct ns_agg_opts *ao, st
 	if (fmt == NS_FMT_JSON)
 		fputs(run->n > 1 ? "]\n" : "\n", stdout);
 out:
-	for (size_t i = 0; job.aggs && i < run->n; i++)
-		ns_agg_release(&job.aggs[i]);
-	free(job.aggs);
+	for (size_t i = 0; job.text && i < run->n; i++)
+		free(job.text[i]);
+	free(job.text);
+	free(job.len);
 	free(job.errs);
 	return rc;
 }

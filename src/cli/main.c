@@ -17,7 +17,7 @@ static int finish_stdout(int code)
 {
 	errno = 0;
 	bool failed = fflush(stdout) != 0 || ferror(stdout);
-	int saved = errno;
+	int saved = errno ? errno : ns_cli_stdout_errno();
 	if (fclose(stdout) != 0 && !failed) {
 		failed = true;
 		saved = errno;

@@ -10,7 +10,7 @@
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;   /* an item was claimed, worked on or finished */
-	size_t n, window;         /* the items; how many may be in flight */
+	size_t n, window;         /* the items; how many may be in flight (2 x jobs, jobs.h) */
 	size_t next;              /* the next item to claim */
 	size_t finished;          /* items finished (0 .. finished-1) */
 	size_t stop_at;           /* no item from here on is claimed (a failure, or the end) */
@@ -83,7 +83,7 @@ static int finish_in_order(struct pool *p, ns_job_finish finish)
 
 int ns_jobs_run(size_t n, unsigned jobs, ns_job_work work, ns_job_finish finish, void *ctx)
 {
-	struct pool p = { .n = n, .window = jobs, .stop_at = n, .work = work, .ctx = ctx };
+	struct pool p = { .n = n, .window = 2 * (size_t)jobs, .stop_at = n, .work = work, .ctx = ctx };
 	size_t n_threads = jobs < n ? jobs : n, started = 0;
 	pthread_t *threads = NULL;
 	int rc;

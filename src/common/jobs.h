@@ -14,9 +14,12 @@ typedef int (*ns_job_finish)(void *ctx, size_t i);
 
 /* Runs work(ctx, i) for every i < n on up to jobs threads (jobs <= 1, or
  * threads that cannot be started: all on the calling thread, one item
- * after the other) and finish(ctx, i) in order of i. At most `jobs` items
- * are between the start of their work and the end of their finish: the
- * memory the caller holds per item in flight is bounded by jobs items.
+ * after the other) and finish(ctx, i) in order of i. At most 2 x `jobs`
+ * items are between the start of their work and the end of their finish
+ * (a thread that is done may start an item while the one before it is
+ * still being worked on, instead of waiting: the threads do not go in lock
+ * step): the memory the caller holds per item in flight is bounded by
+ * 2 x jobs items.
  * Stops at the first item, in order of i, whose work or finish fails, and
  * returns that status, as a loop over the items would: the items after it
  * may have been worked on, none of them is finished. */

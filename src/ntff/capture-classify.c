@@ -342,7 +342,10 @@ static int sniff_json(const char *path, enum ns_cap_kind *kind_out)
 			for (size_t m = 0; m < best; m++)
 				if (strcmp(json_markers[m].key, w.key) == 0)
 					best = m;
-			if (best < N_MARKERS && at + (uint64_t)i >= SNIFF_BYTES)
+			/* the first marker is the best there is: a Kineto trace is known
+			 * at its traceEvents key, not 64 KiB later (a directory of
+			 * ranks is classified one file after another) */
+			if (best == 0 || (best < N_MARKERS && at + (uint64_t)i >= SNIFF_BYTES))
 				goto decide;
 		}
 		at += (uint64_t)got;

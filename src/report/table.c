@@ -60,22 +60,26 @@ static bool row_warned(const struct view *v, const struct ns_avg *r)
 	return v->warned && (r->device_ns != 0 || r->self_device_ns != 0);
 }
 
-static const struct ns_sort_key *g_sort_key; /* qsort has no context argument in C11 */
-static double (*g_sort_value)(const struct ns_avg *r);
-static const struct ns_agg *g_sort_agg;
+/* What cmp_rows sorts by (traces are written on several threads: no globals). */
+struct row_order {
+	const struct ns_sort_key *key;
+	double (*value)(const struct ns_avg *r);
+	const struct ns_agg *agg;
+};
 
-static int cmp_rows(const void *pa, const void *pb)
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
 {
+	const struct row_order *by = ctx;
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	const struct ns_avg *ra = &g_sort_agg->avgs[a], *rb = &g_sort_agg->avgs[b];
+	const struct ns_avg *ra = &by->agg->avgs[a], *rb = &by->agg->avgs[b];
 	int c = 0;
-	if (g_sort_value) {
-		double va = g_sort_value(ra), vb = g_sort_value(rb);
+	if (by->value) {
+		double va = by->value(ra), vb = by->value(rb);
 		c = va > vb ? -1 : va < vb ? 1 : 0;
 	} else {
-		const struct ns_strtab *st = &g_sort_agg->trace->strings;
+		const struct ns_strtab *st = &by->agg->trace->strings;
 		c = strcmp(ns_strtab_get(st, ra->key), ns_strtab_get(st, rb->key));
-		c = g_sort_key->ascending ? c : -c;
+		c = by->key->ascending ? c : -c;
 	}
 	/* Python's sort is stable, even with reverse=True */
 	return c ? c : (a < b ? -1 : a > b);
@@ -139,10 +143,8 @@ static int view_init(struct view *v, const struct ns_agg *agg, const struct ns_r
 	if (!*v->device)
 		v->device = "None";
 	if (o->sort) {
-		g_sort_key = o->sort;
-		g_sort_value = ns_sort_key_field(o->sort)->sort_value;
-		g_sort_agg = agg;
-		ns_sort(v->order, v->n, sizeof(*v->order), cmp_rows);
+		struct row_order by = { o->sort, ns_sort_key_field(o->sort)->sort_value, agg };
+		ns_sort_r(v->order, v->n, sizeof(*v->order), cmp_rows, &by);
 	}
 	return 0;
 }
