@@ -181,6 +181,10 @@ class Bench:
         self.runs = {}    # (trace, key) -> [result]
         self.phases = {}  # (trace, hta analysis) -> [child report]
         self.skipped = {}  # (trace, key) -> why it did not run
+        src = os.environ.get("HTA_SRC", "/tmp/hta")
+        self.hta_src_ok = os.path.exists(os.path.join(src, "hta", "trace_analysis.py"))
+        if not self.hta_src_ok:
+            sys.stderr.write("hta_bench: no HTA source at %s (set HTA_SRC): HTA is not run\n" % src)
 
     def hta(self, trace, tdir, analysis):
         fd, rep = tempfile.mkstemp(prefix="hta_bench.rep.")
@@ -198,7 +202,7 @@ class Bench:
         """(key, label, run) for one round, in the order they alternate."""
         b, size = self.a.bin, os.path.getsize(trace)
         suites = self.a.suites
-        hta_ok = (self.hta_max is None or size <= self.hta_max) and (first_round or size <= self.hta_once)
+        hta_ok = self.hta_src_ok and (self.hta_max is None or size <= self.hta_max) and (first_round or size <= self.hta_once)
         base_ok = size <= self.base_max
         out = []
         if "tools" in suites:
@@ -376,7 +380,7 @@ def header(b, load_start, load_end, when=None):
                 cpu = ln.split(":", 1)[1].strip()
                 break
     return [
-        "Measured %s by `bench/hta_bench.py` (%d rounds, 1 on the 1 GB trace: `%s`)." % (
+        "Measured %s by `bench/hta_bench.py` (rounds: %d, 1 on traces over HTA_ONCE_OVER; `%s`)." % (
             when or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), b.a.repeat,
             " ".join(["bench/hta_bench.py"] + ["--repeat", str(b.a.repeat), "--suites", ",".join(b.a.suites)]
                      + b.a.traces)),
