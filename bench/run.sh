@@ -5,7 +5,9 @@
 #   SIZES="100M" bench/run.sh         # just one size
 #   BASELINE_MAX=300M bench/run.sh    # run the Python baseline only up to this size (default 2G)
 #   REPEAT=5 bench/run.sh             # runs of each C command (the fastest is reported)
-#   TOOLS="report baseline" bench/run.sh   # a subset of: report ingest baseline check
+#   TOOLS="report baseline" bench/run.sh   # a subset of: report ingest baseline check compare
+#   HTA_CAP_MIN=5 bench/run.sh        # stop an HTA process after 5 minutes (default 20)
+#   HTA_MAX=200M bench/run.sh         # run HTA only on traces up to this size (default: all)
 #
 # It does the following:
 #   1. builds a release binary (meson, buildtype=release) in build-release/;
@@ -17,7 +19,14 @@
 #        python3 bench/baseline.py FILE   (stdlib json.load + tests/oracle/key_averages.py)
 #   4. checks that the C table equals the oracle's on each benchmark trace;
 #   5. prints a markdown table and writes it into docs/performance.md, between the
-#      "bench:begin" / "bench:end" markers, with a description of the machine.
+#      "bench:begin" / "bench:end" markers, with a description of the machine;
+#   6. "compare" (issues 19 and 22): bench/hta_bench.py on the same files, alternating, in
+#      CPU seconds (user + sys) and peak RSS: neuron-stats report --no-cache, HTA (run from
+#      its source, HTA_SRC, default /tmp/hta, with /usr/bin/python3 and Debian's pandas),
+#      the Python baseline, jq, cat and wc -l; and each analysis (kernels, breakdown,
+#      breakdown --idle, overlap, launches) beside HTA's. It rewrites the "hta-tools" and
+#      "hta-analyses" blocks of docs/performance.md. HTA at 1 GB takes more than 20 minutes:
+#      HTA_CAP_MIN caps it.
 # MB = 10^6 bytes. Timings are taken with the trace already in the page cache: it was just
 # generated, or read by an earlier run.
 set -euo pipefail
@@ -26,10 +35,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 SIZES=${SIZES:-"100M 1G"}
 BASELINE_MAX=${BASELINE_MAX:-2G}
-TOOLS=${TOOLS:-"report ingest baseline check"}
+TOOLS=${TOOLS:-"report ingest baseline check compare"}
 REPEAT=${REPEAT:-3}
 OUT=bench/out
-DOC=docs/performance.md
+DOC=${DOC:-docs/performance.md}
 BUILD=${BUILD:-build-release}
 BIN=$BUILD/src/cli/neuron-stats
 PY=${PYTHON:-python3}
@@ -38,10 +47,14 @@ mkdir -p "$OUT"
 log() { printf '%s\n' "bench: $*" >&2; }
 
 # --- tools -------------------------------------------------------------------------
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
 if [ ! -x /usr/bin/time ]; then
 	log "installing GNU time (/usr/bin/time)"
-	SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
 	$SUDO apt-get update -qq && $SUDO apt-get install -y -qq time >/dev/null
+fi
+if [[ " $TOOLS " == *" compare "* ]] && ! command -v jq >/dev/null; then
+	log "installing jq"
+	$SUDO apt-get install -y -qq jq >/dev/null
 fi
 
 # --- build -------------------------------------------------------------------------
@@ -168,6 +181,8 @@ for size in $SIZES; do
 	fi
 done
 rm -f "$OUT"/stderr.$$.txt
+TRACES=()
+for size in $SIZES; do TRACES+=("$OUT/trace-$size.json"); done
 
 # --- report ---------------------------------------------------------------------------------
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -199,7 +214,9 @@ RES="$OUT/results.md"
 } >"$RES"
 cat "$RES"
 
-if [ -f "$DOC" ] && grep -q '<!-- bench:begin -->' "$DOC" && grep -q '<!-- bench:end -->' "$DOC"; then
+if [ "${#ROWS[@]}" -eq 0 ]; then
+	:   # TOOLS without report, ingest or baseline: leave the table as it is
+elif [ -f "$DOC" ] && grep -q '<!-- bench:begin -->' "$DOC" && grep -q '<!-- bench:end -->' "$DOC"; then
 	$PY - "$DOC" "$RES" <<'EOF'
 import sys
 doc, res = sys.argv[1], sys.argv[2]
@@ -211,4 +228,11 @@ EOF
 	log "updated $DOC"
 else
 	log "$DOC has no bench:begin/bench:end markers; results are in $RES"
+fi
+
+# --- beside HTA, jq, cat, wc -l (issues 19, 22) -----------------------------------------------
+if has compare; then
+	log "compare: neuron-stats, HTA, the Python baseline, jq, cat, wc -l (HTA: minutes at 100 MB)"
+	$PY bench/hta_bench.py "${TRACES[@]}" --bin "$BIN" --repeat "$REPEAT" --doc "$DOC" \
+		--raw "$OUT/hta_bench.raw.json" --out "$OUT/hta_bench.md"
 fi
