@@ -201,7 +201,8 @@ static int kernels_by_engine(const struct ns_run *run, struct ns_error *err)
 		rc = ns_error_set(err, NS_ERR_USAGE, "kernels: --by-engine and --by-opcode cannot be combined with %s",
 				  opt_by_type ? "--by-type" : "--bytes");
 	for (size_t i = 0; rc == 0 && i < run->n; i++) {
-		if ((rc = ns_cli_neuron_detail(&run->traces[i], &lo, &d[i], err)) == 0)
+		if ((rc = ns_cli_neuron_profiles(&run->traces[i], &lo, opt_by_opcode ? "--by-opcode" : "--by-engine",
+						 &d[i], err)) == 0)
 			rc = ns_engine_stats_compute(d[i].v, d[i].n, opt_by_neff, opt_by_opcode, &stats[i], err);
 		rows[i] = (struct ns_rank_engine_stats){ run->traces[i].path, rank_of(run, i), &stats[i] };
 	}
