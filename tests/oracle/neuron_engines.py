@@ -20,8 +20,10 @@ whose scale makes the span of its intervals closest (log scale) to
 export name's `neff_<hash>`, else `profile_info`'s `neff_name`. Per trace
 and group, count, total, min and max must equal neuron-stats' exactly; the
 mean, median and sample standard deviation and the share within 0.0005 (the
-last printed digit); the rows must come in the documented order. A missing
-CAPTURE_DIR is a skip (77).
+last printed digit); the rows must come in the documented order. The
+database's `engine_opcodes` (docs/schema.md; `sql CAPTURE`, ingested into
+a temporary cache) must hold the same groups per NEFF, per engine (opcode
+NULL) and per engine and opcode, in ns. A missing CAPTURE_DIR is a skip (77).
 """
 import decimal
 import json
@@ -29,7 +31,9 @@ import math
 import os
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 
 import oracle_check as oc
 
@@ -181,6 +185,47 @@ def check(ck, binary, capture, by_neff, by_opcode):
     return len(want)
 
 
+def sql_json(binary, capture, query):
+    """neuron-stats sql CAPTURE QUERY -f json, in a fresh cache folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        c = subprocess.run([binary, "sql", capture, query, "-q", "-f", "json"], capture_output=True,
+                           env=dict(os.environ, NEURON_STATS_CACHE_DIR=tmp))
+    if c.returncode != 0:
+        sys.exit("neuron-stats sql failed (exit %d): %s" % (c.returncode, c.stderr.decode(errors="replace")))
+    return json.loads(c.stdout, parse_float=D)
+
+
+def check_store(ck, binary, capture):
+    """engine_opcodes against the groups per (rank, NEFF, engine[, opcode])."""
+    got = {}
+    for r in sql_json(binary, capture, "SELECT coalesce(t.rank, (SELECT count(*) FROM traces u WHERE u.id < t.id)) AS rank, e.*"
+                      " FROM engine_opcodes e JOIN traces t ON t.id = e.trace_id"):
+        key = (r["rank"], r["neff"], r["engine"], r["opcode"])
+        if key in got:
+            ck.fail("engine_opcodes %s: two rows (one NEFF on two cores: not compared)" % (key,))
+        got[key] = r
+    want = {}
+    for by_opcode in (False, True):
+        for rank, e, neff, op, durs, _ in reference(capture, True, by_opcode):
+            want[(rank, neff, e, op if by_opcode else None)] = durs
+    for key in sorted(set(got) - set(want), key=str):
+        ck.fail("engine_opcodes %s: a row the exports do not have" % (key,))
+    for key, durs in sorted(want.items(), key=str):
+        g = got.get(key)
+        if g is None:
+            ck.fail("engine_opcodes %s: no row" % (key,))
+            continue
+        ns = [D(d) for d in durs]
+        for what, want_v, field, slack in (
+                ("instructions", len(ns), "instructions", 0), ("total", sum(ns), "total_ns", 0),
+                ("min", min(ns), "min_ns", 0), ("max", max(ns), "max_ns", 0),
+                ("mean", statistics.mean(ns), "mean_ns", D("1e-6")),
+                ("median", statistics.median(ns), "median_ns", D("1e-6")),
+                ("stddev", statistics.stdev(ns) if len(ns) > 1 else D(0), "stddev_ns", D("1e-6"))):
+            ck.eq("engine_opcodes %s %s" % (key, what), want_v, g[field], slack)
+    return len(want)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -189,6 +234,7 @@ def main():
         return 77
     ck = oc.Check(source="export")
     n = sum(check(ck, binary, capture, by_neff, by_opcode) for by_neff in (False, True) for by_opcode in (False, True))
+    n += check_store(ck, binary, capture)
     return ck.finish("%d values of %d rows equal the device exports' instructions" % (ck.n, n))
 
 
