@@ -197,9 +197,12 @@ static int kernels_by_engine(const struct ns_run *run, struct ns_error *err)
 	struct ns_engine_stats *stats = calloc(run->n + 1, sizeof(*stats));
 	struct ns_rank_engine_stats *rows = calloc(run->n + 1, sizeof(*rows));
 	int rc = d && stats && rows ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	if (rc == 0 && (opt_by_type || opt_bytes))
+	/* (--category and --steps select trace events; the instructions are the device profiles') */
+	const char *other = opt_by_type ? "--by-type" : opt_bytes ? "--bytes" : opt_select.category ? "--category"
+			    : opt_select.steps ? "--steps" : NULL;
+	if (rc == 0 && other)
 		rc = ns_error_set(err, NS_ERR_USAGE, "kernels: --by-engine and --by-opcode cannot be combined with %s",
-				  opt_by_type ? "--by-type" : "--bytes");
+				  other);
 	for (size_t i = 0; rc == 0 && i < run->n; i++) {
 		if ((rc = ns_cli_neuron_profiles(&run->traces[i], &lo, opt_by_opcode ? "--by-opcode" : "--by-engine",
 						 &d[i], err)) == 0)
