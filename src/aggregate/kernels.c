@@ -220,22 +220,29 @@ static int by_key_dur(const void *a, const void *b)
 	return (x->dur > y->dur) - (x->dur < y->dur);
 }
 
+void ns_kstat_times(const int64_t *dur, size_t stride, size_t n, struct ns_kstat *s)
+{
+#define DUR(i) (*(const int64_t *)(const void *)((const char *)dur + (i) * stride))
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += DUR(i);
+	s->count = (int64_t)n;
+	s->total_ns = total;
+	s->min_ns = DUR(0);
+	s->max_ns = DUR(n - 1);
+	s->mean_ns = (double)total / (double)n;
+	s->median_ns = n % 2 ? (double)DUR(n / 2) : ((double)DUR(n / 2 - 1) + (double)DUR(n / 2)) / 2.0;
+	double squares = 0.0;
+	for (size_t i = 0; i < n; i++)
+		squares += ((double)DUR(i) - s->mean_ns) * ((double)DUR(i) - s->mean_ns);
+	s->stddev_ns = n > 1 ? sqrt(squares / (double)(n - 1)) : 0.0;
+#undef DUR
+}
+
 /* The statistics of one group's durations d[0..n), sorted ascending. */
 static void group_stats(const struct keyed_dur *d, size_t n, struct ns_kstat *s)
 {
-	int64_t total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += d[i].dur;
-	s->count = (int64_t)n;
-	s->total_ns = total;
-	s->min_ns = d[0].dur;
-	s->max_ns = d[n - 1].dur;
-	s->mean_ns = (double)total / (double)n;
-	s->median_ns = n % 2 ? (double)d[n / 2].dur : ((double)d[n / 2 - 1].dur + (double)d[n / 2].dur) / 2.0;
-	double squares = 0.0;
-	for (size_t i = 0; i < n; i++)
-		squares += ((double)d[i].dur - s->mean_ns) * ((double)d[i].dur - s->mean_ns);
-	s->stddev_ns = n > 1 ? sqrt(squares / (double)(n - 1)) : 0.0;
+	ns_kstat_times(&d[0].dur, sizeof(*d), n, s);
 	for (size_t i = 0; i < n; i++) {
 		if (d[i].bytes == NS_NONE)
 			continue;

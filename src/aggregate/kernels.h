@@ -64,6 +64,11 @@ struct ns_kstats {
 	bool by_neff;         /* the rows are per NEFF hash too (neff_text) */
 };
 
+/* The time statistics of s (count, total, min, max, mean, median, sample
+ * stddev) over n durations sorted ascending: dur[0], then every stride
+ * bytes further (a field of an array of structs). n > 0. */
+void ns_kstat_times(const int64_t *dur, size_t stride, size_t n, struct ns_kstat *s);
+
 /* Per kernel name (by_type false) or per kernel type (true), and with
  * by_neff per NEFF hash of the events too (Neuron: docs/neuron.md "NEFF
  * hash"); cuda_sync events are not kernels and are left out. */

@@ -10,6 +10,7 @@
 #include "aggregate/stragglers.h"
 #include "cli/cli.h"
 #include "pipeline/load.h"
+#include "pipeline/neuron.h"
 #include "report/analyses.h"
 
 static const char *opt_format;
@@ -17,6 +18,8 @@ static bool opt_quiet, opt_by_type, opt_by_neff, opt_idle, opt_per_step, opt_no_
 	opt_collectives, opt_bytes;
 static bool opt_summary;
 static const char *opt_metric;
+static bool opt_by_engine, opt_by_opcode;
+static const char *opt_device_time_unit;
 static long opt_kernel_wait_us = 30, opt_row_limit = 100;
 static struct ns_cli_select opt_select;
 
@@ -24,6 +27,10 @@ static const struct ns_opt kernels_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_FLAG(0, "by-type", "one row per kernel type (compute, communication, memory, other)", &opt_by_type),
 	NS_FLAG(0, "by-neff", "Neuron: one row per NEFF hash too (a NEFF column)", &opt_by_neff),
+	NS_FLAG(0, "by-engine", "Neuron: device-profile instructions per NeuronCore engine, not kernels", &opt_by_engine),
+	NS_FLAG(0, "by-opcode", "Neuron: as --by-engine, one row per engine and opcode", &opt_by_opcode),
+	NS_ENUM(0, "device-time-unit", "UNIT", "--by-engine: time unit of device-profile exports: ns, us, ms or s "
+		"(default: detect)", &opt_device_time_unit, ns_cli_device_time_units),
 	NS_FLAG(0, "bytes", "memcpy and memset: bytes and bandwidth (GB/s) per row", &opt_bytes),
 	NS_CLI_SELECT_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
@@ -85,14 +92,19 @@ static const struct ns_opt ranks_opts[] = {
 
 const struct ns_cmd_spec cmd_kernels_spec = {
 	.name = "kernels",
-	.usage = "neuron-stats kernels PATH [--by-type] [--by-neff] [--bytes] [--format table|csv|json|markdown]",
+	.usage = "neuron-stats kernels PATH [--by-type|--by-engine|--by-opcode] [--by-neff] [--bytes] [--format "
+		 "table|csv|json|markdown]",
 	.summary = "Device kernel statistics per kernel or type, per rank (as nsys cuda_gpu_kern_sum, HTA).",
 	.details = "Count, total, mean, median, min, max, sample standard deviation and share of the\n"
 		   "rank's kernel time, per kernel name; kernel types and the events counted are HTA's\n"
 		   "(docs/analyses.md). --bytes: the rows of calls with a size (memcpy, memset), with\n"
 		   "their bytes and bandwidth: bytes over the calls' time in all (nsys's\n"
 		   "cuda_gpu_mem_size_sum over cuda_gpu_mem_time_sum). --by-neff (Neuron): the rows\n"
-		   "split by the NEFF hash of the device work, in a NEFF column.",
+		   "split by the NEFF hash of the device work, in a NEFF column. --by-engine (Neuron):\n"
+		   "the same statistics over the instructions of the capture's device profiles, per\n"
+		   "NeuronCore engine (PE, ACT, DVE, POOL, SP, DMA), the share of all their time;\n"
+		   "--by-opcode: per engine and opcode, the share of the engine's time\n"
+		   "(docs/neuron.md \"Engine statistics\").",
 	.opts = kernels_opts,
 	.min_args = 1,
 	.max_args = 1,
@@ -177,6 +189,38 @@ static int64_t rank_of(const struct ns_run *run, size_t i)
 	return run->traces[i].rank != NS_NONE ? run->traces[i].rank : (int64_t)i;
 }
 
+/* kernels --by-engine / --by-opcode: each trace's device profiles. */
+static int kernels_by_engine(const struct ns_run *run, struct ns_error *err)
+{
+	struct ns_load_opts lo = { .device_time_unit = opt_device_time_unit, .ui = ns_cli_load_ui() };
+	struct ns_neuron_detail *d = calloc(run->n + 1, sizeof(*d));
+	struct ns_engine_stats *stats = calloc(run->n + 1, sizeof(*stats));
+	struct ns_rank_engine_stats *rows = calloc(run->n + 1, sizeof(*rows));
+	int rc = d && stats && rows ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
+	/* (--category and --steps select trace events; the instructions are the device profiles') */
+	const char *other = opt_by_type ? "--by-type" : opt_bytes ? "--bytes" : opt_select.category ? "--category"
+			    : opt_select.steps ? "--steps" : NULL;
+	if (rc == 0 && other)
+		rc = ns_error_set(err, NS_ERR_USAGE, "kernels: --by-engine and --by-opcode cannot be combined with %s",
+				  other);
+	for (size_t i = 0; rc == 0 && i < run->n; i++) {
+		if ((rc = ns_cli_neuron_profiles(&run->traces[i], &lo, opt_by_opcode ? "--by-opcode" : "--by-engine",
+						 &d[i], err)) == 0)
+			rc = ns_engine_stats_compute(d[i].v, d[i].n, opt_by_neff, opt_by_opcode, &stats[i], err);
+		rows[i] = (struct ns_rank_engine_stats){ run->traces[i].path, rank_of(run, i), &stats[i] };
+	}
+	if (rc == 0)
+		rc = ns_report_engine_stats(stdout, rows, run->n, ns_cli_format(opt_format), err);
+	for (size_t i = 0; d && stats && i < run->n; i++) {
+		ns_engine_stats_release(&stats[i]);
+		ns_cli_neuron_detail_release(&d[i]);
+	}
+	free(d);
+	free(stats);
+	free(rows);
+	return rc;
+}
+
 int cmd_kernels(int argc, char **argv)
 {
 	struct ns_error err = { 0 };
@@ -184,6 +228,13 @@ int cmd_kernels(int argc, char **argv)
 	int rc = load(argv, argc, &cmd_kernels_spec, &run, &err);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (opt_by_engine || opt_by_opcode)
+		rc = kernels_by_engine(&run, &err);
+	if (rc || opt_by_engine || opt_by_opcode) {
+		rc = rc ? ns_cli_fail(&err) : 0;
+		ns_run_release(&run);
+		return rc;
+	}
 	struct ns_kstats *stats = calloc(run.n + 1, sizeof(*stats));
 	struct ns_rank_kstats *rows = calloc(run.n + 1, sizeof(*rows));
 	if (!stats || !rows)

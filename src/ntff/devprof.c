@@ -57,6 +57,7 @@ enum ns_detail ns_detail_parse(const char *s)
 /* An interval in file units, before the unit is known. */
 struct raw {
 	long double start, end;
+	ns_str opcode;  /* instruction: its opcode in detail_names ("" for none); dma: "" */
 	uint8_t engine; /* enum ns_engine, NS_ENG__COUNT unknown */
 	uint8_t role;   /* NS_DP_INSTRUCTION, NS_DP_DMA or NS_DP_ACTIVE_TIME */
 };
@@ -104,8 +105,9 @@ static int element_field(void *ctx, const char *key, size_t len, const struct ns
 	return 0;
 }
 
-/* Adds one instruction of dur (file units) to the group of each key. */
-static int add_detail(struct reader *r, long double dur)
+/* Adds one instruction of dur (file units) to the group of each key;
+ * *opcode: the id of its opcode. */
+static int add_detail(struct reader *r, long double dur, ns_str *opcode)
 {
 	struct ns_devprof *dp = r->dp;
 	char text[512];
@@ -119,6 +121,8 @@ static int add_detail(struct reader *r, long double dur)
 		ns_str id = ns_strtab_intern(&dp->detail_names, n ? text : "", n);
 		if (id == UINT32_MAX)
 			return -1;
+		if (k == NS_DETAIL_OPCODE)
+			*opcode = id;
 		if (id >= r->cap_acc) {
 			size_t cap = r->cap_acc ? r->cap_acc * 2 : 64;
 			while (cap <= id)
@@ -200,7 +204,7 @@ static int read_interval(struct reader *r, const struct ns_jv *v, uint64_t offse
 {
 	struct ns_devprof *dp = r->dp;
 	const char *sec = section_name(r->role);
-	struct raw x = { 0, 0, NS_ENG__COUNT, (uint8_t)r->role };
+	struct raw x = { 0, 0, 0, NS_ENG__COUNT, (uint8_t)r->role };
 	long double dur;
 	size_t bad;
 	r->has_start = r->has_dur = r->has_end = r->has_engine = false;
@@ -227,7 +231,9 @@ static int read_interval(struct reader *r, const struct ns_jv *v, uint64_t offse
 		return -1;
 	if (x.end < x.start)
 		return 0;
-	if (r->role == NS_DP_INSTRUCTION && add_detail(r, x.end - x.start))
+	if (r->role == NS_DP_INSTRUCTION && add_detail(r, x.end - x.start, &x.opcode))
+		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", dp->path);
+	if (r->role == NS_DP_DMA && (x.opcode = ns_strtab_intern(&dp->detail_names, "", 0)) == UINT32_MAX)
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", dp->path);
 	if (push_raw(r, &x))
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", dp->path);
@@ -435,6 +441,22 @@ static int build_busy(struct reader *r)
 	return 0;
 }
 
+/* Every instruction and dma row's duration in ns, its engine and opcode,
+ * in file order (kernels --by-engine: ns_engine_stats_compute). */
+static int build_instr(struct reader *r)
+{
+	struct ns_devprof *dp = r->dp;
+	if (!(dp->instr = malloc((r->n_raw + 1) * sizeof(*dp->instr))))
+		return -1;
+	for (size_t i = 0; i < r->n_raw; i++) {
+		const struct raw *x = &r->raw[i];
+		int64_t dur = x->role == NS_DP_ACTIVE_TIME ? NS_NONE : to_ns(x->end - x->start, dp->unit);
+		if (dur != NS_NONE)
+			dp->instr[dp->n_instr++] = (struct ns_dp_instr){ dur, x->opcode, x->engine, x->role == NS_DP_DMA };
+	}
+	return 0;
+}
+
 int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof **out, struct ns_error *err)
 {
 	static const struct ns_json_stream_cb cb = { on_key, on_elem, on_value };
@@ -455,7 +477,7 @@ int ns_devprof_read(const char *path, enum ns_time_unit unit, struct ns_devprof 
 	const struct ns_kv *model = kv_find(dp->metadata, dp->n_metadata, "model_name");
 	if (!dp->neff_hash[0] && model && strstr(model->text, ".neff"))
 		ns_neff_hash_normalize(model->text, strlen(model->text), dp->neff_hash, sizeof(dp->neff_hash));
-	if (build_busy(&r) || build_detail(&r)) {
+	if (build_busy(&r) || build_detail(&r) || build_instr(&r)) {
 		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 		goto out;
 	}
@@ -485,6 +507,7 @@ void ns_devprof_free(struct ns_devprof *dp)
 	notes_release(&dp->notes);
 	for (int k = 0; k < NS_DETAIL__COUNT; k++)
 		free(dp->detail[k]);
+	free(dp->instr);
 	ns_strtab_release(&dp->detail_names);
 	free(dp);
 }

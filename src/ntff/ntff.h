@@ -121,6 +121,15 @@ struct ns_detail_neff {
 	struct ns_neff_metrics m;
 };
 
+/* One instruction (or dma) row of a device profile: its duration, the
+ * engine it ran on (NS_ENG__COUNT: an unknown label) and its opcode. */
+struct ns_dp_instr {
+	int64_t dur_ns;
+	ns_str opcode;               /* into ns_devprof.detail_names ("" for none, and for dma rows) */
+	uint8_t engine;              /* enum ns_engine */
+	bool dma;                    /* a row of the dma array (else of instruction) */
+};
+
 enum ns_engine_src { NS_ESRC_NONE = 0, NS_ESRC_ACTIVE_TIME, NS_ESRC_INSTRUCTION, NS_ESRC_DMA };
 
 struct ns_devprof {
@@ -152,6 +161,8 @@ struct ns_devprof {
 	struct ns_detail_row *detail[NS_DETAIL__COUNT];
 	size_t n_detail[NS_DETAIL__COUNT];
 	uint64_t n_instructions;     /* instruction rows with a usable duration */
+	struct ns_dp_instr *instr;   /* the instruction and dma rows with a duration in the ns range, file order */
+	size_t n_instr;
 	int64_t instruction_ns;      /* their durations added */
 	/* throttle_summary (Parquet ThrottleSummary): the longest throttle_active_time_ns
 	 * of a row of throttle_type "all" (or without a type); NS_NONE if none */

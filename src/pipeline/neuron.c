@@ -696,13 +696,13 @@ out:
 }
 
 /* The profiles of t's capture with their summary figures, in report order. */
-static int detail_load(const struct ns_trace *t, const struct ns_load_opts *lo, bool store,
+static int detail_load(const struct ns_trace *t, const struct ns_load_opts *lo, const char *what, bool store,
 		       struct ns_neuron_detail *out, struct ns_error *err)
 {
 	struct devprofs d;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if ((rc = devprofs_load(t, lo, "--device-detail", true, store, &d, err)))
+	if ((rc = devprofs_load(t, lo, what, true, store, &d, err)))
 		return rc;
 	if (d.n == 0) {
 		devprofs_release(&d);
@@ -745,14 +745,20 @@ out:
 int ns_cli_neuron_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_detail *out,
 			 struct ns_error *err)
 {
-	return detail_load(t, lo, false, out, err);
+	return detail_load(t, lo, "--device-detail", false, out, err);
+}
+
+int ns_cli_neuron_profiles(const struct ns_trace *t, const struct ns_load_opts *lo, const char *what,
+			   struct ns_neuron_detail *out, struct ns_error *err)
+{
+	return detail_load(t, lo, what, false, out, err);
 }
 
 int ns_cli_neuron_store_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_store *s,
 			       struct ns_error *err)
 {
 	struct ns_neuron_detail d;
-	int rc = detail_load(t, lo, true, &d, err);
+	int rc = detail_load(t, lo, "--device-detail", true, &d, err);
 	if (!rc && d.n)
 		rc = ns_store_device_detail(s, d.v, d.n, err);
 	ns_cli_neuron_detail_release(&d);

@@ -58,6 +58,10 @@ struct ns_neuron_detail {
 int ns_cli_neuron_detail(const struct ns_trace *t, const struct ns_load_opts *lo, struct ns_neuron_detail *out,
 			 struct ns_error *err);
 void ns_cli_neuron_detail_release(struct ns_neuron_detail *d);
+/* The same profiles for another option (what: its name in messages, as
+ * "--by-engine"): kernels --by-engine. */
+int ns_cli_neuron_profiles(const struct ns_trace *t, const struct ns_load_opts *lo, const char *what,
+			   struct ns_neuron_detail *out, struct ns_error *err);
 /* ingest: the device detail and NEFF summaries of t's capture into the
  * current trace of s (docs/schema.md); nothing when it has no device export. */
 struct ns_store;

@@ -75,6 +75,46 @@ int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum 
 	return ns_grid_render(out, &g, fmt, err);
 }
 
+int ns_report_engine_stats(FILE *out, const struct ns_rank_engine_stats *r, size_t n, enum ns_format fmt,
+			   struct ns_error *err)
+{
+	static const char *const h[][2] = { { "Rank", "rank" },	    { "Engine", "engine" },    { "NEFF", "neff" },
+					    { "Opcode", "opcode" },	    { "Count", "count" },      { "Total", "total_us" },
+					    { "Mean (us)", "mean_us" }, { "Median (us)", "median_us" }, { "Min", "min_us" },
+					    { "Max", "max_us" },	    { "StdDev (us)", "stddev_us" }, { "Share", "share_pct" } };
+	enum { NEFF_COL = 2, OPCODE_COL = 3 };
+	bool by_neff = n && r[0].stats->by_neff, by_opcode = n && r[0].stats->by_opcode;
+	struct ns_grid g;
+	ns_grid_init(&g, NULL);
+	g.style = NS_GRID_COLUMNS;
+	for (size_t c = 0; c < NS_ARRAY_SIZE(h); c++)
+		if ((c != NEFF_COL || by_neff) && (c != OPCODE_COL || by_opcode))
+			col(&g, h[c][0], h[c][1], c >= 1 && c <= OPCODE_COL);
+	for (size_t t = 0; t < n; t++)
+		for (size_t i = 0; i < r[t].stats->n; i++) {
+			const struct ns_engine_stat *e = &r[t].stats->v[i];
+			const struct ns_kstat *s = &e->k;
+			struct ns_cell cells[NS_ARRAY_SIZE(h)];
+			size_t c = 0;
+			cells[c++] = rank_cell(r[t].rank);
+			cells[c++] = (struct ns_cell){ .type = NS_CELL_TEXT, .text = e->engine };
+			if (by_neff)
+				cells[c++] = (struct ns_cell){ .type = NS_CELL_TEXT, .text = e->neff_text };
+			if (by_opcode)
+				cells[c++] = (struct ns_cell){ .type = NS_CELL_TEXT, .text = e->opcode_text };
+			cells[c++] = (struct ns_cell){ .type = NS_CELL_INT, .i = s->count };
+			cells[c++] = us(s->total_ns);
+			cells[c++] = nsx(s->mean_ns);
+			cells[c++] = nsx(s->median_ns);
+			cells[c++] = us(s->min_ns);
+			cells[c++] = us(s->max_ns);
+			cells[c++] = nsx(s->stddev_ns);
+			cells[c++] = pct(s->total_ns, e->whole_ns);
+			ns_grid_row(&g, cells, true, false);
+		}
+	return ns_grid_render(out, &g, fmt, err);
+}
+
 int ns_report_kernel_bytes(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt,
 			   struct ns_error *err)
 {

@@ -11,6 +11,7 @@
 #include "aggregate/overlap.h"
 #include "aggregate/ranks.h"
 #include "aggregate/stragglers.h"
+#include "ntff/engstats.h"
 #include "report/report.h"
 
 /* One trace (rank) of a run: its label and its numbers. */
@@ -29,6 +30,15 @@ struct ns_rank_overlap {
 	int64_t rank;
 	const struct ns_overlap *o;
 };
+
+/* kernels --by-engine / --by-opcode: one trace's engine rows. */
+struct ns_rank_engine_stats {
+	const char *path;
+	int64_t rank;
+	const struct ns_engine_stats *stats;
+};
+int ns_report_engine_stats(FILE *out, const struct ns_rank_engine_stats *r, size_t n, enum ns_format fmt,
+			   struct ns_error *err);
 
 int ns_report_kernels(FILE *out, const struct ns_rank_kstats *r, size_t n, enum ns_format fmt, struct ns_error *err);
 /* The rows with calls that have args "bytes" (memcpy, memset): count,

@@ -59,6 +59,8 @@ static const struct table_copy copies[] = {
 	{ STMT_DETAIL, "device_detail", "SELECT * FROM device_detail" WHERE_TRACE " ORDER BY rowid", "tcccccc" },
 	{ STMT_NEFF_SUMMARY, "neff_summary", "SELECT * FROM neff_summary" WHERE_TRACE " ORDER BY rowid",
 	  "tccccccccccccc" },
+	{ STMT_ENGINE_OPCODES, "engine_opcodes", "SELECT * FROM engine_opcodes" WHERE_TRACE " ORDER BY rowid",
+	  "tccccccccccc" },
 	{ STMT_TRACE_STRING, "trace_strings", "SELECT * FROM trace_strings" WHERE_TRACE " ORDER BY local_id", "tcs" },
 	{ STMT_TRACE, "traces", "SELECT * FROM traces WHERE id = ?1", "t" "cccccccccccccc" "e" "c" },
 };
@@ -73,7 +75,7 @@ static const char traces_sql[] = "SELECT id, path, first_event_id, coalesce(rank
 				 " FROM traces ORDER BY id";
 static const char *const shard_tables[] = { "traces", "strings", "trace_strings", "threads", "processes", "metadata",
 					    "explorer_warnings", "events", "flows", "event_stats", "event_memory",
-					    "key_averages_rows", "device_detail", "neff_summary" };
+					    "key_averages_rows", "device_detail", "neff_summary", "engine_opcodes" };
 
 /* A trace of a shard. */
 struct shard_trace {

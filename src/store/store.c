@@ -44,6 +44,7 @@
 #include "common/assert.h"
 #include "common/sort.h"
 #include "common/vec.h"
+#include "ntff/engstats.h"
 #include "store/rowq.h"
 #include "store/store-internal.h"
 
@@ -70,6 +71,7 @@ static const struct ns_rowq_stmt stmt_def[STMT__COUNT] = {
 	[STMT_TRACE] = { .table = "traces", .what = "cannot store the trace" },
 	[STMT_DETAIL] = { .table = "device_detail", .what = "cannot store device detail" },
 	[STMT_NEFF_SUMMARY] = { .table = "neff_summary", .what = "cannot store a NEFF summary" },
+	[STMT_ENGINE_OPCODES] = { .table = "engine_opcodes", .what = "cannot store engine statistics" },
 	[STMT_CORRELATION_INDEX] = { .sql = ns_schema_correlation_index, .what = "cannot build the correlation index" },
 };
 
@@ -1158,6 +1160,50 @@ int ns_store_write_strings(struct ns_store *s, struct ns_error *err)
 	return write_new_strings(s, err);
 }
 
+/* A double into a REAL column, as text (rowq has no REAL; SQLite stores
+ * the number): the 17 digits that give the double back. */
+static void rowq_real(struct ns_rowq *q, double x)
+{
+	char num[64];
+	int len = snprintf(num, sizeof(num), "%.17g", x);
+	ns_rowq_text(q, num, (size_t)len);
+}
+
+/* engine_opcodes: one profile's statistics per engine (opcode NULL), then
+ * per engine and opcode (ntff/engstats.h). */
+static int store_engine_opcodes(struct ns_store *s, const struct ns_detail_neff *p, struct ns_error *err)
+{
+	struct ns_rowq *q = s->rows;
+	int rc = 0;
+	for (int by_opcode = 0; by_opcode < 2 && !rc; by_opcode++) {
+		struct ns_engine_stats es;
+		if ((rc = ns_engine_stats_compute(p, 1, true, by_opcode, &es, err)))
+			break;
+		for (size_t r = 0; r < es.n && !rc; r++) {
+			const struct ns_engine_stat *e = &es.v[r];
+			ns_rowq_row(q, STMT_ENGINE_OPCODES);
+			ns_rowq_int(q, s->trace_id);
+			ns_rowq_text(q, p->neff, strlen(p->neff));
+			ns_rowq_opt(q, p->nc < 0 ? NS_NONE : p->nc);
+			ns_rowq_text(q, e->engine, strlen(e->engine));
+			if (by_opcode)
+				ns_rowq_text(q, e->opcode_text, strlen(e->opcode_text));
+			else
+				ns_rowq_null(q);
+			ns_rowq_int(q, e->k.count);
+			ns_rowq_int(q, e->k.total_ns);
+			ns_rowq_int(q, e->k.min_ns);
+			ns_rowq_int(q, e->k.max_ns);
+			rowq_real(q, e->k.mean_ns);
+			rowq_real(q, e->k.median_ns);
+			rowq_real(q, e->k.stddev_ns);
+			rc = ns_rowq_end_row(q, err);
+		}
+		ns_engine_stats_release(&es);
+	}
+	return rc;
+}
+
 int ns_store_device_detail(struct ns_store *s, const struct ns_detail_neff *v, size_t n, struct ns_error *err)
 {
 	struct ns_rowq *q = s->rows;
@@ -1180,7 +1226,7 @@ int ns_store_device_detail(struct ns_store *s, const struct ns_detail_neff *v, s
 				ns_rowq_int(q, row->total_ns);
 				rc = ns_rowq_end_row(q, err);
 			}
-		if (rc)
+		if (rc || (rc = store_engine_opcodes(s, &v[i], err)))
 			break;
 		ns_rowq_row(q, STMT_NEFF_SUMMARY);
 		ns_rowq_int(q, s->trace_id);

@@ -15,11 +15,11 @@
 #include "ntff/ntff.h"
 #include "store/sql.h"
 
-#define NS_SCHEMA_VERSION 9 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
+#define NS_SCHEMA_VERSION 10 /* 2: events.neff; 3: events.id is the rowid, unique in the database;
                                4: event_stats slimmed, event_memory; 5: explorer_warnings;
                                6: device_detail, neff_summary; 7: events.bytes of memcpy/memset,
                                events.flops; 8: views hta_device_events, kernel_stats,
-                               launches; 9: the view rank_op_totals */
+                               launches; 9: the view rank_op_totals; 10: engine_opcodes */
 
 struct ns_store;
 

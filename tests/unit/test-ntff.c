@@ -13,6 +13,7 @@
 #include "aggregate/aggregate.h"
 #include "neff/neff.h"
 #include "ntff/capture.h"
+#include "ntff/engstats.h"
 #include "ntff/ntff.h"
 #include "ntff/ntff-internal.h"
 #include "ntff/rows.h"
@@ -368,6 +369,88 @@ Test(ntff, device_detail_grouping)
 	cr_assert_eq(ns_detail_parse("layer"), NS_DETAIL_LAYER);
 	cr_assert_eq(ns_detail_parse("hlo_name"), NS_DETAIL__COUNT);
 	ns_devprof_free(dp);
+}
+
+/* kernels --by-engine: each instruction and dma row's duration (rounded
+ * to the ns in the profile's unit), engine and opcode, and the statistics
+ * per engine, per engine and opcode, and per NEFF (worked by hand). */
+Test(ntff, engine_statistics)
+{
+	struct ns_devprof *a = NULL, *b = NULL;
+	struct ns_error err = { 0 };
+	/* microseconds: the span 0..10 matches total_time 10 us */
+	const char *pa = put("a.json", "{\"summary\": [{\"total_time\": 0.00001}], \"instruction\": ["
+				       "{\"timestamp\": 0, \"duration\": 1.5, \"engine\": \"tensor\", \"opcode\": \"MATMUL\"},"
+				       "{\"start_ts\": 2, \"end_ts\": 4.25, \"engine\": \"tensor\", \"opcode\": \"MATMUL\"},"
+				       "{\"timestamp\": 5, \"duration\": 0.5, \"engine\": \"tensor\", \"opcode\": \"DRAIN\"},"
+				       "{\"timestamp\": 6, \"duration\": 1, \"label\": \"Activation\", \"opcode\": \"ACTIVATE\"},"
+				       "{\"timestamp\": 7, \"duration\": 3, \"engine\": \"gpsimd\"},"
+				       "{\"timestamp\": 8, \"duration\": 2, \"label\": \"x\", \"opcode\": \"NOP\"},"
+				       "{\"timestamp\": 9, \"duration\": -1, \"engine\": \"tensor\"}],"
+				       "\"dma\": [{\"timestamp\": 0, \"duration\": 10}],"
+				       "\"active_time\": [{\"engine\": \"tensor\", \"start_ts\": 0, \"end_ts\": 5}]}");
+	const char *pb = put("b.json", "{\"summary\": [{\"total_time\": 0.000004}], \"instruction\": ["
+				       "{\"timestamp\": 0, \"duration\": 4, \"engine\": \"tensor\", \"opcode\": \"MATMUL\"}]}");
+	cr_assert_eq(ns_devprof_read(pa, NS_TU_AUTO, &a, &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_devprof_read(pb, NS_TU_AUTO, &b, &err), 0, "%s", err.msg);
+	cr_assert_eq(a->unit, NS_TU_US);
+	/* the row ending before it starts is left out, active_time is no instruction */
+	static const int64_t dur[] = { 1500, 2250, 500, 1000, 3000, 2000, 10000 };
+	static const uint8_t eng[] = { NS_ENG_PE, NS_ENG_PE, NS_ENG_PE, NS_ENG_ACT, NS_ENG_POOL, NS_ENG__COUNT, NS_ENG_DMA };
+	static const char *const op[] = { "MATMUL", "MATMUL", "DRAIN", "ACTIVATE", "", "NOP", "" };
+	cr_assert_eq(a->n_instr, 7);
+	for (size_t i = 0; i < 7; i++) {
+		cr_assert_eq(a->instr[i].dur_ns, dur[i], "row %zu", i);
+		cr_assert_eq(a->instr[i].engine, eng[i], "row %zu", i);
+		cr_assert_str_eq(ns_strtab_get(&a->detail_names, a->instr[i].opcode), op[i]);
+	}
+	struct ns_detail_neff p[2] = { { .dp = a, .neff = "a", .nc = 0 }, { .dp = b, .neff = "b", .nc = 0 } };
+	struct ns_engine_stats s;
+	cr_assert_eq(ns_engine_stats_compute(p, 1, false, false, &s, &err), 0);
+	cr_assert_eq(s.n, 5);
+	static const char *const names[] = { "PE", "ACT", "POOL", "DMA", "other" };
+	static const int64_t totals[] = { 4250, 1000, 3000, 10000, 2000 };
+	for (size_t i = 0; i < 5; i++) {
+		cr_assert_str_eq(s.v[i].engine, names[i]);
+		cr_assert_eq(s.v[i].k.total_ns, totals[i]);
+		cr_assert_eq(s.v[i].whole_ns, 20250); /* every engine's time */
+	}
+	/* PE: 500, 1500, 2250 */
+	cr_assert_eq(s.v[0].k.count, 3);
+	cr_assert_eq(s.v[0].k.min_ns, 500);
+	cr_assert_eq(s.v[0].k.max_ns, 2250);
+	cr_assert_float_eq(s.v[0].k.mean_ns, 4250.0 / 3.0, 1e-9);
+	cr_assert_float_eq(s.v[0].k.median_ns, 1500.0, 0.0);
+	/* sum of squares 7562500 - 4250^2 / 3 = 1541666.67; / 2; sqrt */
+	cr_assert_float_eq(s.v[0].k.stddev_ns, 877.97115, 1e-4);
+	cr_assert_float_eq(s.v[1].k.stddev_ns, 0.0, 0.0); /* one instruction */
+	ns_engine_stats_release(&s);
+	/* both profiles, per opcode: PE MATMUL 1500, 2250, 4000; shares of PE's 8250 */
+	cr_assert_eq(ns_engine_stats_compute(p, 2, false, true, &s, &err), 0);
+	cr_assert_eq(s.n, 6);
+	cr_assert_str_eq(s.v[0].opcode_text, "MATMUL");
+	cr_assert_eq(s.v[0].k.total_ns, 7750);
+	cr_assert_float_eq(s.v[0].k.median_ns, 2250.0, 0.0);
+	cr_assert_eq(s.v[0].whole_ns, 8250);
+	cr_assert_str_eq(s.v[1].opcode_text, "DRAIN");
+	cr_assert_eq(s.v[1].whole_ns, 8250);
+	cr_assert_str_eq(s.v[3].engine, "POOL");
+	cr_assert_str_eq(s.v[3].opcode_text, "");
+	cr_assert_eq(s.v[3].whole_ns, 3000);
+	ns_engine_stats_release(&s);
+	/* per NEFF too: PE of a (MATMUL 3750, DRAIN 500), then PE of b */
+	cr_assert_eq(ns_engine_stats_compute(p, 2, true, true, &s, &err), 0);
+	cr_assert_eq(s.n, 7);
+	cr_assert_str_eq(s.v[0].neff_text, "a");
+	cr_assert_eq(s.v[0].k.total_ns, 3750);
+	cr_assert_eq(s.v[0].whole_ns, 4250);
+	cr_assert_str_eq(s.v[1].opcode_text, "DRAIN");
+	cr_assert_str_eq(s.v[2].neff_text, "b");
+	cr_assert_eq(s.v[2].k.total_ns, 4000);
+	cr_assert_eq(s.v[2].whole_ns, 4000);
+	ns_engine_stats_release(&s);
+	ns_devprof_free(a);
+	ns_devprof_free(b);
 }
 
 /* The NEFF summary: summary[0] first (its *_percent as fractions when all
