@@ -161,18 +161,18 @@ static void store(const char *entry, const char *key, size_t key_len, int code, 
 static int run_captured(const struct ns_command *c, int argc, char **argv, int (*finish)(int), const char *entry,
 			const char *key, size_t key_len)
 {
+	static char out_buf[1 << 16]; /* (not allocated: a failed allocation fails no write) */
 	struct capture cap = { .out = stdout, .err = stderr };
-	FILE *out = fopencookie(&cap, "w", (cookie_io_functions_t){ .write = tee_out, .close = close_out });
+	/* (err first: closing out would close the real stdout) */
 	FILE *err = fopencookie(&cap, "w", (cookie_io_functions_t){ .write = tee_err });
-	if (!out || !err) {
-		if (out)
-			fclose(out);
+	FILE *out = err ? fopencookie(&cap, "w", (cookie_io_functions_t){ .write = tee_out, .close = close_out }) : NULL;
+	if (!out) {
 		if (err)
 			fclose(err);
 		return finish(c->run(argc, argv));
 	}
 	setvbuf(cap.out, NULL, _IONBF, 0);
-	setvbuf(out, NULL, isatty(1) ? _IOLBF : _IOFBF, BUFSIZ);
+	setvbuf(out, out_buf, isatty(1) ? _IOLBF : _IOFBF, sizeof(out_buf));
 	setvbuf(err, NULL, _IONBF, 0);
 	stdout = out;
 	stderr = err;
