@@ -178,6 +178,7 @@ static int run_captured(const struct ns_command *c, int argc, char **argv, int (
 	stderr = err;
 	active = &cap;
 	int code = finish(c->run(argc, argv)); /* (closes out, and with it the real stdout) */
+	stdout = cap.out; /* (closed, as finish leaves it without the cache; out is freed) */
 	stderr = cap.err;
 	active = NULL;
 	fclose(err);
