@@ -153,9 +153,18 @@ void ns_cli_trace_header(const struct ns_trace *t, size_t i, size_t n, enum ns_f
 struct ns_command {
 	const struct ns_cmd_spec *spec;
 	int (*run)(int argc, char **argv);
+	unsigned cache_inputs; /* its first N arguments are traces: the result cache (rcache.c); 0: none */
 };
 extern const struct ns_command ns_cli_commands[];
 extern const size_t ns_cli_n_commands;
+
+/* Runs c (argv[0]: its name) through the result cache (docs/cli.md
+ * "Cache"): a hit replays what an earlier run printed, a miss runs it and
+ * keeps what it printed. finish checks standard output after the command
+ * and gives the exit code (main.c). */
+int ns_cli_run_cached(const struct ns_command *c, int argc, char **argv, int (*finish)(int));
+/* Where progress lines go: standard error, never into the result cache. */
+FILE *ns_cli_progress_stream(void);
 
 /* The manual page neuron-stats(1), roff (neuron-stats --man; cmd-man.c). */
 void ns_cli_write_man(FILE *out);

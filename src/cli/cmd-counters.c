@@ -30,7 +30,7 @@ const struct ns_cmd_spec cmd_counters_spec = {
 		   "with the cudaLaunchKernel call of the same rank in time order, as HTA does\n"
 		   "(get_cupti_counter_data_with_operators); the outermost and innermost cpu_op around\n"
 		   "that call are its top-level and bottom-level ops (csv and json: the whole op stack).\n"
-		   "The trace is always read (the cache keeps no counters). Rules: docs/report.md.",
+		   "Rules: docs/report.md.",
 	.opts = counters_opts,
 	.min_args = 1,
 	.max_args = 1,

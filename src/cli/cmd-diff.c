@@ -54,7 +54,7 @@ static const struct ns_opt diff_opts[] = {
 	NS_FLAG(0, "hide-annotations", "no user-annotation rows (ProfilerStep*, record_function), nor in totals",
 		&opt_hide_annotations),
 	NS_CLI_SELECT_OPTS(opt_select),
-	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
+	NS_FLAG(0, "no-cache", "neither read nor write the result cache", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),

@@ -18,7 +18,7 @@ static bool opt_no_cache, opt_strict, opt_quiet;
 static const struct ns_opt html_opts[] = {
 	NS_FILE('o', "output", "FILE", "write the page to FILE (replaced atomically); default: standard output",
 		&opt_output),
-	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
+	NS_FLAG(0, "no-cache", "neither read nor write the result cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),

@@ -54,7 +54,7 @@ static const struct ns_opt report_opts[] = {
 		"FLOPs also from the input shapes where args \"flops\" are absent; FLOPs from and TFLOP/s columns",
 		&opt_flops),
 	NS_FLAG(0, "merge", "one table over all traces of a directory", &opt_merge),
-	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
+	NS_FLAG(0, "no-cache", "neither read nor write the result cache", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),

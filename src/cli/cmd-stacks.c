@@ -27,7 +27,7 @@ static const struct ns_opt stacks_opts[] = {
 	NS_ENUM(0, "time-unit", "UNIT", "call tree: print every time in s, ms or us", &opt_time_unit, time_units),
 	NS_STRING(0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device),
 	NS_CLI_SELECT_OPTS(opt_select),
-	NS_FLAG(0, "no-cache", "neither read nor write the cache database", &opt_no_cache),
+	NS_FLAG(0, "no-cache", "neither read nor write the result cache", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -140,8 +140,7 @@ int cmd_stacks(int argc, char **argv)
 				.so = { .value = opt_value && strcmp(opt_value, "device") == 0 ? NS_STACK_DEVICE : NS_STACK_CPU,
 					.percent_limit = opt_percent_limit, .time_unit = opt_time_unit,
 					.device_label = opt_device } };
-	/* (the cache keeps no Python calls: --python parses the trace) */
-	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache && !opt_python, .strict = opt_strict,
+	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .keep_python = opt_python, .ui = ns_cli_load_ui() };
 	return ns_cli_each_trace(pos[0], &lo, &opt_select, stacks_trace, &c);
 }

@@ -78,10 +78,11 @@ static void print_notes(void *ctx, const struct ns_trace *t)
 static void show_progress(void *ctx, const char *path, uint64_t done, uint64_t total)
 {
 	(void)ctx;
+	FILE *out = ns_cli_progress_stream(); /* (never into the result cache) */
 	if (total)
-		fprintf(stderr, "\r%s: %3d%%\033[K", path, (int)(done * 100 / total));
+		fprintf(out, "\r%s: %3d%%\033[K", path, (int)(done * 100 / total));
 	else
-		fputs("\r\033[K", stderr);
+		fputs("\r\033[K", out);
 }
 
 const struct ns_load_ui *ns_cli_load_ui(void)

@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < ns_cli_n_commands; i++)
 		if (strcmp(argv[1], ns_cli_commands[i].spec->name) == 0)
-			return finish_stdout(ns_cli_commands[i].run(argc - 1, argv + 1));
+			return ns_cli_run_cached(&ns_cli_commands[i], argc - 1, argv + 1, finish_stdout);
 	/* no command word: the report on PATH */
-	return finish_stdout(cmd_report(argc, argv));
+	return ns_cli_run_cached(&ns_cli_commands[0], argc, argv, finish_stdout);
 }

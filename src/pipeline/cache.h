@@ -1,6 +1,7 @@
-/* The trace cache's policy (docs/cli.md "Cache"), one for every command
- * that reads traces through it (report, diff, sql); store/cache.c is the
- * mechanism. */
+/* The cache's policy (docs/cli.md "Cache"): the database cache of `sql`
+ * on traces, and the result cache of the commands that print a result
+ * from traces (report, diff, the analyses); store/cache.c and
+ * store/result.c are the mechanism. */
 #ifndef NS_PIPELINE_CACHE_H
 #define NS_PIPELINE_CACHE_H
 
@@ -24,5 +25,17 @@ void ns_pipeline_cache_used(const char *db);
  * (default NS_CACHE_MAX_DEFAULT), least recently used first, db kept;
  * *warn says when that variable is not a size. */
 void ns_pipeline_cache_written(const char *db, struct ns_error *warn);
+
+/* The result cache (docs/cli.md "Cache"): the key of a command's output,
+ * NULL (not cached) where it cannot be told from the command line, the
+ * program, the working directory, the NEURON_STATS_* environment and the
+ * identity of each trace the inputs stand for: an input that is a stream,
+ * a database or a capture with Neuron files, or an error to report.
+ * *len: its length. Caller frees. */
+char *ns_pipeline_result_key(const char *command, char *const *args, size_t n_args, char *const *inputs,
+			     size_t n_inputs, size_t *len);
+/* The entry of key in the cache folder (created if missing); NULL without
+ * one. Caller frees. After writing it: ns_pipeline_cache_written. */
+char *ns_pipeline_result_entry(const char *key, size_t len);
 
 #endif

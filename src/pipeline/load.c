@@ -148,43 +148,10 @@ static void free_paths(char **paths, size_t n)
 	free(paths);
 }
 
-/* True if a trace loaded from the cache must be parsed again, because its
- * parse printed something the database does not keep: a truncation
- * warning (or --strict error), the notes given to ns_load_ui.parsed. */
-static bool needs_parse(const struct ns_run *run)
-{
-	for (size_t i = 0; i < run->n; i++) {
-		const struct ns_trace *t = &run->traces[i];
-		if (t->truncated_at >= 0 || t->legacy_array || t->has_cat[NS_CAT_CUDA_PROFILER_RANGE])
-			return true;
-	}
-	return false;
-}
-
-/* The database being written, if any. A cache is optional: when it cannot
- * be written (a full disk), it is dropped and the report goes on. */
+/* The database being written, if any. */
 struct sink {
 	struct ns_store *store;
-	bool optional;
-	struct ns_error dropped; /* why an optional store was dropped */
 };
-
-/* Where a store call reports its failure. */
-static struct ns_error *store_err(struct sink *sk, struct ns_error *err)
-{
-	return sk->optional ? &sk->dropped : err;
-}
-
-/* rc of a store call, or 0 after dropping an optional store that failed. */
-static int store_result(struct sink *sk, int rc)
-{
-	if (rc && sk->optional) {
-		ns_store_abort(sk->store);
-		sk->store = NULL;
-		return 0;
-	}
-	return rc;
-}
 
 /* An ns_event_sink (ctx = struct sink *). */
 static int sink_event(void *ctx, const struct ns_trace *t, const struct ns_row_event *row, struct ns_error *err)
@@ -192,7 +159,7 @@ static int sink_event(void *ctx, const struct ns_trace *t, const struct ns_row_e
 	struct sink *sk = ctx;
 	if (!sk->store)
 		return 0;
-	return store_result(sk, ns_store_event(sk->store, t, row, store_err(sk, err)));
+	return ns_store_event(sk->store, t, row, err);
 }
 
 /* An ns_flow_sink (ctx = struct sink *). */
@@ -201,7 +168,7 @@ static int sink_flow(void *ctx, const struct ns_trace *t, const struct ns_row_fl
 	struct sink *sk = ctx;
 	if (!sk->store)
 		return 0;
-	return store_result(sk, ns_store_flow(sk->store, t, row, store_err(sk, err)));
+	return ns_store_flow(sk->store, t, row, err);
 }
 
 /* The key_averages rows, made on a thread of their own while the calling
@@ -227,8 +194,7 @@ static int store_stats(struct sink *sk, struct ns_trace *t, struct ns_agg *agg, 
 	struct rows_job job = { .agg = agg };
 	pthread_t thread;
 	bool threaded = !made_rows && pthread_create(&thread, NULL, make_rows, &job) == 0;
-	/* (no store when writing the cache failed before: the report goes on) */
-	int rc = sk->store ? store_result(sk, ns_store_event_stats(sk->store, t, agg, store_err(sk, err))) : 0;
+	int rc = sk->store ? ns_store_event_stats(sk->store, t, agg, err) : 0;
 	if (threaded)
 		pthread_join(thread, NULL);
 	else if (!made_rows)
@@ -237,8 +203,8 @@ static int store_stats(struct sink *sk, struct ns_trace *t, struct ns_agg *agg, 
 		*err = job.err;
 		rc = job.rc;
 	}
-	if (!rc && sk->store) /* (unless writing the cache just failed) */
-		rc = store_result(sk, ns_store_end_trace(sk->store, t, agg, store_err(sk, err)));
+	if (!rc && sk->store)
+		rc = ns_store_end_trace(sk->store, t, agg, err);
 	return rc;
 }
 
@@ -302,7 +268,7 @@ static int parse_one(void *ctx, size_t i)
 		io.flow_sink = ns_rowlog_flow;
 		io.sink_ctx = &p->rows;
 	} else if (sk->store) {
-		if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &pr->ids[i], &trace_id, store_err(sk, &p->err)))))
+		if ((rc = ns_store_begin_trace(sk->store, &pr->ids[i], &trace_id, &p->err)))
 			return rc;
 		io.sink = sink_event;
 		io.flow_sink = sink_flow;
@@ -326,11 +292,11 @@ static int store_recorded(struct parse_run *pr, size_t i, struct ns_error *err)
 	struct sink *sk = pr->sk;
 	int64_t trace_id;
 	int rc;
-	if ((rc = store_result(sk, ns_store_begin_trace(sk->store, &pr->ids[i], &trace_id, store_err(sk, err)))) ||
+	if ((rc = ns_store_begin_trace(sk->store, &pr->ids[i], &trace_id, err)) ||
 	    (rc = ns_rowlog_replay(&p->rows, t, sink_event, sink_flow, sk, err)))
 		return rc;
 	ns_rowlog_release(&p->rows);
-	if (sk->store && (rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, err)))))
+	if (sk->store && (rc = ns_store_end_events(sk->store, t, err)))
 		return rc;
 	return sk->store ? store_stats(sk, t, &p->agg, true, err) : 0;
 }
@@ -356,11 +322,11 @@ static int finish_one(void *ctx, size_t i)
 		return rc;
 	/* the device detail of its capture (docs/schema.md device_detail) */
 	if (sk->store && o->db_out && pr->devprofs &&
-	    (rc = store_result(sk, ns_cli_neuron_store_detail(t, o, sk->store, store_err(sk, &p->err)))))
+	    (rc = ns_cli_neuron_store_detail(t, o, sk->store, &p->err)))
 		return rc;
 	if (sk->store && pr->parallel)
 		rc = store_recorded(pr, i, &p->err);
-	else if (sk->store && !(rc = store_result(sk, ns_store_end_events(sk->store, t, store_err(sk, &p->err)))))
+	else if (sk->store && !(rc = ns_store_end_events(sk->store, t, &p->err)))
 		rc = store_aggregate(sk, t, &p->err);
 	if (p->has_agg)
 		ns_agg_release(&p->agg);
@@ -421,30 +387,12 @@ static int64_t total_size(const struct ns_source_id *ids, size_t n)
 	return bytes;
 }
 
-/* After the parse: commits sk's database (when one is written); a cache
- * that could not be written is a warning, never an error. */
-static int commit_store(struct sink *sk, const char *cache, const struct ns_load_opts *o, struct ns_error *err)
+/* After the parse: commits sk's database (when one is written). */
+static int commit_store(struct sink *sk, struct ns_error *err)
 {
-	int rc = 0;
-	if (sk->store) {
-		struct ns_store *store = sk->store;
-		sk->store = NULL; /* (commit frees it, whatever happens) */
-		rc = ns_store_commit(store, store_err(sk, err));
-		if (sk->optional) {
-			if (rc == 0) {
-				struct ns_error warn = { 0 };
-				ns_pipeline_cache_written(cache, &warn);
-				warn_user(o, &warn);
-			}
-			rc = 0; /* a failed cache write does not fail the report */
-		}
-	}
-	if (rc == 0 && sk->dropped.msg[0]) {
-		struct ns_error warn = { 0 };
-		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", sk->dropped.msg);
-		warn_user(o, &warn);
-	}
-	return rc;
+	struct ns_store *store = sk->store;
+	sk->store = NULL; /* (commit frees it, whatever happens) */
+	return store ? ns_store_commit(store, err) : 0;
 }
 
 int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *run, struct ns_error *err)
@@ -453,7 +401,7 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	size_t n = 0;
 	struct ns_source_id *ids = NULL;
 	struct sink sk = { .store = NULL };
-	char *cache = NULL, *target = NULL;
+	char *target = NULL;
 	const char *db_out = o->db_out;
 	int rc;
 
@@ -477,27 +425,10 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 			goto out;
 		db_out = target;
 	}
-	if (o->use_cache && !db_out) {
-		bool valid;
-		cache = ns_pipeline_cache_lookup(ids, n, neuron, &valid);
-		if (valid) {
-			run->from_db = true;
-			rc = ns_store_load(cache, &run->traces, &run->n, err);
-			if (rc == 0 && !needs_parse(run)) {
-				ns_pipeline_cache_used(cache);
-				goto out;
-			}
-			/* an unreadable cache is rebuilt, not fatal; a damaged trace is
-			 * parsed again so its warning (or --strict error) is the same
-			 * (needs_parse) */
-			ns_run_release(run);
-			rc = 0;
-		}
-		db_out = cache;
-	}
+	/* (no database cache here: loading one took longer than parsing the
+	 * trace; the result cache, cli/rcache.c, keeps what a command printed) */
 	if (db_out) {
-		sk.optional = !o->db_out;
-		if ((rc = store_result(&sk, ns_store_create(db_out, &sk.store, store_err(&sk, err)))))
+		if ((rc = ns_store_create(db_out, &sk.store, err)))
 			goto out;
 		if (sk.store)
 			ns_store_reserve(sk.store, total_size(ids, n));
@@ -507,12 +438,11 @@ int ns_run_load(const char *input, const struct ns_load_opts *o, struct ns_run *
 	rc = parse_all(paths, ids, n, o, neuron, devprofs, &sk, &prog, run, err);
 	progress_release(&prog);
 	if (rc == 0)
-		rc = commit_store(&sk, cache, o, err);
+		rc = commit_store(&sk, err);
 out:
 	ns_store_abort(sk.store);
 	if (ids)
 		ns_source_ids_free(ids, n);
-	free(cache);
 	free(target);
 	free_paths(paths, n);
 	if (rc)

@@ -32,7 +32,7 @@ struct ns_load_opts {
 	bool check_output;   /* db_out is the user's -o: ns_store_check_output first */
 	bool force;          /* with check_output: replace a file that is not a database */
 	unsigned jobs;       /* traces parsed at once (--jobs; 0 or 1: one after the other) */
-	bool use_cache;      /* read a valid cache; write one on a miss */
+	bool use_cache;      /* ns_run_query_db (sql): use the database cache; ns_run_load keeps none */
 	bool strict;
 	bool db_only;        /* only the database is wanted: each trace is released once stored */
 	bool keep_python;    /* keep python_function calls in the traces (`stacks --python`; the cache has none) */

@@ -47,17 +47,18 @@ static size_t hex_prefix(const char *name)
 	return i;
 }
 
-/* A cache database: 32 hex digits and ".db". */
+/* A cache database or result cache entry: 32 hex digits and ".db" or ".res". */
 static bool is_cache_name(const char *name)
 {
-	return hex_prefix(name) == 32 && strcmp(name + 32, ".db") == 0;
+	return hex_prefix(name) == 32 && (strcmp(name + 32, ".db") == 0 || strcmp(name + 32, ".res") == 0);
 }
 
-/* A cache database's temporary file: "<cache name>.tmp-...". */
+/* The temporary file of either: "<cache name>.tmp-...". */
 static bool is_cache_temp_name(const char *name, void *ctx)
 {
 	(void)ctx;
-	return hex_prefix(name) == 32 && strncmp(name + 32, ".db.tmp-", 8) == 0;
+	return hex_prefix(name) == 32 &&
+	       (strncmp(name + 32, ".db.tmp-", 8) == 0 || strncmp(name + 32, ".res.tmp-", 9) == 0);
 }
 
 char *ns_cache_path(const char *cache_dir, const struct ns_source_id *srcs, size_t n)

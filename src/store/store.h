@@ -122,9 +122,33 @@ void ns_cache_touch(const char *db_path);
 /* Keeps the cache directory of `keep` (a cache database path) within
  * max_bytes: deletes the least recently used databases (oldest mtime first)
  * until the rest fit, never `keep` itself. Only files named like cache
- * databases (32 hex digits + ".db") are ever deleted. Returns how many were
+ * databases or result entries (32 hex digits + ".db" or ".res") are ever
+ * deleted, and both count toward max_bytes. Returns how many were
  * deleted; errors (an unreadable directory) just stop the pruning. */
 size_t ns_cache_prune(const char *keep, uint64_t max_bytes);
+/* The result cache (store/result.c): one entry per key, "<32 hex>.res" in
+ * the cache folder. The log is what the command wrote, as records: one byte
+ * for the stream (1 stdout, 2 stderr), its length (4 bytes, little-endian),
+ * the bytes. */
+struct ns_result {
+	int code;                 /* the exit code */
+	const unsigned char *log; /* the records (inside buf) */
+	size_t len;
+	unsigned char *buf;
+};
+/* The entry of key in cache_dir (not created); NULL when out of memory. */
+char *ns_result_path(const char *cache_dir, const char *key, size_t key_len);
+/* 0 and *r when path holds key's entry, whole and intact; -1 (a miss)
+ * otherwise: missing, cut, damaged, another key's. Free with
+ * ns_result_release. */
+int ns_result_read(const char *path, const char *key, size_t key_len, struct ns_result *r);
+void ns_result_release(struct ns_result *r);
+/* Whether log is a sequence of whole records. */
+bool ns_result_log_valid(const unsigned char *log, size_t len);
+/* Writes key's entry to path through a temporary file renamed over it;
+ * anything at path but a regular file is left alone (NS_ERR_IO). */
+int ns_result_write(const char *path, const char *key, size_t key_len, int code, const unsigned char *log,
+		    size_t len, struct ns_error *err);
 /* Removes the temporary databases in dir whose names is_temp_name accepts
  * and whose writer is gone (its lock is free; where the filesystem has no
  * locks, untouched for a day). */

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """A golden case run on a warm cache: the case's command runs twice with one
-fresh NEURON_STATS_CACHE_DIR, and the SECOND run (which reads the cached
-database instead of the trace) must match expected.out / expected.err /
-expected.code exactly like the first. The cache must not change what a user
-sees: not the table, not a warning, not --strict.
+fresh NEURON_STATS_CACHE_DIR (and without the --no-cache its args may
+have), and the SECOND run must match expected.out / expected.err /
+expected.code exactly like the first. The result cache must not change
+what a user sees: not the table, not a warning, not the exit code.
 
-Usage: run_warm.py NEURON_STATS CASE [WARMUP_CASE]
+Usage: run_warm.py NEURON_STATS CASE WARMUP_CASE replay|parse
 
-With WARMUP_CASE the first run uses that case's arguments instead (e.g. warm
-the cache without --strict, then check CASE, which adds --strict).
+The first run uses WARMUP_CASE's arguments (e.g. warm the cache without
+--strict, then check CASE, which adds --strict). "replay": the second run
+must be a replay of the result cache's entry (the entry the first run
+wrote, the same file, marked as used again); "parse": it must not be (its
+key differs, or the command is not cached).
 """
 import os
 import subprocess
@@ -28,11 +31,24 @@ def read(path, default=b""):
         return f.read()
 
 
+OLD = 10**18  # an entry's mtime set after the first run: a replay marks it as used again
+
+
+def entries(cache):
+    """The result cache's entries: {path: inode}, their mtime set to OLD."""
+    found = {}
+    for n in os.listdir(cache) if os.path.isdir(cache) else []:
+        if n.endswith(".res"):
+            p = os.path.join(cache, n)
+            os.utime(p, ns=(OLD, OLD))
+            found[p] = os.stat(p).st_ino
+    return found
+
+
 def main():
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) != 5 or sys.argv[4] not in ("replay", "parse"):
         sys.exit(__doc__)
-    binary, name = os.path.abspath(sys.argv[1]), sys.argv[2]
-    warmup = sys.argv[3] if len(sys.argv) == 4 else name
+    binary, name, warmup, mode = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     case = os.path.join(HERE, "cases", name)
     corpus_dir = corpus.corpus_root(binary)
     for c in (warmup, name):
@@ -44,14 +60,21 @@ def main():
         def subst(s):
             return s.replace("@CORPUS@", corpus_dir).replace("@SRC@", SRC).replace("@TMP@", tmp)
         def args_of(c):
-            return [subst(a) for a in read(os.path.join(HERE, "cases", c, "args")).decode().splitlines() if a]
-        env = dict(os.environ, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache"), LC_ALL="C")
-        runs = [subprocess.run([binary] + args_of(c), capture_output=True, cwd=SRC, env=env) for c in (warmup, name)]
+            return [subst(a) for a in read(os.path.join(HERE, "cases", c, "args")).decode().splitlines()
+                    if a and a != "--no-cache"]
+        cache = os.path.join(tmp, "cache")
+        env = dict(os.environ, NEURON_STATS_CACHE_DIR=cache, LC_ALL="C")
+        runs = [subprocess.run([binary] + args_of(warmup), capture_output=True, cwd=SRC, env=env)]
+        before = entries(cache)
+        runs.append(subprocess.run([binary] + args_of(name), capture_output=True, cwd=SRC, env=env))
+        replayed = any(os.path.exists(p) and os.stat(p).st_ino == ino and os.stat(p).st_mtime_ns != OLD
+                       for p, ino in before.items())
         outs = [(p.returncode, p.stdout.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@"),
                  p.stderr.replace(tmp.encode(), b"@TMP@").replace(corpus_dir.encode(), b"@CORPUS@")) for p in runs]
     want = (int(read(os.path.join(case, "expected.code"), b"0").decode().strip() or 0),
             read(os.path.join(case, "expected.out")), read(os.path.join(case, "expected.err")))
-    bad = []
+    bad = [] if replayed == (mode == "replay") else ["replay (the second run %s)" % (
+        "replayed the entry" if replayed else "was not a replay")]
     for what, k in (("exit code", 0), ("stdout", 1), ("stderr", 2)):
         if outs[1][k] != want[k]:
             bad.append(what)
@@ -64,7 +87,7 @@ def main():
             name, ", ".join(bad), "s" if len(bad) == 1 else "",
             "as expected" if outs[0] == want else "differs" if warmup == name else "was " + warmup))
         return 1
-    print("ok", name, "(warm cache)")
+    print("ok", name, "(warm cache: %s)" % ("replayed" if replayed else "parsed"))
     return 0
 
 

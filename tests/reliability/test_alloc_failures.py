@@ -2,8 +2,9 @@
 """Every allocation failure is exit 6 with "out of memory" (issue 16).
 
 tests/alloc/failalloc.c (LD_PRELOAD) makes the Nth malloc, calloc or
-realloc of a run return NULL. For `report --no-cache` and `report` with a
-(fresh) cache directory on gen_damaged's base.json (23 events), `report`
+realloc of a run return NULL. For `report --no-cache`, `report` with a
+(fresh) cache directory and `report` replaying its result cache entry
+(docs/cli.md "Cache") on gen_damaged's base.json (23 events), `report`
 of a directory holding it gzip'd, `ingest` of it and `report` of that
 database, `report --engines` and `report --device-detail hlo` of the fused RMSNorm
 Neuron capture (fixtures/capture-rmsnorm-fused) and `report --engines` of
@@ -40,12 +41,19 @@ import gen_damaged
 MAX_RUNS = int(os.environ.get("NS_ALLOC_MAX_RUNS", 250))  # per command
 
 
-def sweep(bin_, shim, tmp, name, args, db=None):
+def sweep(bin_, shim, tmp, name, args, db=None, warm=False):
     """Runs args with each allocation failed in turn (a fresh cache each
-    time); db: the database args writes."""
+    time, or with warm the result cache's entry of a normal run: each run
+    a hit); db: the database args writes."""
     count_file = os.path.join(tmp, "count")
     e = env(tmp, LD_PRELOAD=shim, NS_ALLOC_COUNT=count_file)
-    shutil.rmtree(os.path.join(tmp, "cache"), ignore_errors=True)
+    cache = os.path.join(tmp, "cache")
+
+    def fresh():
+        shutil.rmtree(cache, ignore_errors=True)
+        if warm:
+            run(args, tmp, check_code=0)
+    fresh()
     base = run(args, tmp, env=e)
     check(base.returncode == 0, "%s: the normal run: exit %d %r" % (name, base.returncode, base.stderr))
     with open(count_file) as f:
@@ -53,7 +61,7 @@ def sweep(bin_, shim, tmp, name, args, db=None):
     step = max(1, -(-count // MAX_RUNS))
     outcomes = {"ok": 0, "out of memory": 0}
     for n in range(1, count + 1, step):
-        shutil.rmtree(os.path.join(tmp, "cache"), ignore_errors=True)
+        fresh()
         if db and os.path.exists(db):
             os.remove(db)
         p = run(args, tmp, env=env(tmp, LD_PRELOAD=shim, NS_FAIL_ALLOC=str(n)))
@@ -94,6 +102,7 @@ def main():
             f.write(gen_damaged.BASE)
         sweep(bin_, shim, tmp, "report --no-cache", [bin_, trace, "--no-cache", "--row-limit", "-1"])
         sweep(bin_, shim, tmp, "report (cache)", [bin_, trace, "--row-limit", "-1"])
+        sweep(bin_, shim, tmp, "report (result cache hit)", [bin_, trace, "--row-limit", "-1"], warm=True)
         capture = os.path.join(tmp, "capture")
         os.mkdir(capture)
         with open(os.path.join(capture, "base.json.gz"), "wb") as f:

@@ -283,7 +283,7 @@ def cache_upkeep(bin_, tmp, small):
     # a cache entry taken by a directory: skipped before the parse, not replaced
     e2 = env(tmp, NEURON_STATS_CACHE_DIR=os.path.join(tmp, "cache3"))
     run([bin_, small], tmp, env=e2, check_code=0)
-    entry = os.path.join(tmp, "cache3", [n for n in os.listdir(os.path.join(tmp, "cache3")) if n.endswith(".db")][0])
+    entry = os.path.join(tmp, "cache3", [n for n in os.listdir(os.path.join(tmp, "cache3")) if n.endswith(".res")][0])
     os.remove(entry)
     os.mkdir(entry)
     p = run([bin_, small], tmp, env=e2)

@@ -1,6 +1,7 @@
-/* pipeline/: the cache policy (pipeline/cache.c) and the sizes read from
+/* pipeline/: the cache policy (pipeline/cache.c; the result cache key) and the sizes read from
  * the environment (pipeline/env.c). */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,4 +118,56 @@ Test(pipeline, what_the_cache_keeps)
 	cr_expect_null(ns_pipeline_cache_lookup(&stream, 1, false, &valid), "a stream has no identity");
 	unsetenv("HOME");
 	cr_expect_null(ns_pipeline_cache_lookup(&trace, 1, false, &valid), "no cache folder");
+}
+
+static char *write_file(const char *name, const char *text)
+{
+	char *path;
+	cr_assert_geq(asprintf(&path, "%s/%s", tmp_dir, name), 0);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* The result cache's key: the same for the same run, another when an
+ * argument, a NEURON_STATS_* variable or the trace's identity changes;
+ * none for a stream or a capture holding a Neuron file. */
+Test(pipeline, the_result_key_follows_the_options_the_environment_and_the_trace)
+{
+	char *path = write_file("trace.json", "{\"traceEvents\": []}\n");
+	char sort[] = "--sort", key_name[] = "self_cpu", dash_text[] = "-";
+	char *args[] = { path, sort, key_name }, *dash = dash_text;
+	size_t len[4];
+	char *key[4];
+	key[0] = ns_pipeline_result_key("report", args, 3, args, 1, &len[0]);
+	key[1] = ns_pipeline_result_key("report", args, 3, args, 1, &len[1]);
+	cr_assert_not_null(key[0]);
+	cr_assert_not_null(key[1]);
+	cr_expect(len[0] == len[1] && memcmp(key[0], key[1], len[0]) == 0, "the same run, the same key");
+	cr_expect_not_null(strstr(key[0], "\ncommand report\n"));
+	cr_expect_not_null(strstr(key[0], "\narg 8:self_cpu\n"));
+	key[2] = ns_pipeline_result_key("report", args, 2, args, 1, &len[2]);
+	cr_expect(len[2] != len[0] || memcmp(key[2], key[0], len[0]) != 0, "an argument less");
+	setenv("NEURON_STATS_MAX_RATIO", "10", 1);
+	key[3] = ns_pipeline_result_key("report", args, 3, args, 1, &len[3]);
+	unsetenv("NEURON_STATS_MAX_RATIO");
+	cr_expect_not_null(strstr(key[3], "env 25:NEURON_STATS_MAX_RATIO=10\n"));
+	free(key[1]);
+	free(key[2]);
+	free(key[3]);
+	struct timespec later[2] = { { .tv_sec = 2000000000 }, { .tv_sec = 2000000000 } };
+	cr_assert_eq(utimensat(AT_FDCWD, path, later, 0), 0);
+	key[1] = ns_pipeline_result_key("report", args, 3, args, 1, &len[1]);
+	cr_expect(len[1] != len[0] || memcmp(key[1], key[0], len[0]) != 0, "the trace touched");
+	cr_expect_not_null(strstr(key[1], " 2000000000000000000 "), "its mtime in ns");
+	free(key[1]);
+	cr_expect_null(ns_pipeline_result_key("report", &dash, 1, &dash, 1, &len[1]), "standard input");
+	char *neff = write_file("model.neff", "not read");
+	cr_expect_null(ns_pipeline_result_key("report", args, 3, args, 1, &len[1]), "a NEFF beside the trace");
+	unlink(neff);
+	free(neff);
+	free(key[0]);
+	free(path);
 }

@@ -1446,3 +1446,69 @@ Test(store, rowq_aborts_on_a_row_with_the_wrong_number_of_values, .signal = SIGA
 	ns_rowq_int(q, 2);
 	ns_rowq_end_row(q, &err);
 }
+
+/* The result cache's entries (store/result.c): a written entry reads back
+ * as written; any other key, and any cut or changed byte, is a miss. */
+Test(store, a_result_entry_reads_back_only_whole_and_for_its_own_key)
+{
+	static const unsigned char log[] = { 2, 3, 0, 0, 0, 'w', '!', '\n', 1, 2, 0, 0, 0, 'o', 'k' };
+	const char *key = "command report\narg 5:x.json\n";
+	char *path = ns_result_path(tmp_dir, key, strlen(key));
+	struct ns_error err = { 0 };
+	struct ns_result r;
+	cr_assert_not_null(path);
+	cr_assert_eq(ns_result_read(path, key, strlen(key), &r), -1, "no entry yet: a miss");
+	cr_assert_eq(ns_result_write(path, key, strlen(key), 4, log, sizeof(log), &err), 0, "%s", err.msg);
+	cr_assert_eq(ns_result_read(path, key, strlen(key), &r), 0);
+	cr_expect_eq(r.code, 4);
+	cr_assert_eq(r.len, sizeof(log));
+	cr_expect_eq(memcmp(r.log, log, sizeof(log)), 0);
+	ns_result_release(&r);
+	cr_expect_eq(ns_result_read(path, "command report\narg 5:y.json\n", strlen(key), &r), -1, "another key");
+	/* the file: 28 header bytes, the key, the log, an 8-byte checksum */
+	FILE *f = fopen(path, "rb");
+	unsigned char whole[256];
+	size_t n = fread(whole, 1, sizeof(whole), f);
+	fclose(f);
+	cr_assert_eq(n, 28 + strlen(key) + sizeof(log) + 8);
+	for (size_t cut = 0; cut < n; cut += 7) { /* cut short */
+		f = fopen(path, "wb");
+		fwrite(whole, 1, cut, f);
+		fclose(f);
+		cr_expect_eq(ns_result_read(path, key, strlen(key), &r), -1, "cut at %zu", cut);
+	}
+	for (size_t at = 0; at < n; at++) { /* one bit flipped anywhere */
+		whole[at] ^= 0x10;
+		f = fopen(path, "wb");
+		fwrite(whole, 1, n, f);
+		fclose(f);
+		cr_expect_eq(ns_result_read(path, key, strlen(key), &r), -1, "byte %zu flipped", at);
+		whole[at] ^= 0x10;
+	}
+	cr_expect(!ns_result_log_valid(log, sizeof(log) - 1), "a cut record");
+	cr_expect(!ns_result_log_valid((const unsigned char[]){ 3, 0, 0, 0, 0 }, 5), "stream 3");
+	unlink(path);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	cr_expect_eq(ns_result_write(path, key, strlen(key), 0, log, sizeof(log), &err), NS_ERR_IO);
+	cr_expect(strstr(err.msg, "is a directory; not replaced"), "%s", err.msg);
+	rmdir(path);
+	free(path);
+}
+
+/* Pruning counts result entries with the databases, and deletes them too. */
+Test(store, pruning_takes_result_entries_into_account)
+{
+	char *old = ns_result_path(tmp_dir, "a", 1), *keep = ns_result_path(tmp_dir, "b", 1);
+	static const unsigned char log[4096 + 5] = { 1, 0, 16, 0, 0 };
+	struct ns_error err = { 0 };
+	cr_assert_eq(ns_result_write(old, "a", 1, 0, log, sizeof(log), &err), 0);
+	struct timespec past[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
+	utimensat(AT_FDCWD, old, past, 0);
+	cr_assert_eq(ns_result_write(keep, "b", 1, 0, log, sizeof(log), &err), 0);
+	cr_expect_eq(ns_cache_prune(keep, 6000), 1);
+	cr_expect_neq(access(old, F_OK), 0, "the older entry is deleted");
+	cr_expect_eq(access(keep, F_OK), 0, "the entry just written stays");
+	unlink(keep);
+	free(old);
+	free(keep);
+}

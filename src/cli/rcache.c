@@ -1,0 +1,212 @@
+/* The result cache (docs/cli.md "Cache"): a command that prints a result
+ * from traces is keyed by its options, the program, the environment and
+ * the identity of its input files (pipeline/cache.c); a repeated run
+ * replays the bytes and the exit code the first one gave, without parsing.
+ * On a miss, standard output and error are teed (fopencookie) into a
+ * memory log of records in the order written, stored when the command
+ * succeeded (exit 0, or 4: a regression found). Progress lines bypass the
+ * log (ns_cli_progress_stream). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "pipeline/cache.h"
+
+#define MAX_LOG (64u << 20) /* a bigger output is not cached */
+
+struct capture {
+	FILE *out, *err;    /* the real streams */
+	unsigned char *log;
+	size_t len, cap;
+	bool dropped;       /* too big or out of memory: not stored */
+};
+
+static struct capture *active; /* while a miss runs */
+
+FILE *ns_cli_progress_stream(void)
+{
+	return active ? active->err : stderr;
+}
+
+static void record(struct capture *c, unsigned char stream, const char *buf, size_t n)
+{
+	if (c->dropped || n == 0)
+		return;
+	if (n > MAX_LOG || c->len + n + 5 > MAX_LOG) {
+		c->dropped = true;
+		return;
+	}
+	if (c->len + n + 5 > c->cap) {
+		size_t cap = (c->len + n + 5) * 2;
+		unsigned char *grown = realloc(c->log, cap);
+		if (!grown) {
+			c->dropped = true;
+			return;
+		}
+		c->log = grown;
+		c->cap = cap;
+	}
+	unsigned char *p = c->log + c->len;
+	p[0] = stream;
+	for (int i = 0; i < 4; i++)
+		p[1 + i] = (unsigned char)(n >> (8 * i));
+	memcpy(p + 5, buf, n);
+	c->len += n + 5;
+}
+
+/* The tees: the bytes go to the real stream (unbuffered: its errors show
+ * at once, as fflush(stdout) would see them) and into the log. */
+static ssize_t tee_out(void *ctx, const char *buf, size_t n)
+{
+	struct capture *c = ctx;
+	record(c, 1, buf, n);
+	return fwrite(buf, 1, n, c->out) == n ? (ssize_t)n : -1;
+}
+
+static ssize_t tee_err(void *ctx, const char *buf, size_t n)
+{
+	struct capture *c = ctx;
+	record(c, 2, buf, n);
+	return fwrite(buf, 1, n, c->err) == n ? (ssize_t)n : -1;
+}
+
+static int close_out(void *ctx)
+{
+	struct capture *c = ctx;
+	return fclose(c->out) == 0 ? 0 : -1;
+}
+
+/* The spec's option of a "--long[=v]" or "-s[v]" word; NULL if none. */
+static const struct ns_opt *find_opt(const struct ns_opt *opts, const char *a)
+{
+	for (const struct ns_opt *o = opts; o->type != NS_OPT_END; o++) {
+		size_t len = o->long_name ? strlen(o->long_name) : 0;
+		if (a[1] == '-' ? o->long_name && strncmp(a + 2, o->long_name, len) == 0 &&
+					  (a[2 + len] == '\0' || a[2 + len] == '=')
+				: o->short_name && a[1] == o->short_name)
+			return o;
+	}
+	return NULL;
+}
+
+/* The words of argv that make the key (--jobs left out: the output is the
+ * same for any) and the inputs; false when the run is not cached: --help,
+ * --no-cache, a file option (html -o), a usage error for the command. */
+static bool key_words(const struct ns_command *c, int argc, char **argv, char **words, size_t *n_words,
+		      char **inputs)
+{
+	size_t n = 0, n_pos = 0;
+	bool options_done = false;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (options_done || a[0] != '-' || a[1] == '\0') {
+			if (n_pos < c->cache_inputs)
+				inputs[n_pos] = a;
+			n_pos++;
+			words[n++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			options_done = true;
+			continue;
+		}
+		const struct ns_opt *o = find_opt(c->spec->opts, a);
+		if (!o || !o->long_name || o->complete == NS_COMPLETE_FILE || strcmp(o->long_name, "no-cache") == 0)
+			return false;
+		bool attached = a[1] == '-' ? strchr(a, '=') != NULL : a[2] != '\0';
+		bool takes = o->type != NS_OPT_FLAG;
+		if (takes && !attached && ++i >= argc)
+			return false;
+		if (strcmp(o->long_name, "jobs") == 0)
+			continue;
+		words[n++] = a;
+		if (takes && !attached)
+			words[n++] = argv[i];
+	}
+	*n_words = n;
+	return n_pos == c->cache_inputs;
+}
+
+/* A hit: the log written as it was, the entry marked as used. */
+static int replay(const struct ns_result *r, const char *entry, int (*finish)(int))
+{
+	for (size_t at = 0; at < r->len;) {
+		size_t n = (size_t)r->log[at + 1] | (size_t)r->log[at + 2] << 8 | (size_t)r->log[at + 3] << 16 |
+			   (size_t)r->log[at + 4] << 24;
+		if (r->log[at] == 2)
+			fflush(stdout); /* (the order of the first run) */
+		fwrite(r->log + at + 5, 1, n, r->log[at] == 1 ? stdout : stderr);
+		at += 5 + n;
+	}
+	ns_cache_touch(entry);
+	return finish(r->code);
+}
+
+/* After a miss that succeeded: the entry written, the folder pruned. */
+static void store(const char *entry, const char *key, size_t key_len, int code, const struct capture *cap)
+{
+	struct ns_error err = { 0 }, warn = { 0 };
+	if (ns_result_write(entry, key, key_len, code, cap->log, cap->len, &err) == 0) {
+		ns_pipeline_cache_written(entry, &warn);
+		ns_cli_warn(&warn);
+	} else if (err.status != NS_ERR_NOMEM) {
+		ns_error_set(&warn, NS_ERR_IO, "the cache is not written: %s", err.msg);
+		ns_cli_warn(&warn);
+	}
+}
+
+/* A miss: the command run with its output teed into cap's log. */
+static int run_captured(const struct ns_command *c, int argc, char **argv, int (*finish)(int), const char *entry,
+			const char *key, size_t key_len)
+{
+	static char out_buf[1 << 16]; /* (not allocated: a failed allocation fails no write) */
+	struct capture cap = { .out = stdout, .err = stderr };
+	/* (err first: closing out would close the real stdout) */
+	FILE *err = fopencookie(&cap, "w", (cookie_io_functions_t){ .write = tee_err });
+	FILE *out = err ? fopencookie(&cap, "w", (cookie_io_functions_t){ .write = tee_out, .close = close_out }) : NULL;
+	if (!out) {
+		if (err)
+			fclose(err);
+		return finish(c->run(argc, argv));
+	}
+	setvbuf(cap.out, NULL, _IONBF, 0);
+	setvbuf(out, out_buf, isatty(1) ? _IOLBF : _IOFBF, sizeof(out_buf));
+	setvbuf(err, NULL, _IONBF, 0);
+	stdout = out;
+	stderr = err;
+	active = &cap;
+	int code = finish(c->run(argc, argv)); /* (closes out, and with it the real stdout) */
+	stdout = cap.out; /* (closed, as finish leaves it without the cache; out is freed) */
+	stderr = cap.err;
+	active = NULL;
+	fclose(err);
+	if ((code == NS_EXIT_OK || code == NS_EXIT_REGRESSION) && !cap.dropped)
+		store(entry, key, key_len, code, &cap);
+	free(cap.log);
+	return code;
+}
+
+int ns_cli_run_cached(const struct ns_command *c, int argc, char **argv, int (*finish)(int))
+{
+	char **words = calloc((size_t)argc + 1, sizeof(*words)), *inputs[2] = { NULL, NULL };
+	char *key = NULL, *entry = NULL;
+	size_t n_words = 0, key_len = 0;
+	struct ns_result r;
+	int code;
+	if (!words || c->cache_inputs == 0 || c->cache_inputs > 2 || !key_words(c, argc, argv, words, &n_words, inputs) ||
+	    !(key = ns_pipeline_result_key(c->spec->name, words, n_words, inputs, c->cache_inputs, &key_len)) ||
+	    !(entry = ns_pipeline_result_entry(key, key_len))) {
+		code = finish(c->run(argc, argv));
+	} else if (ns_result_read(entry, key, key_len, &r) == 0) {
+		code = replay(&r, entry, finish);
+		ns_result_release(&r);
+	} else {
+		code = run_captured(c, argc, argv, finish, entry, key, key_len);
+	}
+	free(words);
+	free(key);
+	free(entry);
+	return code;
+}
