@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/vec.h"
 
@@ -204,27 +205,76 @@ static int64_t conv2d_flops(const struct shape *in, const struct shape *w, const
 	return p < 0 ? -1 : p / groups;
 }
 
-static bool name_is(const char *name, size_t len, const char *want)
+/* Fused attention (TraceLens's SDPA model, after flash-attention's
+ * benchmark): q, k, v of [B, H, N, d]; 2 * B * H_q * N_q * N_kv * (d_qk +
+ * d_v) (QK^T and PV, the softmax not counted), half of it when is_causal
+ * (Concrete Inputs element `causal_at`: "True"), which needs N_q = N_kv. */
+static int64_t sdpa_flops(const struct shape *q, const struct shape *k, const struct shape *v, const char *concrete,
+			  size_t len, int causal_at)
 {
-	return strlen(want) == len && memcmp(name, want, len) == 0;
+	struct cursor flag;
+	if (q->n != 4 || k->n != 4 || v->n != 4 || q->d[0] != k->d[0] || q->d[0] != v->d[0] || k->d[1] != v->d[1] ||
+	    k->d[2] != v->d[2] || q->d[3] != k->d[3] || !concrete || !concrete_element(concrete, len, causal_at, &flag))
+		return -1;
+	size_t flag_len = (size_t)(flag.end - flag.p);
+	bool causal = flag_len == 4 && strncasecmp(flag.p, "true", 4) == 0;
+	int64_t head_dims;
+	if (__builtin_add_overflow(q->d[3], v->d[3], &head_dims) || (causal && q->d[2] != k->d[2]))
+		return -1;
+	int64_t f[] = { 2, q->d[0], q->d[1], q->d[2], k->d[2], head_dims };
+	int64_t p = product(f, NS_ARRAY_SIZE(f));
+	return p < 0 || !causal ? p : p / 2;
 }
+
+enum formula { GEMM, BATCHED_GEMM, CONV2D, ELEMENTWISE, SDPA };
+
+/* The ops with a formula, by exact name; `first`: the Input Dims position
+ * of the first operand; `inputs`: how many Input Dims the op must have at
+ * least (conv2d exactly); `causal_at`: SDPA's is_causal in Concrete Inputs
+ * (the op's schema order). */
+static const struct op_formula {
+	const char *name;
+	enum formula formula;
+	int first, inputs, causal_at;
+} op_formulas[] = {
+	{ "aten::mm", GEMM, 0, 2, 0 },
+	{ "aten::addmm", GEMM, 1, 3, 0 },
+	{ "aten::bmm", BATCHED_GEMM, 0, 2, 0 },
+	{ "aten::baddbmm", BATCHED_GEMM, 1, 3, 0 },
+	{ "aten::conv2d", CONV2D, 0, 7, 0 },
+	{ "aten::mul", ELEMENTWISE, 0, 1, 0 },
+	{ "aten::add", ELEMENTWISE, 0, 1, 0 },
+	/* query, key, value, dropout_p, is_causal, return_debug_mask, scale */
+	{ "aten::_scaled_dot_product_flash_attention", SDPA, 0, 3, 4 },
+	/* query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, scale */
+	{ "aten::_scaled_dot_product_efficient_attention", SDPA, 0, 3, 6 },
+	{ "aten::_scaled_dot_product_cudnn_attention", SDPA, 0, 3, 6 },
+};
 
 int64_t ns_flops_of_shapes(const char *name, size_t name_len, const char *dims, size_t dims_len,
 			   const char *concrete, size_t concrete_len)
 {
-	struct shape s[MAX_INPUTS];
+	const struct op_formula *op = NULL;
 	if (!dims || name_len < 8 || memcmp(name, "aten::", 6) != 0)
 		return -1;
-	int n = parse_dims(dims, dims_len, s);
-	bool mm = name_is(name, name_len, "aten::mm"), bmm = name_is(name, name_len, "aten::bmm");
-	if (mm || bmm)
-		return n >= 2 ? gemm_flops(&s[0], &s[1], bmm) : -1;
-	bool addmm = name_is(name, name_len, "aten::addmm"), baddbmm = name_is(name, name_len, "aten::baddbmm");
-	if (addmm || baddbmm)
-		return n >= 3 ? gemm_flops(&s[1], &s[2], baddbmm) : -1;
-	if (name_is(name, name_len, "aten::conv2d"))
-		return n == 7 ? conv2d_flops(&s[0], &s[1], concrete, concrete_len) : -1;
-	if (name_is(name, name_len, "aten::mul") || name_is(name, name_len, "aten::add"))
-		return n >= 1 && s[0].n >= 0 ? product(s[0].d, s[0].n) : -1;
+	for (size_t i = 0; i < NS_ARRAY_SIZE(op_formulas) && !op; i++)
+		if (strlen(op_formulas[i].name) == name_len && memcmp(name, op_formulas[i].name, name_len) == 0)
+			op = &op_formulas[i];
+	struct shape s[MAX_INPUTS];
+	int n = op ? parse_dims(dims, dims_len, s) : -1;
+	if (!op || n < op->inputs || (op->formula == CONV2D && n != op->inputs))
+		return -1;
+	const struct shape *in = &s[op->first];
+	switch (op->formula) {
+	case GEMM:
+	case BATCHED_GEMM:
+		return gemm_flops(&in[0], &in[1], op->formula == BATCHED_GEMM);
+	case CONV2D:
+		return conv2d_flops(&in[0], &in[1], concrete, concrete_len);
+	case ELEMENTWISE:
+		return in->n >= 0 ? product(in->d, in->n) : -1;
+	case SDPA:
+		return sdpa_flops(&in[0], &in[1], &in[2], concrete, concrete_len, op->causal_at);
+	}
 	return -1;
 }

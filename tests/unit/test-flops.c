@@ -68,3 +68,38 @@ Test(flops, other_ops_and_bad_text_have_none)
 	cr_assert_eq(flops("aten::mm", "[[8,x],[16,4]]", NULL), -1);
 	cr_assert_eq(flops("aten::mm", "[[4294967296,4294967296],[4294967296,2]]", NULL), -1, "past 2^63");
 }
+
+/* TraceLens's SDPA model: 2 * B * H_q * N_q * N_kv * (d_qk + d_v), halved
+ * when is_causal; q, k, v are [B, H, N, d]. */
+#define FLASH_CI(causal) "[\"\", \"\", \"\", \"0.\", \"" causal "\", \"False\", \"0.125\"]"
+
+Test(flops, fused_attention_is_qk_plus_pv)
+{
+	const char *bert = "[[1, 8, 141, 64], [1, 8, 141, 64], [1, 8, 141, 64], [], [], [], []]";
+	/* 2 * 1 * 8 * 141 * 141 * (64 + 64): TraceLens's 0.040716288 GFLOPS */
+	cr_assert_eq(flops("aten::_scaled_dot_product_flash_attention", bert, FLASH_CI("False")), 40716288);
+	cr_assert_eq(flops("aten::_scaled_dot_product_flash_attention", bert, FLASH_CI("True")), 20358144, "causal: half");
+	/* cross attention, d_v != d_qk: 2 * 2 * 3 * 5 * 7 * (4 + 6) */
+	cr_assert_eq(flops("aten::_scaled_dot_product_flash_attention", "[[2,3,5,4],[2,3,7,4],[2,3,7,6]]", FLASH_CI("False")),
+		     4200);
+	cr_assert_eq(flops("aten::_scaled_dot_product_flash_attention", "[[2,3,5,4],[2,3,7,4],[2,3,7,6]]", FLASH_CI("True")),
+		     -1, "causal needs N_q = N_kv");
+	/* efficient and cudnn: is_causal is element 6 */
+	const char *eff = "[\"\", \"\", \"\", \"\", \"False\", \"0.\", \"True\", \"\"]";
+	cr_assert_eq(flops("aten::_scaled_dot_product_efficient_attention", bert, eff), 20358144);
+	cr_assert_eq(flops("aten::_scaled_dot_product_cudnn_attention", bert, eff), 20358144);
+}
+
+Test(flops, fused_attention_needs_matching_shapes_and_its_flag)
+{
+	const char *op = "aten::_scaled_dot_product_flash_attention";
+	cr_assert_eq(flops(op, "[[1,8,141,64],[1,8,141,64],[1,8,141,64]]", NULL), -1, "no Concrete Inputs");
+	cr_assert_eq(flops(op, "[[1,8,141,64],[1,8,141,64],[1,8,141,64]]", "[\"\", \"\"]"), -1, "no is_causal");
+	cr_assert_eq(flops(op, "[[1,8,141],[1,8,141],[1,8,141]]", FLASH_CI("False")), -1, "3-d");
+	cr_assert_eq(flops(op, "[[2,8,141,64],[1,8,141,64],[1,8,141,64]]", FLASH_CI("False")), -1, "batches differ");
+	cr_assert_eq(flops(op, "[[1,8,141,32],[1,8,141,64],[1,8,141,64]]", FLASH_CI("False")), -1, "d_q != d_k");
+	cr_assert_eq(flops(op, "[[1,8,141,64],[1,4,141,64],[1,8,141,64]]", FLASH_CI("False")), -1, "k, v heads differ");
+	cr_assert_eq(flops("aten::scaled_dot_product_attention", "[[1,8,141,64],[1,8,141,64],[1,8,141,64]]",
+			   FLASH_CI("False")), -1, "the dispatcher op: its FLOPs are the fused op's");
+	cr_assert_eq(flops("aten::_flash_attention_forward", "[[1,141,8,64],[1,141,8,64],[1,141,8,64]]", NULL), -1);
+}
