@@ -220,6 +220,10 @@ static void write_trailer(FILE *out)
 	      "on its compression ratio (default 1000); past either: exit 6\n"
 	      ".TP\n.B NEURON_STATS_PROGRESS_MIN\nthe input size (bytes, K/M/G) from which a load shows its progress on a\n"
 	      "terminal (default 64M; a run of several traces counts them together)\n"
+	      ".TP\n.B NEURON_STATS_SPLIT_MIN\n.TQ\n.B NEURON_STATS_SPLIT_AT\n"
+	      "the size (bytes, K/M/G; default 32M) from which a plain trace file is parsed in two\n"
+	      "parts on two threads when \\fB\\-\\-jobs\\fR is more than the traces, and where the second\n"
+	      "part starts, in thousandths of the way (default 500); the output is the same\n"
 	      ".TP\n.B NEURON_STATS_CONVERT_TIMEOUT\nseconds a neuron\\-explorer conversion may run (default 600)\n"
 	      ".TP\n.B PATH\nwhere \\fBneuron\\-explorer\\fR (or \\fBneuron\\-profile\\fR) is looked for\n"
 	      ".TP\n.B TMPDIR\nwhere \\fBsql\\fR on a stream writes its temporary database (default /tmp)\n",

@@ -86,6 +86,7 @@ void ns_trace_init(struct ns_trace *t)
 	t->rank = NS_NONE;
 	t->world_size = NS_NONE;
 	t->truncated_at = -1;
+	t->split_at = -1;
 }
 
 void ns_trace_release(struct ns_trace *t)
@@ -198,6 +199,75 @@ int ns_trace_push(struct ns_trace *t, const struct ns_event *ev)
 		return -1;
 	t->events[t->n_events++] = *ev;
 	return 0;
+}
+
+/* part's strings and threads as t's: str[id], thr[index]. */
+static int append_names(struct ns_trace *t, const struct ns_trace *part, ns_str *str, uint32_t *thr)
+{
+	for (uint32_t i = 0; i < part->strings.count; i++) {
+		str[i] = i ? ns_strtab_intern(&t->strings, ns_strtab_get(&part->strings, i),
+					      ns_strtab_len(&part->strings, i))
+			   : 0;
+		if (str[i] == UINT32_MAX)
+			return -1;
+	}
+	for (size_t i = 0; i < part->n_threads; i++) {
+		const struct ns_thread *th = &part->threads[i];
+		int64_t k = ns_trace_thread(t, str[th->pid_text], th->pid, str[th->tid_text], th->tid);
+		if (k < 0)
+			return -1;
+		thr[i] = (uint32_t)k;
+		if (th->name) /* (the last thread_name event wins, and part's come later) */
+			t->threads[k].name = str[th->name];
+	}
+	return 0;
+}
+
+int ns_trace_append(struct ns_trace *t, const struct ns_trace *part)
+{
+	ns_str *str = malloc((part->strings.count + 1) * sizeof(*str));
+	uint32_t *thr = malloc((part->n_threads + 1) * sizeof(*thr)), first = (uint32_t)t->n_events;
+	int rc = -1;
+	if (!str || !thr || append_names(t, part, str, thr) ||
+	    NS_GROW(t->events, t->cap_events, t->n_events + part->n_events) < 0 ||
+	    NS_GROW(t->flows, t->cap_flows, t->n_flows + part->n_flows) < 0 ||
+	    NS_GROW(t->flops, t->cap_flops, t->n_flops + part->n_flops) < 0 ||
+	    NS_GROW(t->dev_args, t->cap_dev_args, t->n_dev_args + part->n_dev_args) < 0)
+		goto out;
+	for (size_t i = 0; i < part->n_events; i++) {
+		struct ns_event ev = part->events[i];
+		ev.idx += (uint32_t)t->n_trace_events;
+		ev.name = str[ev.name];
+		ev.input_dims = str[ev.input_dims];
+		ev.stack = str[ev.stack];
+		ev.neff = str[ev.neff];
+		ev.thread = thr[ev.thread];
+		t->events[t->n_events++] = ev;
+	}
+	for (size_t i = 0; i < part->n_flows; i++) {
+		struct ns_flow f = part->flows[i];
+		f.thread = thr[f.thread];
+		t->flows[t->n_flows++] = f;
+	}
+	for (size_t i = 0; i < part->n_flops; i++)
+		t->flops[t->n_flops++] = (struct ns_event_flops){ part->flops[i].event + first, part->flops[i].flops };
+	for (size_t i = 0; i < part->n_dev_args; i++) {
+		struct ns_dev_args a = part->dev_args[i];
+		a.event += first;
+		t->dev_args[t->n_dev_args++] = a;
+	}
+	for (int c = 0; c < NS_CAT__COUNT; c++)
+		t->has_cat[c] |= part->has_cat[c];
+	t->ts_has_fraction |= part->ts_has_fraction;
+	t->profile_memory |= part->profile_memory;
+	t->legacy_autograd |= part->legacy_autograd;
+	t->n_untimed_launches += part->n_untimed_launches;
+	t->n_trace_events += part->n_trace_events;
+	rc = 0;
+out:
+	free(str);
+	free(thr);
+	return rc;
 }
 
 const char *ns_trace_meta(const struct ns_trace *t, const char *key)

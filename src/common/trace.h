@@ -225,6 +225,7 @@ struct ns_trace {
 	size_t n_dev_args, cap_dev_args;
 	bool has_cat[NS_CAT__COUNT];
 	int64_t truncated_at;     /* byte offset where a damaged file stopped, or -1 */
+	int64_t split_at;         /* ingest: where the part of traceEvents a second thread read began, or -1 */
 	/* Top-level keys other than traceEvents, as raw JSON text (key, value)
 	 * pairs, in file order. Values larger than NS_META_VALUE_MAX are dropped. */
 	ns_str *meta;             /* 2 * n_meta ids */
@@ -265,6 +266,13 @@ enum ns_cat ns_cat_from_string(const char *s, size_t len);
  * own events, times are aligned on baseTimeNanoseconds. NS_ERR_INPUT when
  * an aligned time would leave +-NS_TIME_LIMIT_NS, NS_ERR_NOMEM on OOM. */
 int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, struct ns_error *err);
+/* Appends part, the parse of the rest of t's traceEvents from an element
+ * on (ingest's split: the same file, ids and times), as if t's parse had
+ * gone on through it: part's strings and threads added in part's order
+ * (so in the order that parse would have added the new ones), its events,
+ * flow ends, FLOPs and device args after t's, element positions after
+ * t's. Thread names and counters are the caller's to check. -1 on OOM. */
+int ns_trace_append(struct ns_trace *t, const struct ns_trace *part);
 /* Looks up a top-level metadata value's raw JSON text, or NULL. */
 const char *ns_trace_meta(const struct ns_trace *t, const char *key);
 

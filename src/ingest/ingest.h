@@ -23,6 +23,12 @@ struct ns_ingest_opts {
 	ns_event_sink sink;
 	ns_flow_sink flow_sink;
 	void *sink_ctx;
+	/* One file on two cores: a plain file (or bytes) of at least split_min
+	 * bytes (0: never), read without sinks, has the second part of its
+	 * traceEvents parsed by a thread of its own (split_permille of the way
+	 * from the array's start, 0: half-way); the result is the same. */
+	uint64_t split_min;
+	uint32_t split_permille;
 	/* optional progress: bytes of input consumed so far, total input size */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;

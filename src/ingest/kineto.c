@@ -2,6 +2,8 @@
  * traceEvents is streamed one event object at a time (spec Part B). */
 #include "ingest/ingest.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +66,10 @@ struct parser {
 	size_t meta_text_cap;
 	uint64_t next_progress;
 	struct ns_error *err;
+	struct split *split;       /* the main parse of a split file, until it reaches the part */
+	uint64_t split_check;      /* (the offset from which it looks for the part's start) */
+	const atomic_bool *stop;   /* the part's parse: set when it is not needed */
+	bool named_empty;          /* a thread_name event named a thread "" */
 };
 
 static bool span_is(const struct span *s, const char *lit)
@@ -885,6 +891,7 @@ static int classify_event(struct parser *ps, const char *p, const struct event_f
 				return rc;
 			if (thread_name.is_string && intern_span(ps, &thread_name, &t->threads[ev->thread].name))
 				return intern_failed(ps, thread_name.p, thread_name.len);
+			ps->named_empty |= thread_name.is_string && t->threads[ev->thread].name == 0;
 		}
 		break;
 	default:
@@ -1049,22 +1056,25 @@ static int next_event(struct parser *ps, struct event_fields *f, struct ns_row_e
 	return read_event(ps, sc->buf + *start, *end - *start, f, raw, &len);
 }
 
-/* Streams the array at the scanner position (which is at '['). */
-static int parse_events_array(struct parser *ps)
+static int split_reached(struct parser *ps);
+#define SPLIT_APPENDED (-2) /* split_reached: the array is read */
+
+/* Streams the elements of an array from the scanner position (at the first
+ * one) through its closing ']'. */
+static int parse_elements(struct parser *ps)
 {
 	struct ns_scan *sc = &ps->sc;
 	struct event_fields f;
 	struct ns_row_event raw;
 	int c;
-	ns_scan_advance(sc, 1);
-	c = ns_scan_peek(sc, ps->err);
-	if (c == ']') {
-		ns_scan_advance(sc, 1);
-		return 0;
-	}
 	for (;;) {
 		size_t start, end;
-		int rc = next_event(ps, &f, &raw, &start, &end);
+		int rc;
+		if (ps->stop && atomic_load_explicit(ps->stop, memory_order_relaxed))
+			return NS_ERR_IO; /* (the part's parse, not needed: nothing is reported) */
+		if (ps->split && sc->base + sc->pos >= ps->split_check && (rc = split_reached(ps)))
+			return rc == SPLIT_APPENDED ? 0 : rc;
+		rc = next_event(ps, &f, &raw, &start, &end);
 		if (rc == NS_SCAN_TRUNCATED) {
 			note_truncation(ps, sc->base + sc->pos);
 			return 0;
@@ -1087,6 +1097,221 @@ static int parse_events_array(struct parser *ps)
 			note_truncation(ps, sc->base + sc->pos);
 		return rc == AT_CUT ? 0 : rc;
 	}
+}
+
+/* One file on two cores (docs/performance.md "One file on two cores"): a
+ * thread parses traceEvents from the first element boundary it finds past
+ * `from` into a trace of its own (the part), while the main parse reads up
+ * to it. The boundary is a guess ('}' ',' '{' with only whitespace between
+ * may lie inside a string): it stands only if the main parse, element by
+ * element, arrives at that very ','. Then the part is appended to the
+ * trace as if the main parse had gone on through it (ns_trace_append: its
+ * strings, threads and events in the order that parse would have added
+ * them), and the main parse resumes after the array. Anything else (no
+ * boundary, a wrong one, the part damaged, cut or with what appending
+ * cannot reproduce) drops the part and the main parse reads on itself, so
+ * the result is always the single-threaded one. */
+struct split {
+	pthread_t thread;
+	bool started;
+	struct ns_source *src;      /* the thread's reader over the same bytes */
+	const char *path;
+	uint64_t from;
+	struct ns_ingest_opts opts; /* the main parse's, without sinks or progress */
+	pthread_mutex_t lock;
+	pthread_cond_t searched;
+	bool search_done;           /* (under lock) comma is known */
+	uint64_t comma;             /* offset of the ',' before the boundary, or UINT64_MAX */
+	atomic_bool stop;
+	struct ns_trace part;
+	int rc;                     /* the part's parse: 0 = through the closing ']', whole */
+	struct ns_error err;
+	uint64_t end, end_line, end_line_start; /* past the ']', lines from the ',' */
+	int64_t dur_sum, bytes_sum;
+	bool named_empty;
+};
+
+#define SPLIT_SEARCH_MAX (16u << 20) /* bytes searched for a boundary */
+
+/* The offset of the ',' of the first "}" "," "{" (whitespace allowed
+ * between) at or after sp->from, or UINT64_MAX. */
+static uint64_t split_find(struct split *sp)
+{
+	char buf[1 << 16];
+	uint64_t at = sp->from, comma = UINT64_MAX;
+	int state = 0; /* 0: before '}', 1: after it, 2: after the ',' */
+	while (at - sp->from < SPLIT_SEARCH_MAX) {
+		ssize_t got = ns_source_read(sp->src, buf, sizeof(buf), &sp->err);
+		if (got <= 0)
+			break;
+		for (ssize_t i = 0; i < got; i++, at++) {
+			char c = buf[i];
+			if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+				if (state == 0)
+					continue;
+			} else if (state == 1 && c == ',') {
+				state = 2;
+				comma = at;
+			} else if (state == 2 && c == '{') {
+				return comma;
+			} else {
+				state = c == '}';
+			}
+		}
+	}
+	return UINT64_MAX;
+}
+
+static void *split_main(void *arg)
+{
+	struct split *sp = arg;
+	uint64_t comma = split_find(sp);
+	pthread_mutex_lock(&sp->lock);
+	sp->comma = comma;
+	sp->search_done = true;
+	pthread_cond_signal(&sp->searched);
+	pthread_mutex_unlock(&sp->lock);
+	sp->rc = NS_ERR_IO;
+	if (comma == UINT64_MAX)
+		return NULL;
+	struct parser ps = { .t = &sp->part, .opts = &sp->opts, .err = &sp->err, .stop = &sp->stop };
+	int rc = ns_scan_init(&ps.sc, sp->path, sp->src, &sp->err);
+	if (!rc && !(rc = ns_scan_seek(&ps.sc, comma + 1, 1, comma + 1, &sp->err)))
+		rc = parse_elements(&ps);
+	sp->end = ps.sc.base + ps.sc.pos;
+	sp->end_line = ps.sc.line;
+	sp->end_line_start = ps.sc.line_start;
+	sp->dur_sum = ps.dur_sum;
+	sp->bytes_sum = ps.bytes_sum;
+	sp->named_empty = ps.named_empty;
+	/* (cut or damaged: the main parse finds and tells where) */
+	sp->rc = rc == 0 && sp->part.truncated_at < 0 ? 0 : NS_ERR_IO;
+	ns_scan_release(&ps.sc);
+	free(ps.scratch);
+	free(ps.fixed);
+	free(ps.meta_text);
+	return NULL;
+}
+
+/* Starts the part's thread for a large seekable file, from `permille` of
+ * the way from here (the array's first element) to the end; quietly none
+ * when it cannot be had. */
+static void split_start(struct parser *ps)
+{
+	const struct ns_ingest_opts *o = ps->opts;
+	struct ns_scan *sc = &ps->sc;
+	uint64_t here = sc->base + sc->pos, size = ns_source_size(sc->src);
+	if (!o || !o->split_min || o->sink || o->flow_sink || !ns_source_seekable(sc->src) || size < o->split_min ||
+	    size <= here)
+		return;
+	struct split *sp = calloc(1, sizeof(*sp));
+	struct ns_error err = { 0 };
+	if (!sp)
+		return;
+	uint32_t permille = o->split_permille && o->split_permille < 1000 ? o->split_permille : 500;
+	sp->path = sc->path;
+	sp->from = here + (size - here) / 1000 * permille + (size - here) % 1000 * permille / 1000;
+	sp->opts = *o;
+	sp->opts.progress = NULL;
+	ns_trace_init(&sp->part);
+	pthread_mutex_init(&sp->lock, NULL);
+	pthread_cond_init(&sp->searched, NULL);
+	atomic_init(&sp->stop, false);
+	ps->split = sp;
+	ps->split_check = sp->from;
+	if (ns_source_open_at(sc->src, sp->from, &sp->src, &err) == 0 &&
+	    pthread_create(&sp->thread, NULL, split_main, sp) == 0)
+		sp->started = true;
+	else
+		ps->split_check = UINT64_MAX; /* (never reached: dropped at the end) */
+}
+
+/* Stops the part's thread, if any, and forgets the part. */
+static void split_drop(struct parser *ps)
+{
+	struct split *sp = ps->split;
+	if (!sp)
+		return;
+	if (sp->started) {
+		atomic_store(&sp->stop, true);
+		pthread_join(sp->thread, NULL);
+	}
+	ns_source_close(sp->src);
+	ns_trace_release(&sp->part);
+	pthread_mutex_destroy(&sp->lock);
+	pthread_cond_destroy(&sp->searched);
+	free(sp);
+	ps->split = NULL;
+}
+
+/* Whether the part can be appended as the main parse would have read it:
+ * what it holds that appending does not carry over (counters, whose sums
+ * of doubles depend on the order; a thread named "" over a name) makes the
+ * main parse read it itself, and so do sums past the limits, for the
+ * error to name the event. */
+static bool split_usable(const struct parser *ps, const struct split *sp)
+{
+	return sp->rc == 0 && sp->part.n_counters == 0 && sp->part.n_counter_values == 0 && sp->part.n_xwarn == 0 &&
+	       !sp->named_empty && sp->dur_sum <= SUM_LIMIT - ps->dur_sum &&
+	       sp->bytes_sum <= SUM_LIMIT - ps->bytes_sum;
+}
+
+/* The main parse at sp->from or past it, before an element: SPLIT_APPENDED
+ * when the part was appended (the array is read), 0 to read on, else an
+ * error. */
+static int split_reached(struct parser *ps)
+{
+	struct split *sp = ps->split;
+	struct ns_scan *sc = &ps->sc;
+	uint64_t here = sc->base + sc->pos;
+	int rc = 0;
+	pthread_mutex_lock(&sp->lock);
+	while (!sp->search_done)
+		pthread_cond_wait(&sp->searched, &sp->lock);
+	pthread_mutex_unlock(&sp->lock);
+	if (sp->comma != UINT64_MAX && ps->split_check != sp->comma + 1) {
+		ps->split_check = sp->comma + 1;
+		if (here < ps->split_check)
+			return 0;
+	}
+	if (sp->comma == UINT64_MAX || here != sp->comma + 1) { /* (none, or inside an element) */
+		split_drop(ps);
+		return 0;
+	}
+	pthread_join(sp->thread, NULL);
+	sp->started = false;
+	if (split_usable(ps, sp)) {
+		if (ns_trace_append(ps->t, &sp->part))
+			rc = ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", ps->t->path,
+					  ps->t->n_events);
+		else
+			rc = ns_scan_seek(sc, sp->end, sc->line + sp->end_line - 1,
+					  sp->end_line > 1 ? sp->end_line_start : sc->line_start, ps->err);
+		ps->t->split_at = (int64_t)here;
+		ps->dur_sum += sp->dur_sum;
+		ps->bytes_sum += sp->bytes_sum;
+		rc = rc ? rc : SPLIT_APPENDED;
+	}
+	split_drop(ps);
+	return rc;
+}
+
+/* Streams the array at the scanner position (which is at '['). */
+static int parse_events_array(struct parser *ps)
+{
+	struct ns_scan *sc = &ps->sc;
+	int c;
+	ns_scan_advance(sc, 1);
+	c = ns_scan_peek(sc, ps->err);
+	if (c == ']') {
+		ns_scan_advance(sc, 1);
+		return 0;
+	}
+	if (c >= 0 && !ps->stop)
+		split_start(ps);
+	int rc = parse_elements(ps);
+	split_drop(ps);
+	return rc;
 }
 
 static int add_meta(struct parser *ps, ns_str key, const char *val, size_t len)

@@ -40,6 +40,8 @@ struct ahead {
 struct ns_source {
 	const char *path;
 	FILE *file;
+	int pread_fd;      /* ns_source_open_at over a file: reads with pread here (the file is NULL) */
+	uint64_t pread_at; /* (its next offset) */
 	const unsigned char *mem; /* ns_source_open_mem: the bytes (file is NULL) */
 	size_t mem_len, mem_pos;
 	uint64_t size, consumed, produced;
@@ -75,6 +77,19 @@ static int fill_input(struct ns_source *s, struct ns_error *err)
 		got = s->mem_len - s->mem_pos < s->in_cap ? s->mem_len - s->mem_pos : s->in_cap;
 		s->in = (unsigned char *)s->mem + s->mem_pos; /* never written through */
 		s->mem_pos += got;
+	} else if (!s->file) {
+		got = 0;
+		while (got < s->in_cap) {
+			ssize_t r = pread(s->pread_fd, s->in + got, s->in_cap - got, (off_t)(s->pread_at + got));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return ns_error_set(err, NS_ERR_IO, "%s: read error: %s", s->path, strerror(errno));
+			if (r == 0)
+				break;
+			got += (size_t)r;
+		}
+		s->pread_at += got;
 	} else {
 		got = fread(s->in, 1, s->in_cap, s->file);
 	}
@@ -124,6 +139,7 @@ static struct ns_source *new_source(const char *path, uint64_t max_out, uint32_t
 	if (!s)
 		return NULL;
 	s->path = path;
+	s->pread_fd = -1;
 	s->max_out = max_out ? max_out : (64ULL << 30);
 	s->max_ratio = max_ratio ? max_ratio : 1000;
 	return s;
@@ -451,6 +467,56 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
 	s->in_pos += (size_t)got;
 	s->produced += (uint64_t)got;
 	return got;
+}
+
+bool ns_source_seekable(const struct ns_source *s)
+{
+	return s->comp == NS_COMP_NONE && !s->max_read && s->size != NS_SOURCE_SIZE_UNKNOWN;
+}
+
+int ns_source_seek(struct ns_source *s, uint64_t offset, struct ns_error *err)
+{
+	if (!ns_source_seekable(s) || offset > s->size)
+		return ns_error_set(err, NS_ERR_IO, "%s: cannot seek to byte %llu", s->path,
+				    (unsigned long long)offset);
+	if (s->file && fseeko(s->file, (off_t)offset, SEEK_SET) != 0)
+		return ns_error_set(err, NS_ERR_IO, "%s: cannot seek: %s", s->path, strerror(errno));
+	s->mem_pos = (size_t)offset;
+	s->pread_at = offset;
+	s->in_len = s->in_pos = 0;
+	s->in_eof = false;
+	s->consumed = s->produced = offset;
+	return 0;
+}
+
+int ns_source_open_at(const struct ns_source *s, uint64_t offset, struct ns_source **out, struct ns_error *err)
+{
+	struct ns_source *r = NULL;
+	int rc = NS_OK;
+	if (!ns_source_seekable(s) || !(r = new_source(s->path, s->max_out, s->max_ratio))) {
+		rc = r ? NS_ERR_IO : ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", s->path);
+		goto out;
+	}
+	r->size = s->size;
+	if (s->mem) {
+		r->mem = s->mem;
+		r->mem_len = s->mem_len;
+	} else {
+		r->pread_fd = fileno(s->file);
+	}
+	r->in_cap = s->in_cap;
+	if (!r->mem && !(r->in = malloc(r->in_cap))) {
+		rc = ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", s->path);
+		goto out;
+	}
+	rc = ns_source_seek(r, offset, err);
+out:
+	if (rc) {
+		ns_source_close(r);
+		r = NULL;
+	}
+	*out = r;
+	return rc;
 }
 
 uint64_t ns_source_consumed(const struct ns_source *s)

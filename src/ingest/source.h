@@ -27,6 +27,17 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
  * scanner's refill logic with small inputs. */
 void ns_source_set_max_read(struct ns_source *s, size_t n);
 uint64_t ns_source_consumed(const struct ns_source *s); /* compressed bytes read so far */
+/* A plain file or bytes in memory (not compressed, not a stream, reads not
+ * capped): the bytes can be read from any offset. */
+bool ns_source_seekable(const struct ns_source *s);
+/* Moves a seekable source to byte offset (what it had read ahead is
+ * dropped). */
+int ns_source_seek(struct ns_source *s, uint64_t offset, struct ns_error *err);
+/* A second source over the bytes of a seekable one, from offset, that
+ * another thread may read while s is read: a file's through pread on the
+ * same descriptor (so the very file s opened), memory's directly. s must
+ * outlive it. NS_ERR_IO without a message when s is not seekable. */
+int ns_source_open_at(const struct ns_source *s, uint64_t offset, struct ns_source **out, struct ns_error *err);
 #define NS_SOURCE_SIZE_UNKNOWN UINT64_MAX
 uint64_t ns_source_size(const struct ns_source *s);     /* file size, or NS_SOURCE_SIZE_UNKNOWN */
 /* True once the end of a gzip/zstd stream was missing (the file was cut). */

@@ -22,6 +22,7 @@ static void warn_user(const struct ns_load_opts *o, const struct ns_error *warn)
 }
 
 #define PROGRESS_MIN_BYTES (64u << 20) /* NEURON_STATS_PROGRESS_MIN's default */
+#define SPLIT_MIN_BYTES (32u << 20)    /* NEURON_STATS_SPLIT_MIN's default */
 
 /* A run's progress over all its inputs' bytes, passed to the user
  * interface as one percentage per change: a trace file alone, "DIR (2/5)"
@@ -240,6 +241,8 @@ struct parse_run {
 	bool neuron, devprofs, parallel;
 	uint64_t max_out;
 	uint32_t max_ratio;
+	uint64_t split_min;      /* ns_ingest_opts: a core to spare for each trace, else 0 */
+	uint32_t split_permille;
 	struct sink *sk;
 	struct progress *prog;
 	struct ns_run *run;
@@ -273,6 +276,9 @@ static int parse_one(void *ctx, size_t i)
 		io.sink = sink_event;
 		io.flow_sink = sink_flow;
 		io.sink_ctx = sk;
+	} else {
+		io.split_min = pr->split_min;
+		io.split_permille = pr->split_permille;
 	}
 	if ((rc = ns_ingest_file(pr->paths[i], t, &io, &p->warn, &p->err)))
 		return rc;
@@ -355,6 +361,17 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 	pr.max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX, &env_warn);
 	warn_user(o, &env_warn);
 	pr.parallel = jobs > 1 && n > 1;
+	/* one file on two cores when there are more cores than traces (tests
+	 * force it on small files, and pick where: NEURON_STATS_SPLIT_AT) */
+	if (o->jobs > n) {
+		memset(&env_warn, 0, sizeof(env_warn));
+		pr.split_min = ns_env_size("NEURON_STATS_SPLIT_MIN", UINT64_MAX, &env_warn);
+		pr.split_min = pr.split_min ? pr.split_min : SPLIT_MIN_BYTES;
+		warn_user(o, &env_warn);
+		memset(&env_warn, 0, sizeof(env_warn));
+		pr.split_permille = (uint32_t)ns_env_size("NEURON_STATS_SPLIT_AT", 999, &env_warn);
+		warn_user(o, &env_warn);
+	}
 	run->traces = calloc(n, sizeof(*run->traces));
 	pr.parsed = calloc(n, sizeof(*pr.parsed));
 	if (!run->traces || !pr.parsed) {

@@ -6,6 +6,9 @@
  *   input) gives the same result, message, byte offsets and strings as
  *   reading it whole (the scanner's refill logic, and the event parser's
  *   second attempt when an event was cut at the end of the buffer);
+ * - parsing it with the second part of traceEvents read by a second thread
+ *   (ingest's split, from a point derived from the input) gives the same
+ *   result, message and trace as one thread does;
  * - every interned string is valid UTF-8 (invalid bytes become U+FFFD);
  * - every report is valid UTF-8 and the JSON report parses as JSON;
  * - the event sink sees every traceEvents element once, in file order;
@@ -45,13 +48,20 @@ struct result {
 	struct sink_state sink;
 };
 
-static void ingest(const uint8_t *data, size_t size, uint32_t chunk, struct ns_trace *t, struct result *r)
+/* chunk: the most bytes a read gives (0: any); split_permille: no sink
+ * (the split needs none), and a split from there (SPLIT_NONE: none; 0:
+ * the sink, no split). */
+#define SPLIT_NONE 1000
+static void ingest(const uint8_t *data, size_t size, uint32_t chunk, uint32_t split_permille, struct ns_trace *t,
+		   struct result *r)
 {
 	struct ns_ingest_opts o = {
 		.max_decompressed = 64u << 20,
 		.max_ratio = UINT32_MAX,
 		.read_chunk = chunk,
-		.sink = sink,
+		.sink = split_permille ? NULL : sink,
+		.split_min = split_permille && split_permille != SPLIT_NONE ? 1 : 0,
+		.split_permille = split_permille,
 	};
 	memset(r, 0, sizeof(*r));
 	o.sink_ctx = &r->sink;
@@ -126,43 +136,61 @@ static bool same_event(const struct ns_event *a, const struct ns_event *b)
 	       a->neff == b->neff && a->cat == b->cat && a->kind == b->kind && a->flags == b->flags;
 }
 
+/* The same parse read another way (b, how): result, messages, trace. */
+static void expect_same_parse(const char *how, const struct ns_trace *t, const struct result *r1,
+			      const struct ns_trace *t2, const struct result *r2)
+{
+	/* Limits and corrupt compressed streams are noticed after a number of
+	 * bytes that depends on the reads; everything else must not. */
+	if (r1->rc == NS_ERR_NOMEM || r2->rc == NS_ERR_NOMEM || strstr(r1->err.msg, ": corrupt ") ||
+	    strstr(r2->err.msg, ": corrupt "))
+		return;
+	FUZZ_CHECK(r1->rc == r2->rc, "rc %d whole, %d %s (%s | %s)", r1->rc, r2->rc, how, r1->err.msg, r2->err.msg);
+	FUZZ_CHECK(strcmp(r1->err.msg, r2->err.msg) == 0, "'%s' whole, '%s' %s", r1->err.msg, r2->err.msg, how);
+	FUZZ_CHECK(strcmp(r1->warn.msg, r2->warn.msg) == 0, "'%s' whole, '%s' %s", r1->warn.msg, r2->warn.msg, how);
+	FUZZ_CHECK(t->n_events == t2->n_events && t->n_flows == t2->n_flows && t->n_trace_events == t2->n_trace_events &&
+			   t->truncated_at == t2->truncated_at,
+		   "events %zu/%llu cut %lld whole, %zu/%llu cut %lld %s", t->n_events,
+		   (unsigned long long)t->n_trace_events, (long long)t->truncated_at, t2->n_events,
+		   (unsigned long long)t2->n_trace_events, (long long)t2->truncated_at, how);
+	/* (a parse tried again undoes what its first attempt interned) */
+	FUZZ_CHECK(t->strings.count == t2->strings.count, "%u strings whole, %u %s", t->strings.count,
+		   t2->strings.count, how);
+	for (uint32_t id = 0; id < t->strings.count; id++)
+		FUZZ_CHECK(strcmp(ns_strtab_get(&t->strings, id), ns_strtab_get(&t2->strings, id)) == 0,
+			   "string %u differs %s", id, how);
+	for (size_t i = 0; i < t->n_events; i++)
+		FUZZ_CHECK(same_event(&t->events[i], &t2->events[i]), "event %zu differs %s", i, how);
+	for (size_t i = 0; i < t->n_flows; i++)
+		FUZZ_CHECK(memcmp(&t->flows[i], &t2->flows[i], offsetof(struct ns_flow, kind) + 1) == 0,
+			   "flow end %zu differs %s", i, how);
+	FUZZ_CHECK(t->n_threads == t2->n_threads, "%zu threads whole, %zu %s", t->n_threads, t2->n_threads, how);
+	for (size_t i = 0; i < t->n_threads; i++)
+		FUZZ_CHECK(t->threads[i].name == t2->threads[i].name && t->threads[i].pid_text == t2->threads[i].pid_text &&
+				   t->threads[i].tid_text == t2->threads[i].tid_text,
+			   "thread %zu differs %s", i, how);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint64_t h = fuzz_hash(data, size);
 	struct ns_trace t, t2;
 	struct result r1, r2;
 
-	ingest(data, size, 0, &t, &r1);
+	ingest(data, size, 0, 0, &t, &r1);
 	/* pieces of 1..64 bytes; larger for large inputs, since a value cut
 	 * across reads is rescanned from its start after each one */
-	ingest(data, size, (uint32_t)(1 + h % 64 + size / 256), &t2, &r2);
-	/* Limits and corrupt compressed streams are noticed after a number of
-	 * bytes that depends on the reads; everything else must not. */
-	bool comparable = r1.rc != NS_ERR_NOMEM && r2.rc != NS_ERR_NOMEM && !strstr(r1.err.msg, ": corrupt ") &&
-			  !strstr(r2.err.msg, ": corrupt ");
-	if (comparable) {
-		FUZZ_CHECK(r1.rc == r2.rc, "rc %d whole, %d in pieces (%s | %s)", r1.rc, r2.rc, r1.err.msg, r2.err.msg);
-		FUZZ_CHECK(strcmp(r1.err.msg, r2.err.msg) == 0, "'%s' whole, '%s' in pieces", r1.err.msg, r2.err.msg);
-		FUZZ_CHECK(strcmp(r1.warn.msg, r2.warn.msg) == 0, "'%s' whole, '%s' in pieces", r1.warn.msg,
-			   r2.warn.msg);
-		FUZZ_CHECK(t.n_events == t2.n_events && t.n_flows == t2.n_flows && t.n_trace_events == t2.n_trace_events &&
-				   t.truncated_at == t2.truncated_at,
-			   "events %zu/%llu cut %lld whole, %zu/%llu cut %lld in pieces", t.n_events,
-			   (unsigned long long)t.n_trace_events, (long long)t.truncated_at, t2.n_events,
-			   (unsigned long long)t2.n_trace_events, (long long)t2.truncated_at);
-		/* (a parse tried again undoes what its first attempt interned) */
-		FUZZ_CHECK(t.strings.count == t2.strings.count, "%u strings whole, %u in pieces", t.strings.count,
-			   t2.strings.count);
-		for (uint32_t id = 0; id < t.strings.count; id++)
-			FUZZ_CHECK(strcmp(ns_strtab_get(&t.strings, id), ns_strtab_get(&t2.strings, id)) == 0,
-				   "string %u differs", id);
-		for (size_t i = 0; i < t.n_events; i++)
-			FUZZ_CHECK(same_event(&t.events[i], &t2.events[i]), "event %zu differs", i);
-		for (size_t i = 0; i < t.n_flows; i++)
-			FUZZ_CHECK(memcmp(&t.flows[i], &t2.flows[i], offsetof(struct ns_flow, kind) + 1) == 0,
-				   "flow end %zu differs", i);
-	}
+	ingest(data, size, (uint32_t)(1 + h % 64 + size / 256), 0, &t2, &r2);
+	expect_same_parse("in pieces", &t, &r1, &t2, &r2);
 	ns_trace_release(&t2);
+	/* (without the sink: metadata rows are decoded only for one) */
+	struct ns_trace t3;
+	struct result r3;
+	ingest(data, size, 0, SPLIT_NONE, &t3, &r3);
+	ingest(data, size, 0, (uint32_t)(1 + (h >> 20) % 999), &t2, &r2);
+	expect_same_parse("split", &t3, &r3, &t2, &r2);
+	ns_trace_release(&t2);
+	ns_trace_release(&t3);
 
 	if (r1.rc == 0) {
 		FUZZ_CHECK(r1.sink.count == t.n_trace_events, "sink saw %llu of %llu events",

@@ -28,6 +28,19 @@ int ns_scan_init(struct ns_scan *s, const char *path, struct ns_source *src, str
 	return 0;
 }
 
+int ns_scan_seek(struct ns_scan *s, uint64_t offset, uint64_t line, uint64_t line_start, struct ns_error *err)
+{
+	int rc = ns_source_seek(s->src, offset, err);
+	if (rc)
+		return rc;
+	s->base = offset;
+	s->pos = s->len = 0;
+	s->line = line;
+	s->line_start = line_start;
+	s->eof = false;
+	return 0;
+}
+
 void ns_scan_release(struct ns_scan *s)
 {
 	free(s->buf);

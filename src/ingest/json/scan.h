@@ -34,6 +34,9 @@ struct ns_scan {
 
 int ns_scan_init(struct ns_scan *s, const char *path, struct ns_source *src, struct ns_error *err);
 void ns_scan_release(struct ns_scan *s);
+/* Moves the scanner to byte offset of a seekable source (ns_source_seek),
+ * which is on line `line`, starting at offset line_start. */
+int ns_scan_seek(struct ns_scan *s, uint64_t offset, uint64_t line, uint64_t line_start, struct ns_error *err);
 /* Skips whitespace; returns the next byte without consuming it, or -1 at
  * the end of the input (err untouched) or -2 on a read error (err set). */
 int ns_scan_peek(struct ns_scan *s, struct ns_error *err);
