@@ -201,6 +201,17 @@ int ns_trace_push(struct ns_trace *t, const struct ns_event *ev)
 	return 0;
 }
 
+/* What t knows of in's events besides the events: their categories, time
+ * form, memory records and number (ns_trace_append, ns_trace_merge). */
+static void add_counts(struct ns_trace *t, const struct ns_trace *in)
+{
+	for (int c = 0; c < NS_CAT__COUNT; c++)
+		t->has_cat[c] |= in->has_cat[c];
+	t->ts_has_fraction |= in->ts_has_fraction;
+	t->profile_memory |= in->profile_memory;
+	t->n_trace_events += in->n_trace_events;
+}
+
 /* part's strings and threads as t's: str[id], thr[index]. */
 static int append_names(struct ns_trace *t, const struct ns_trace *part, ns_str *str, uint32_t *thr)
 {
@@ -256,13 +267,9 @@ int ns_trace_append(struct ns_trace *t, const struct ns_trace *part)
 		a.event += first;
 		t->dev_args[t->n_dev_args++] = a;
 	}
-	for (int c = 0; c < NS_CAT__COUNT; c++)
-		t->has_cat[c] |= part->has_cat[c];
-	t->ts_has_fraction |= part->ts_has_fraction;
-	t->profile_memory |= part->profile_memory;
+	add_counts(t, part);
 	t->legacy_autograd |= part->legacy_autograd;
 	t->n_untimed_launches += part->n_untimed_launches;
-	t->n_trace_events += part->n_trace_events;
 	rc = 0;
 out:
 	free(str);
@@ -415,12 +422,8 @@ int ns_trace_merge(const struct ns_trace *in, size_t n, struct ns_trace *out, st
 		ns_i64map_release(&ids); /* (empty again: this file's ids start afresh) */
 		if ((rc = merge_threads(out, t, k)) || (rc = merge_events(out, t, shift, thread_base, &ids, &next_id)))
 			goto out;
-		for (int c = 0; c < NS_CAT__COUNT; c++)
-			out->has_cat[c] |= t->has_cat[c];
-		out->ts_has_fraction |= t->ts_has_fraction;
+		add_counts(out, t);
 		out->has_base_time |= t->has_base_time;
-		out->profile_memory |= t->profile_memory;
-		out->n_trace_events += t->n_trace_events;
 	}
 	if (min_base != INT64_MAX)
 		out->base_time_ns = min_base;

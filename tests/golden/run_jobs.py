@@ -76,20 +76,25 @@ def damaged_directory(binary):
     return failures
 
 
-def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    binary = os.path.abspath(sys.argv[1])
-    corpus_dir = corpus.corpus_root(binary)
-    names = sys.argv[2:] or sorted(os.listdir(os.path.join(HERE, "cases")))
+def run_cases(check_case, names, binary, corpus_dir):
+    """check_case(binary, name, corpus_dir) on each case named (all by
+    default), each told: (failures, the number that applied)."""
     failures, ran = [], 0
-    for name in names:
-        result = check(binary, name, corpus_dir)
+    for name in names or sorted(os.listdir(os.path.join(HERE, "cases"))):
+        result = check_case(binary, name, corpus_dir)
         if result is None:
             continue
         ran += 1
         failures += result
         print("%s %s" % ("FAIL" if result else "ok", name))
+    return failures, ran
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    binary = os.path.abspath(sys.argv[1])
+    failures, ran = run_cases(check, sys.argv[2:], binary, corpus.corpus_root(binary))
     print("%d directory cases, each with --jobs 1 and --jobs 4" % ran)
     if len(sys.argv) == 2:
         damaged = damaged_directory(binary)

@@ -45,17 +45,8 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     binary = os.path.abspath(sys.argv[1])
-    corpus_dir = corpus.corpus_root(binary)
     os.environ["NEURON_STATS_SPLIT_MIN"] = "1"
-    names = sys.argv[2:] or sorted(os.listdir(os.path.join(HERE, "cases")))
-    failures, ran = [], 0
-    for name in names:
-        result = check(binary, name, corpus_dir)
-        if result is None:
-            continue
-        ran += 1
-        failures += result
-        print("%s %s" % ("FAIL" if result else "ok", name))
+    failures, ran = run_jobs.run_cases(check, sys.argv[2:], binary, corpus.corpus_root(binary))
     print("%d cases, each split at %s permille" % (ran, ", ".join(POINTS)))
     if failures:
         print("\n".join(failures))
