@@ -49,6 +49,7 @@ struct ns_source {
 	uint32_t max_ratio;
 	enum ns_compression comp;
 	bool in_eof, stream_end;
+	bool stdin_copy; /* "-": fd 0's copy, whose offset need not be 0 (never seekable) */
 	bool truncated; /* the compressed stream ended early: reported as a short file */
 	size_t max_read;  /* ns_source_set_max_read (tests): 0 = no cap */
 	size_t zstd_pending; /* non-zero while a zstd frame is incomplete */
@@ -155,6 +156,7 @@ int ns_source_open(const char *path, uint64_t max_out, uint32_t max_ratio, struc
 		return ns_error_set(err, NS_ERR_NOMEM, "%s: out of memory", path);
 	if (strcmp(path, "-") == 0) { /* standard input (a copy of fd 0, so that closing leaves it open) */
 		int fd = dup(0);
+		s->stdin_copy = true;
 		if (fd < 0 || !(s->file = fdopen(fd, "rb"))) {
 			rc = ns_error_sys(err, NS_ERR_IO, errno, path, "cannot read standard input");
 			if (fd >= 0)
@@ -471,7 +473,7 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
 
 bool ns_source_seekable(const struct ns_source *s)
 {
-	return s->comp == NS_COMP_NONE && !s->max_read && s->size != NS_SOURCE_SIZE_UNKNOWN;
+	return s->comp == NS_COMP_NONE && !s->max_read && s->size != NS_SOURCE_SIZE_UNKNOWN && !s->stdin_copy;
 }
 
 int ns_source_seek(struct ns_source *s, uint64_t offset, struct ns_error *err)

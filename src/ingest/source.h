@@ -27,8 +27,9 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
  * scanner's refill logic with small inputs. */
 void ns_source_set_max_read(struct ns_source *s, size_t n);
 uint64_t ns_source_consumed(const struct ns_source *s); /* compressed bytes read so far */
-/* A plain file or bytes in memory (not compressed, not a stream, reads not
- * capped): the bytes can be read from any offset. */
+/* A plain file or bytes in memory (not compressed, not a stream nor
+ * standard input, reads not capped): the bytes can be read from any
+ * offset. */
 bool ns_source_seekable(const struct ns_source *s);
 /* Moves a seekable source to byte offset (what it had read ahead is
  * dropped). */
