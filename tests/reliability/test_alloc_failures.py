@@ -4,7 +4,8 @@
 tests/alloc/failalloc.c (LD_PRELOAD) makes the Nth malloc, calloc or
 realloc of a run return NULL. For `report --no-cache`, `report` with a
 (fresh) cache directory and `report` replaying its result cache entry
-(docs/cli.md "Cache") on gen_damaged's base.json (23 events), `report`
+(docs/cli.md "Cache") on gen_damaged's base.json (23 events), also with
+one file on two cores forced (NEURON_STATS_SPLIT_MIN=1), `report`
 of a directory holding it gzip'd, `ingest` of it and `report` of that
 database, `report --engines` and `report --device-detail hlo` of the fused RMSNorm
 Neuron capture (fixtures/capture-rmsnorm-fused) and `report --engines` of
@@ -41,12 +42,12 @@ import gen_damaged
 MAX_RUNS = int(os.environ.get("NS_ALLOC_MAX_RUNS", 250))  # per command
 
 
-def sweep(bin_, shim, tmp, name, args, db=None, warm=False):
+def sweep(bin_, shim, tmp, name, args, db=None, warm=False, **more_env):
     """Runs args with each allocation failed in turn (a fresh cache each
     time, or with warm the result cache's entry of a normal run: each run
-    a hit); db: the database args writes."""
+    a hit); db: the database args writes; more_env: set for every run."""
     count_file = os.path.join(tmp, "count")
-    e = env(tmp, LD_PRELOAD=shim, NS_ALLOC_COUNT=count_file)
+    e = env(tmp, LD_PRELOAD=shim, NS_ALLOC_COUNT=count_file, **more_env)
     cache = os.path.join(tmp, "cache")
 
     def fresh():
@@ -64,7 +65,7 @@ def sweep(bin_, shim, tmp, name, args, db=None, warm=False):
         fresh()
         if db and os.path.exists(db):
             os.remove(db)
-        p = run(args, tmp, env=env(tmp, LD_PRELOAD=shim, NS_FAIL_ALLOC=str(n)))
+        p = run(args, tmp, env=env(tmp, LD_PRELOAD=shim, NS_FAIL_ALLOC=str(n), **more_env))
         label = "%s, allocation %d of %d failed" % (name, n, count)
         if p.returncode == 0:
             outcomes["ok"] += 1
@@ -101,6 +102,10 @@ def main():
         with open(trace, "wb") as f:
             f.write(gen_damaged.BASE)
         sweep(bin_, shim, tmp, "report --no-cache", [bin_, trace, "--no-cache", "--row-limit", "-1"])
+        # one file on two cores, forced on the small file: the part's thread
+        # allocates too (which allocation is the Nth depends on the threads)
+        sweep(bin_, shim, tmp, "report --no-cache (split)", [bin_, trace, "--no-cache", "--row-limit", "-1", "--jobs", "2"],
+              NEURON_STATS_SPLIT_MIN="1")
         sweep(bin_, shim, tmp, "report (cache)", [bin_, trace, "--row-limit", "-1"])
         sweep(bin_, shim, tmp, "report (result cache hit)", [bin_, trace, "--row-limit", "-1"], warm=True)
         capture = os.path.join(tmp, "capture")
