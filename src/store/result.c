@@ -10,10 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAGIC "NSRESULT"
@@ -149,33 +146,6 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-/* Creates "<path>.tmp-<pid>-<random>" exclusively and locks it while it is
- * written (ns_store_remove_stale_temps tells a dead writer's by the lock). */
-static int create_temp(const char *path, char **tmp)
-{
-	for (int attempt = 0; attempt < 16; attempt++) {
-		uint32_t random_part;
-		if (getrandom(&random_part, sizeof(random_part), GRND_NONBLOCK) != sizeof(random_part))
-			random_part = (uint32_t)time(NULL) ^ ((uint32_t)attempt << 24) ^ (uint32_t)clock();
-		if (asprintf(tmp, "%s.tmp-%ld-%08x", path, (long)getpid(), random_part) < 0) {
-			*tmp = NULL;
-			errno = ENOMEM;
-			return -1;
-		}
-		int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0) {
-			flock(fd, LOCK_EX | LOCK_NB);
-			return fd;
-		}
-		free(*tmp);
-		*tmp = NULL;
-		if (errno != EEXIST)
-			return -1;
-	}
-	errno = EEXIST;
-	return -1;
-}
-
 int ns_result_write(const char *path, const char *key, size_t key_len, int code, const unsigned char *log,
 		    size_t len, struct ns_error *err)
 {
@@ -194,19 +164,21 @@ int ns_result_write(const char *path, const char *key, size_t key_len, int code,
 	uint64_t h = fnv1a(14695981039346656037ULL, head, sizeof(head));
 	h = fnv1a(fnv1a(h, key, key_len), log, len);
 	put64(sum, h);
-	if ((fd = create_temp(path, &tmp)) < 0)
+	if ((fd = ns_store_create_temp(path, O_WRONLY, &tmp)) < 0)
 		return ns_error_set(err, errno == ENOMEM ? NS_ERR_NOMEM : NS_ERR_IO, "%s: cannot create the entry: %s",
 				    path, strerror(errno));
 	if (write_all(fd, head, sizeof(head)) || write_all(fd, key, key_len) || write_all(fd, log, len) ||
 	    write_all(fd, sum, sizeof(sum)))
 		rc = ns_error_set(err, NS_ERR_IO, "%s: %s", tmp, strerror(errno));
-	if (close(fd) != 0 && !rc)
-		rc = ns_error_set(err, NS_ERR_IO, "%s: %s", tmp, strerror(errno));
-	/* (rename is atomic: a reader sees the old entry or the new, whole) */
+	/* (rename is atomic: a reader sees the old entry or the new, whole;
+	 * and it comes before the close, which drops the lock that keeps
+	 * other writers' cleanup off the temp file) */
 	if (!rc && rename(tmp, path) != 0)
 		rc = ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
 	if (rc)
 		unlink(tmp);
+	if (close(fd) != 0 && !rc)
+		rc = ns_error_set(err, NS_ERR_IO, "%s: %s", path, strerror(errno));
 	free(tmp);
 	return rc;
 }

@@ -324,40 +324,47 @@ static bool still_at(int fd, const char *path)
 	       by_fd.st_ino == by_path.st_ino;
 }
 
-/* Creates the temp file exclusively, so two writers never share one, and
- * locks it for as long as the store lives (see remove_stale_temps). */
-static int create_temp_file(struct ns_store *s, struct ns_error *err)
+int ns_store_create_temp(const char *path, int flags, char **tmp)
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
 		uint32_t random_part;
 		if (getrandom(&random_part, sizeof(random_part), GRND_NONBLOCK) != sizeof(random_part))
 			random_part = (uint32_t)time(NULL) ^ ((uint32_t)attempt << 24) ^ (uint32_t)clock();
-		free(s->tmp_path);
-		if (asprintf(&s->tmp_path, "%s.tmp-%ld-%08x", s->db_path, (long)getpid(), random_part) < 0) {
-			s->tmp_path = NULL;
-			return nomem(err, "naming the temporary database");
+		if (asprintf(tmp, "%s.tmp-%ld-%08x", path, (long)getpid(), random_part) < 0) {
+			*tmp = NULL;
+			errno = ENOMEM;
+			return -1;
 		}
-		int fd = open(s->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0) {
-			if (flock(fd, LOCK_EX | LOCK_NB) == 0 && still_at(fd, s->tmp_path)) {
-				s->tmp_fd = fd;
-				return 0;
-			}
-			close(fd); /* removed by another writer's cleanup: try another name */
-			continue;
-		}
-		if (errno != EEXIST) {
-			int saved = errno;
-			free(s->tmp_path);
-			s->tmp_path = NULL;
-			return ns_error_set(err, NS_ERR_IO, "%s: cannot create the database: %s", s->db_path,
-					    strerror(saved));
+		int fd = open(*tmp, flags | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_at(fd, *tmp))
+			return fd;
+		int saved = errno;
+		if (fd >= 0)
+			close(fd); /* removed (or being removed) by another writer's cleanup: another name */
+		free(*tmp);
+		*tmp = NULL;
+		if (fd < 0 && saved != EEXIST) {
+			errno = saved;
+			return -1;
 		}
 	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* The store's temp file, locked for as long as the store lives (see
+ * remove_stale_temps). */
+static int create_temp_file(struct ns_store *s, struct ns_error *err)
+{
 	free(s->tmp_path);
-	s->tmp_path = NULL;
-	return ns_error_set(err, NS_ERR_IO, "%s: cannot create a unique temporary file beside it",
-			    s->db_path);
+	s->tmp_fd = ns_store_create_temp(s->db_path, O_RDWR, &s->tmp_path);
+	if (s->tmp_fd >= 0)
+		return 0;
+	if (errno == ENOMEM)
+		return nomem(err, "naming the temporary database");
+	if (errno == EEXIST)
+		return ns_error_set(err, NS_ERR_IO, "%s: cannot create a unique temporary file beside it", s->db_path);
+	return ns_error_set(err, NS_ERR_IO, "%s: cannot create the database: %s", s->db_path, strerror(errno));
 }
 
 /* What a file that is not a regular file is, for messages. */

@@ -153,6 +153,13 @@ int ns_result_write(const char *path, const char *key, size_t key_len, int code,
  * and whose writer is gone (its lock is free; where the filesystem has no
  * locks, untouched for a day). */
 void ns_store_remove_stale_temps(const char *dir, bool (*is_temp_name)(const char *name, void *ctx), void *ctx);
+/* Creates "<path>.tmp-<pid>-<random>" exclusively (open flags | O_CREAT |
+ * O_EXCL), holding an exclusive flock on it, and checks that no cleaner
+ * (ns_store_remove_stale_temps) took or removed it before the lock: the
+ * fd, *tmp its name (the caller's to free). The writer keeps the fd open,
+ * so the lock, until it has renamed or removed the file. -1 with errno
+ * (ENOMEM; EEXIST after 16 names taken; open's) and *tmp NULL. */
+int ns_store_create_temp(const char *path, int flags, char **tmp);
 #define NS_CACHE_MAX_DEFAULT (UINT64_C(4) << 30) /* 4 GiB */
 /* Fills (*out)[i] for paths[i] (realpath and stat; path points into paths;
  * "-" is standard input). Free with ns_source_ids_free. */
