@@ -10,7 +10,7 @@
 
 bool ns_select_active(const struct ns_select *sel)
 {
-	return sel->cats != 0 || sel->steps;
+	return sel->cats != 0 || sel->steps || sel->hide_annotations || sel->keep_name;
 }
 
 /* ---- parsing ---- */
@@ -261,6 +261,11 @@ int ns_trace_select(struct ns_trace *t, const struct ns_select *sel, struct ns_e
 		rc = keep_steps(t, sel, keep, err);
 	for (size_t i = 0; rc == 0 && sel->cats && i < t->n_events; i++)
 		keep[i] = keep[i] && t->events[i].cat < 64 && (sel->cats >> t->events[i].cat & 1);
+	for (size_t i = 0; rc == 0 && sel->hide_annotations && i < t->n_events; i++)
+		keep[i] = keep[i] && t->events[i].cat != NS_CAT_USER_ANNOTATION &&
+			  t->events[i].cat != NS_CAT_GPU_USER_ANNOTATION;
+	for (size_t i = 0; rc == 0 && sel->keep_name && i < t->n_events; i++)
+		keep[i] = keep[i] && sel->keep_name(sel->name_ctx, ns_strtab_get(&t->strings, t->events[i].name));
 	for (size_t i = 0; t->has_cat[NS_CAT_TRACE] && i < t->n_events; i++)
 		keep[i] |= t->events[i].cat == NS_CAT_TRACE; /* the profiler's own span: the time origin */
 	if (rc == 0)

@@ -16,6 +16,11 @@ struct ns_select {
 	uint64_t cats;                   /* --category: bits (1 << enum ns_cat) kept; 0: every category */
 	bool steps;                      /* --steps A..B given */
 	int64_t first_step, last_step;   /* ProfilerStep#first .. #last, inclusive */
+	bool hide_annotations;           /* the analyses' --hide-annotations: no (gpu_)user_annotation */
+	/* the analyses' --include/--exclude: whether an event of this name is
+	 * kept (NULL: every name) */
+	bool (*keep_name)(void *ctx, const char *name);
+	void *name_ctx;
 };
 
 /* Whether sel drops anything at all. */
@@ -33,7 +38,9 @@ bool ns_select_active(const struct ns_select *sel);
  *     it is: the runtime call with the same correlation id, else a host
  *     event with the same External id; with neither, when its own start
  *     lies in a step.
- * then --category keeps the events of those categories. The profiler's
+ * then --category keeps the events of those categories, --hide-annotations
+ * drops the user annotations (user_annotation, gpu_user_annotation), and
+ * keep_name the events whose name it rejects. The profiler's
  * own span (cat Trace, the time origin) always stays. NS_ERR_USAGE when
  * no step of the range is in t (the message says which steps are). */
 int ns_trace_select(struct ns_trace *t, const struct ns_select *sel, struct ns_error *err);

@@ -67,6 +67,10 @@ struct ns_name_filter ns_cli_name_filter(const struct ns_opt_regexes *include, c
  * ns_cli_select_run to the run it loaded. */
 struct ns_cli_select {
 	const char *category, *rank, *steps; /* as given */
+	/* the analyses' event names (NS_CLI_SELECT_NAME_OPTS; report and diff
+	 * have row filters of these names instead) */
+	struct ns_opt_regexes include, exclude;
+	bool hide_annotations;
 };
 #define NS_CLI_SELECT_CATEGORY_OPT(o) \
 	NS_WORDS(0, "category", "CAT", "only events of these Kineto categories (comma-separated)", &(o).category, \
@@ -77,9 +81,17 @@ struct ns_cli_select {
 	NS_STRING(0, "steps", "A..B", "only events of ProfilerStep#A..#B (inclusive)", &(o).steps)
 /* (overlap has a --steps flag of its own: it takes the first two only) */
 #define NS_CLI_SELECT_OPTS(o) NS_CLI_SELECT_CATEGORY_OPT(o), NS_CLI_SELECT_RANK_OPT(o), NS_CLI_SELECT_STEPS_OPT(o)
+/* The analyses, whose rows are not ops, select events by name too. */
+#define NS_CLI_SELECT_NAME_OPTS(o)                                                                                   \
+	NS_REGEX(0, "include", "REGEX", "only events whose name matches REGEX (POSIX ERE; repeatable: any)",          \
+		 &(o).include),                                                                                      \
+	NS_REGEX(0, "exclude", "REGEX", "leave out events whose name matches REGEX (repeatable)", &(o).exclude),      \
+	NS_FLAG(0, "hide-annotations", "leave out user annotations (ProfilerStep*, record_function), host and device", \
+		&(o).hide_annotations)
 void ns_cli_write_category_words(FILE *out);
 struct ns_cli_selection {
 	struct ns_select events;
+	struct ns_name_filter names; /* (events.keep_name's) */
 	struct {
 		int64_t first, last;
 	} ranks[32];

@@ -33,6 +33,7 @@ static const struct ns_opt kernels_opts[] = {
 		"(default: detect)", &opt_device_time_unit, ns_cli_device_time_units),
 	NS_FLAG(0, "bytes", "memcpy and memset: bytes and bandwidth (GB/s) per row", &opt_bytes),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -46,6 +47,7 @@ static const struct ns_opt breakdown_opts[] = {
 	NS_INT(0, "kernel-wait-us", "US", "idle: a gap under US between kernels is kernel wait (default 30)",
 	       &opt_kernel_wait_us, 0, 1e9),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -57,6 +59,7 @@ static const struct ns_opt overlap_opts[] = {
 	NS_FLAG(0, "steps", "a row per profiler step too (the kernels launched in it)", &opt_steps),
 	NS_CLI_SELECT_CATEGORY_OPT(opt_select),
 	NS_CLI_SELECT_RANK_OPT(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -68,6 +71,7 @@ static const struct ns_opt stragglers_opts[] = {
 	NS_FLAG(0, "ranks", "a row per step and rank (start, end, duration, behind the median)", &opt_ranks),
 	NS_FLAG(0, "collectives", "per rank: communication kernels, and their wait for the last rank", &opt_collectives),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -84,6 +88,7 @@ static const struct ns_opt ranks_opts[] = {
 		&opt_summary),
 	NS_INT('n', "row-limit", "N", "print at most N ops (-1: all; default 100)", &opt_row_limit, -1, NS_NO_MAX),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "parse the traces, ignoring and not writing the cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings or progress on stderr", &opt_quiet),
@@ -197,9 +202,11 @@ static int kernels_by_engine(const struct ns_run *run, struct ns_error *err)
 	struct ns_engine_stats *stats = calloc(run->n + 1, sizeof(*stats));
 	struct ns_rank_engine_stats *rows = calloc(run->n + 1, sizeof(*rows));
 	int rc = d && stats && rows ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
-	/* (--category and --steps select trace events; the instructions are the device profiles') */
+	/* (--category, --steps and the name filters select trace events; the
+	 * instructions are the device profiles') */
 	const char *other = opt_by_type ? "--by-type" : opt_bytes ? "--bytes" : opt_select.category ? "--category"
-			    : opt_select.steps ? "--steps" : NULL;
+			    : opt_select.steps ? "--steps" : opt_select.include.n ? "--include"
+			    : opt_select.exclude.n ? "--exclude" : opt_select.hide_annotations ? "--hide-annotations" : NULL;
 	if (rc == 0 && other)
 		rc = ns_error_set(err, NS_ERR_USAGE, "kernels: --by-engine and --by-opcode cannot be combined with %s",
 				  other);

@@ -15,6 +15,7 @@ static struct ns_cli_select opt_select;
 static const struct ns_opt counters_opts[] = {
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG('q', "quiet", "no warnings on stderr", &opt_quiet),

@@ -19,6 +19,7 @@ static const struct ns_opt launches_opts[] = {
 		&opt_delay_cutoff, 0, 1e12),
 	NS_ENUM('f', "format", "FMT", "table (default), csv, json or markdown", &opt_format, ns_cli_formats),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "neither read nor write the result cache", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,

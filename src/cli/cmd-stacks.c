@@ -27,6 +27,7 @@ static const struct ns_opt stacks_opts[] = {
 	NS_ENUM(0, "time-unit", "UNIT", "call tree: print every time in s, ms or us", &opt_time_unit, time_units),
 	NS_STRING(0, "device-name", "NAME", "device column label (default: CUDA, NEURON, XPU, MTIA, HPU)", &opt_device),
 	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "neither read nor write the result cache", &opt_no_cache),
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
 	NS_CLI_JOBS_OPT,

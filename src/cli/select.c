@@ -42,10 +42,20 @@ static int parse_ranks(const char *arg, struct ns_cli_selection *s, struct ns_er
 	}
 }
 
+static bool keeps_name(void *names, const char *name)
+{
+	return ns_name_filter_keeps(names, name);
+}
+
 int ns_cli_select_parse(const struct ns_cli_select *o, struct ns_cli_selection *s, struct ns_error *err)
 {
 	memset(s, 0, sizeof(*s));
 	int rc = 0;
+	s->events.hide_annotations = o->hide_annotations;
+	if (o->include.n || o->exclude.n) {
+		s->names = ns_cli_name_filter(&o->include, &o->exclude);
+		s->events.keep_name = keeps_name;
+	}
 	if (o->category)
 		rc = ns_select_parse_categories(o->category, &s->events, err);
 	if (!rc && o->steps)
@@ -105,7 +115,9 @@ static int select_ranks(const struct ns_cli_selection *s, const char *input, str
 int ns_cli_select_run(const struct ns_cli_selection *s, const char *input, struct ns_run *run, struct ns_error *err)
 {
 	int rc = s->n_ranks ? select_ranks(s, input, run, err) : 0;
+	struct ns_select events = s->events;
+	events.name_ctx = (void *)&s->names; /* (where s is now) */
 	for (size_t i = 0; rc == 0 && i < run->n; i++)
-		rc = ns_trace_select(&run->traces[i], &s->events, err);
+		rc = ns_trace_select(&run->traces[i], &events, err);
 	return rc;
 }
