@@ -14,10 +14,13 @@
 
 static const char *opt_output;
 static bool opt_no_cache, opt_strict, opt_quiet;
+static struct ns_cli_select opt_select;
 
 static const struct ns_opt html_opts[] = {
 	NS_FILE('o', "output", "FILE", "write the page to FILE (replaced atomically); default: standard output",
 		&opt_output),
+	NS_CLI_SELECT_OPTS(opt_select),
+	NS_CLI_SELECT_NAME_OPTS(opt_select),
 	NS_FLAG(0, "no-cache", "neither read nor write the result cache", &opt_no_cache),
 	NS_CLI_JOBS_OPT,
 	NS_FLAG(0, "strict", "a truncated trace is an error, not a warning", &opt_strict),
@@ -157,8 +160,10 @@ int cmd_html(int argc, char **argv)
 	ns_cli_quiet = opt_quiet;
 	struct ns_load_opts lo = { .jobs = ns_cli_jobs(), .use_cache = !opt_no_cache, .strict = opt_strict,
 				   .ui = ns_cli_load_ui() };
+	struct ns_cli_selection sel;
 	if ((opt_output && ns_cli_outfile_check(opt_output, pos[0], &target, &err)) ||
-	    ns_run_load(pos[0], &lo, &run, &err))
+	    ns_cli_select_parse(&opt_select, &sel, &err) || ns_run_load(pos[0], &lo, &run, &err) ||
+	    ns_cli_select_run(&sel, pos[0], &run, &err))
 		goto fail;
 	if (!(pts = calloc(run.n + 1, sizeof(*pts)))) {
 		ns_error_set(&err, NS_ERR_NOMEM, "out of memory");
