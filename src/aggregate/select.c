@@ -10,7 +10,7 @@
 
 bool ns_select_active(const struct ns_select *sel)
 {
-	return sel->cats != 0 || sel->steps || sel->hide_annotations || sel->keep_name;
+	return sel->cats != 0 || sel->steps || sel->keep_name;
 }
 
 /* ---- parsing ---- */
@@ -57,6 +57,14 @@ int ns_select_parse_categories(const char *arg, struct ns_select *sel, struct ns
 			return 0;
 		p += len + 1;
 	}
+}
+
+void ns_select_hide_annotations(struct ns_select *sel)
+{
+	_Static_assert(NS_CAT__COUNT <= 64, "a category is a bit of ns_select.cats");
+	uint64_t every = NS_CAT__COUNT == 64 ? UINT64_MAX : (UINT64_C(1) << NS_CAT__COUNT) - 1;
+	sel->cats = (sel->cats ? sel->cats : every) &
+		    ~(UINT64_C(1) << NS_CAT_USER_ANNOTATION | UINT64_C(1) << NS_CAT_GPU_USER_ANNOTATION);
 }
 
 /* ---- --steps ---- */
@@ -261,9 +269,6 @@ int ns_trace_select(struct ns_trace *t, const struct ns_select *sel, struct ns_e
 		rc = keep_steps(t, sel, keep, err);
 	for (size_t i = 0; rc == 0 && sel->cats && i < t->n_events; i++)
 		keep[i] = keep[i] && t->events[i].cat < 64 && (sel->cats >> t->events[i].cat & 1);
-	for (size_t i = 0; rc == 0 && sel->hide_annotations && i < t->n_events; i++)
-		keep[i] = keep[i] && t->events[i].cat != NS_CAT_USER_ANNOTATION &&
-			  t->events[i].cat != NS_CAT_GPU_USER_ANNOTATION;
 	for (size_t i = 0; rc == 0 && sel->keep_name && i < t->n_events; i++)
 		keep[i] = keep[i] && sel->keep_name(sel->name_ctx, ns_strtab_get(&t->strings, t->events[i].name));
 	for (size_t i = 0; t->has_cat[NS_CAT_TRACE] && i < t->n_events; i++)

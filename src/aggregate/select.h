@@ -16,7 +16,6 @@ struct ns_select {
 	uint64_t cats;                   /* --category: bits (1 << enum ns_cat) kept; 0: every category */
 	bool steps;                      /* --steps A..B given */
 	int64_t first_step, last_step;   /* ProfilerStep#first .. #last, inclusive */
-	bool hide_annotations;           /* the analyses' --hide-annotations: no (gpu_)user_annotation */
 	/* the analyses' --include/--exclude: whether an event of this name is
 	 * kept (NULL: every name) */
 	bool (*keep_name)(void *ctx, const char *name);
@@ -38,9 +37,8 @@ bool ns_select_active(const struct ns_select *sel);
  *     it is: the runtime call with the same correlation id, else a host
  *     event with the same External id; with neither, when its own start
  *     lies in a step.
- * then --category keeps the events of those categories, --hide-annotations
- * drops the user annotations (user_annotation, gpu_user_annotation), and
- * keep_name the events whose name it rejects. The profiler's
+ * then --category keeps the events of those categories, and keep_name
+ * the events whose name it rejects. The profiler's
  * own span (cat Trace, the time origin) always stays. NS_ERR_USAGE when
  * no step of the range is in t (the message says which steps are). */
 int ns_trace_select(struct ns_trace *t, const struct ns_select *sel, struct ns_error *err);
@@ -50,5 +48,8 @@ int ns_select_parse_steps(const char *arg, struct ns_select *sel, struct ns_erro
 /* Parses "CAT[,CAT...]" (Kineto categories, legacy spellings too) into
  * sel->cats; NS_ERR_USAGE naming an unknown one. */
 int ns_select_parse_categories(const char *arg, struct ns_select *sel, struct ns_error *err);
+/* The analyses' --hide-annotations: the categories selected (every one
+ * when none was) less user_annotation and gpu_user_annotation. */
+void ns_select_hide_annotations(struct ns_select *sel);
 
 #endif

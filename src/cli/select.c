@@ -51,13 +51,14 @@ int ns_cli_select_parse(const struct ns_cli_select *o, struct ns_cli_selection *
 {
 	memset(s, 0, sizeof(*s));
 	int rc = 0;
-	s->events.hide_annotations = o->hide_annotations;
 	if (o->include.n || o->exclude.n) {
 		s->names = ns_cli_name_filter(&o->include, &o->exclude);
 		s->events.keep_name = keeps_name;
 	}
 	if (o->category)
 		rc = ns_select_parse_categories(o->category, &s->events, err);
+	if (!rc && o->hide_annotations) /* (after --category: it narrows it) */
+		ns_select_hide_annotations(&s->events);
 	if (!rc && o->steps)
 		rc = ns_select_parse_steps(o->steps, &s->events, err);
 	if (!rc && o->rank)
