@@ -58,6 +58,8 @@ import sys
 import tempfile
 import time
 
+from gen_trace import parse_size  # (bench/: the sizes the traces were made with)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -113,15 +115,6 @@ def hta_child(analysis, trace_dir, report):
 
 
 # --- measuring ---------------------------------------------------------------------------------
-
-def parse_size(s):
-    s = s.strip().upper().rstrip("B")
-    mult = 1
-    if s and s[-1] in "KMGT":
-        mult = {"K": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12}[s[-1]]
-        s = s[:-1]
-    return int(float(s) * mult)
-
 
 def measure(cmd, cap_s=None, stdout=subprocess.DEVNULL, preexec=None):
     """Run cmd under GNU time: {cpu, user, sys, wall, rss_mib} or {stopped: why}.
