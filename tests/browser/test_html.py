@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -120,7 +121,8 @@ class Browser:
             [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--user-data-dir=" + profile,
              "--remote-debugging-port=0", "--window-size=1400,1000", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)  # (its helper processes in one group: close stops them all)
         port_file = os.path.join(profile, "DevToolsActivePort")
         deadline = time.time() + 30
         while not (os.path.exists(port_file) and len(open(port_file).read().split("\n")) >= 2):
@@ -175,14 +177,22 @@ class Browser:
         return out
 
     def close(self):
+        """Stops Chromium and its helper processes, which otherwise may
+        still write into the profile while it is removed (a CI run failed
+        on "Directory not empty: 'Default'")."""
         try:
             self.ws.close()
         finally:
-            self.proc.terminate()
+            os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                pass
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
 
 
 # ---- what the page must show, from its data ----
