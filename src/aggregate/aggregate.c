@@ -10,6 +10,7 @@
 
 #include "aggregate/unfinished.h"
 #include "common/i64map.h"
+#include "common/jobs.h"
 #include "common/sort.h"
 #include "common/vec.h"
 
@@ -149,6 +150,8 @@ struct work {
 	int64_t *ids;
 	int32_t *by_id;
 	size_t n_by_id;
+	uint32_t *id_start;       /* dense ids (count_by_id): by_id's start of each id from id_min, else NULL */
+	int64_t id_min, id_max;
 };
 
 static bool bit_is_set(const uint64_t *bits, size_t i)
@@ -289,16 +292,8 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	return 0;
 }
 
-/* PyTorch's stable order (start, -end): items are listed in trace order,
- * so the position is the tie-break that makes qsort stable. */
-static int cmp_order(int64_t start_a, int64_t end_a, int64_t pos_a, int64_t start_b, int64_t end_b, int64_t pos_b)
-{
-	if (start_a != start_b)
-		return start_a < start_b ? -1 : 1;
-	if (end_a != end_b)
-		return end_a > end_b ? -1 : 1;
-	return pos_a < pos_b ? -1 : pos_a > pos_b;
-}
+/* PyTorch's stable order is (start, -end), then the position: items are
+ * listed in trace order, and ns_sort_keyed keeps that order among ties. */
 
 /* Calls sort after the ops that start with them, so that an op can contain
  * a call starting at its own start. */
@@ -307,12 +302,26 @@ static int64_t enclosing_end(const struct ns_event *ev)
 	return ev->cat == NS_CAT_CPU_OP ? ev->ts_ns + ev->dur_ns : INT64_MIN;
 }
 
-/* (start, -end, position) over event indices */
+/* (start, -end, position) over event indices: qsort, whose scratch is
+ * the 4 bytes of an index (ns_sort_keyed's is 20): this sort runs beside
+ * the fevents' own (prepare_part), and their scratch would add up. */
 static int cmp_enclosing_order(const void *x, const void *y, void *ctx)
 {
 	const struct ns_event *events = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	return cmp_order(events[i].ts_ns, enclosing_end(&events[i]), i, events[j].ts_ns, enclosing_end(&events[j]), j);
+	int64_t start_i = events[i].ts_ns, start_j = events[j].ts_ns;
+	int64_t end_i = enclosing_end(&events[i]), end_j = enclosing_end(&events[j]);
+	if (start_i != start_j)
+		return start_i < start_j ? -1 : 1;
+	if (end_i != end_j)
+		return end_i > end_j ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* The start of event i (ctx: the events), a sort key. */
+static int64_t event_start_key(const void *ctx, int32_t i)
+{
+	return ((const struct ns_event *)ctx)[i].ts_ns;
 }
 
 /* For every runtime/driver event: the innermost cpu_op on its thread whose
@@ -686,21 +695,25 @@ static bool in_cpp_tree(const struct work *w, const struct ns_fevent *fe, uint32
 	return ev->cat == NS_CAT_CPU_OP || ev->cat == NS_CAT_USER_ANNOTATION || ev->external_id == NS_NONE;
 }
 
-/* (start, torch ops before Kineto events, position): the stable sort of
- * build_tree over RecordQueue::getRecords' list, torch ops first. */
-static int cmp_cpp_tree_order(const void *x, const void *y, void *ctx)
+/* Sort keys over fevent indices (ctx: the ns_agg): the start; the event
+ * index; torch ops before Kineto events, then the event index. */
+static int64_t fevent_start_key(const void *ctx, int32_t f)
 {
 	const struct ns_agg *a = ctx;
-	const struct ns_fevent *fi = &a->fevents[*(const int32_t *)x], *fj = &a->fevents[*(const int32_t *)y];
-	const struct ns_event *ei = &a->trace->events[fi->event], *ej = &a->trace->events[fj->event];
-	bool torch_i = ei->cat == NS_CAT_CPU_OP || ei->cat == NS_CAT_USER_ANNOTATION;
-	bool torch_j = ej->cat == NS_CAT_CPU_OP || ej->cat == NS_CAT_USER_ANNOTATION;
-	int64_t si = ns_fevent_start(a, fi), sj = ns_fevent_start(a, fj);
-	if (si != sj)
-		return si < sj ? -1 : 1;
-	if (torch_i != torch_j)
-		return torch_i ? -1 : 1;
-	return fi->event < fj->event ? -1 : fi->event > fj->event;
+	return ns_fevent_start(a, &a->fevents[f]);
+}
+
+static int64_t fevent_event_key(const void *ctx, int32_t f)
+{
+	return ((const struct ns_agg *)ctx)->fevents[f].event;
+}
+
+static int64_t torch_first_key(const void *ctx, int32_t f)
+{
+	const struct ns_agg *a = ctx;
+	const struct ns_event *ev = &a->trace->events[a->fevents[f].event];
+	bool torch = ev->cat == NS_CAT_CPU_OP || ev->cat == NS_CAT_USER_ANNOTATION;
+	return (int64_t)!torch << 32 | a->fevents[f].event;
 }
 
 /* A CUPTI overhead record ("Activity Buffer Request", "Lazy Function
@@ -723,7 +736,10 @@ static int inherit_overhead_ids(struct work *w, int64_t *id)
 	for (size_t f = 0; f < a->n_fevents; f++)
 		if (in_cpp_tree(w, &a->fevents[f], main_th))
 			cand[n++] = (int32_t)f;
-	ns_sort_r(cand, n, sizeof(*cand), cmp_cpp_tree_order, a);
+	/* (start, torch ops before Kineto events, position): the stable sort of
+	 * build_tree over RecordQueue::getRecords' list, torch ops first */
+	if (ns_sort_keyed(cand, n, fevent_start_key, torch_first_key, a))
+		goto out;
 	for (size_t k = 0; k < n; k++) {
 		const struct ns_fevent *fe = &a->fevents[cand[k]];
 		int64_t start = ns_fevent_start(a, fe), end = ns_fevent_end(a, fe);
@@ -744,7 +760,9 @@ out:
 	return rc;
 }
 
-/* (id, fevent) over fevent indices */
+/* (id, fevent) over fevent indices: qsort, whose scratch is the 4 bytes of
+ * an index, not ns_sort_keyed's 20: this sort runs beside the fevents, at
+ * the peak of a report's memory. */
 static int cmp_by_id(const void *x, const void *y, void *ctx)
 {
 	const int64_t *ids = ctx;
@@ -752,6 +770,46 @@ static int cmp_by_id(const void *x, const void *y, void *ctx)
 	if (ids[i] != ids[j])
 		return ids[i] < ids[j] ? -1 : 1;
 	return (i > j) - (i < j);
+}
+
+/* A FunctionEvent PyTorch may give device work to (index_by_id). */
+static bool takes_device_work(const struct work *w, size_t f)
+{
+	const struct ns_fevent *fe = &w->out->fevents[f];
+	return fe->device_type == NS_DEV_CPU && !fe->is_async && w->ids[f] > 0;
+}
+
+/* The ids are a process's two correlation counters (its ops', CUPTI's),
+ * dense: when their range is at most a few times their number, by_id is
+ * made by a counting sort, whose counts stay as id_start (the entries of id
+ * i start at id_start[i - id_min]), and recipients needs no search. */
+static int count_by_id(struct work *w)
+{
+	size_t n_fe = w->out->n_fevents;
+	int64_t lo = INT64_MAX, hi = 0;
+	for (size_t f = 0; f < n_fe; f++)
+		if (takes_device_work(w, f)) {
+			lo = w->ids[f] < lo ? w->ids[f] : lo;
+			hi = w->ids[f] > hi ? w->ids[f] : hi;
+		}
+	if (w->n_by_id == 0 || (uint64_t)(hi - lo) >= 4 * (uint64_t)w->n_by_id + 4096)
+		return 1;
+	size_t range = (size_t)(hi - lo) + 1;
+	if (!(w->id_start = calloc(range + 1, sizeof(*w->id_start))))
+		return -1;
+	w->id_min = lo;
+	w->id_max = hi;
+	for (size_t f = 0; f < n_fe; f++)
+		if (takes_device_work(w, f))
+			w->id_start[w->ids[f] - lo + 1]++;
+	for (size_t i = 1; i <= range; i++)
+		w->id_start[i] += w->id_start[i - 1];
+	for (size_t f = 0; f < n_fe; f++) /* (in fevent order: the order among equal ids) */
+		if (takes_device_work(w, f))
+			w->by_id[w->id_start[w->ids[f] - lo]++] = (int32_t)f;
+	memmove(w->id_start + 1, w->id_start, range * sizeof(*w->id_start)); /* back to the starts */
+	w->id_start[0] = 0;
+	return 0;
 }
 
 /* Era C: _parse_kineto_results (torch/autograd/profiler.py) gives a piece
@@ -762,6 +820,7 @@ static int cmp_by_id(const void *x, const void *y, void *ctx)
 static int index_by_id(struct work *w)
 {
 	struct ns_agg *a = w->out;
+	int rc;
 	if (!w->ext_trusted)
 		return 0;
 	w->ids = malloc((a->n_fevents + 1) * sizeof(*w->ids));
@@ -775,12 +834,14 @@ static int index_by_id(struct work *w)
 	if (w->t->has_cat[NS_CAT_OVERHEAD] && inherit_overhead_ids(w, w->ids))
 		return -1;
 	for (size_t f = 0; f < a->n_fevents; f++)
-		w->n_by_id += a->fevents[f].device_type == NS_DEV_CPU && !a->fevents[f].is_async && w->ids[f] > 0;
-	if (!(w->by_id = malloc((w->n_by_id + 1) * sizeof(*w->by_id))))
+		w->n_by_id += takes_device_work(w, f);
+	if (!(w->by_id = malloc((w->n_by_id + 1) * sizeof(*w->by_id))) || (rc = count_by_id(w)) < 0)
 		return -1;
+	if (rc == 0)
+		return 0;
 	w->n_by_id = 0;
 	for (size_t f = 0; f < a->n_fevents; f++)
-		if (a->fevents[f].device_type == NS_DEV_CPU && !a->fevents[f].is_async && w->ids[f] > 0)
+		if (takes_device_work(w, f))
 			w->by_id[w->n_by_id++] = (int32_t)f;
 	ns_sort_r(w->by_id, w->n_by_id, sizeof(*w->by_id), cmp_by_id, w->ids);
 	return 0;
@@ -799,6 +860,12 @@ static const int32_t *recipients(const struct work *w, const struct ns_fevent *f
 		*n = ns_fevent_launcher(fe) != NO_INDEX;
 		return &fe->link;
 	}
+	if (w->id_start) {
+		int64_t i = ev->external_id - w->id_min;
+		bool known = ev->external_id >= w->id_min && ev->external_id <= w->id_max;
+		*n = known ? w->id_start[i + 1] - w->id_start[i] : 0;
+		return w->by_id + (known ? w->id_start[i] : 0);
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (w->ids[w->by_id[mid]] < ev->external_id)
@@ -810,16 +877,6 @@ static const int32_t *recipients(const struct work *w, const struct ns_fevent *f
 		;
 	*n = end - lo;
 	return w->by_id + lo;
-}
-
-/* Kernel lists are filled in start order (then trace order), as PyTorch's
- * corr_map lists them: result.events() is sorted by start, stably, and the
- * naive double sum depends on it. */
-static int cmp_kernel_order(const void *x, const void *y, void *ctx)
-{
-	const struct ns_agg *a = ctx;
-	const struct ns_fevent *fi = &a->fevents[*(const int32_t *)x], *fj = &a->fevents[*(const int32_t *)y];
-	return cmp_order(ns_fevent_start(a, fi), 0, fi->event, ns_fevent_start(a, fj), 0, fj->event);
 }
 
 static bool counts_as_kernel(const struct ns_fevent *fe)
@@ -857,7 +914,11 @@ static int attach_kernels(struct work *w)
 	for (size_t f = 0; f < n_fe; f++)
 		if (counts_as_kernel(&a->fevents[f]) && (recipients(w, &a->fevents[f], &n), n))
 			order[n_order++] = (int32_t)f;
-	ns_sort_r(order, n_order, sizeof(*order), cmp_kernel_order, a);
+	/* Kernel lists are filled in start order (then trace order), as
+	 * PyTorch's corr_map lists them: result.events() is sorted by start,
+	 * stably, and the naive double sum depends on it. */
+	if (ns_sort_keyed(order, n_order, fevent_start_key, fevent_event_key, a))
+		goto out;
 	for (size_t k = 0; k < n_order; k++) {
 		const struct ns_fevent *fe = &a->fevents[order[k]];
 		const int32_t *to = recipients(w, fe, &n);
@@ -872,8 +933,10 @@ out:
 	free(order);
 	free(w->ids);
 	free(w->by_id);
+	free(w->id_start);
 	w->ids = NULL;
 	w->by_id = NULL;
+	w->id_start = NULL;
 	return rc;
 }
 
@@ -887,14 +950,6 @@ static bool is_cpu_mem(int64_t dt)
 static bool is_device_mem(int64_t dt)
 {
 	return dt == 1 || dt == 20 || dt == 6 || dt == 12;
-}
-
-/* (time, position) over event indices */
-static int cmp_event_time(const void *x, const void *y, void *ctx)
-{
-	const struct ns_event *events = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	return cmp_order(events[i].ts_ns, 0, i, events[j].ts_ns, 0, j);
 }
 
 /* The memory records at times in [start, end]: a->mem_ts[*first .. *last). */
@@ -967,7 +1022,8 @@ static int assign_memory(struct work *w)
 	for (size_t i = 0; i < t->n_events; i++)
 		if (t->events[i].kind == NS_KIND_MEMORY)
 			recs[a->n_mem_recs++] = (int32_t)i;
-	ns_sort_r(recs, n_rec, sizeof(*recs), cmp_event_time, t->events);
+	if (ns_sort_keyed(recs, n_rec, event_start_key, NULL, t->events)) /* (time, position) */
+		goto out;
 	for (size_t k = 0; k < n_rec; k++) {
 		const struct ns_event *ev = &t->events[recs[k]];
 		a->mem_ts[k] = ev->ts_ns;
@@ -1014,25 +1070,26 @@ out:
 	return rc;
 }
 
-/* (start, -end), then the position: the events that become fevents in
- * trace order, then the memory rows in trace order (assign_memory). */
-static int cmp_fevent_order(const void *x, const void *y, void *ctx)
+/* Sort keys over the event indices of fevents to be (ctx: the work): the
+ * start and the end, descending. */
+static int64_t order_start_key(const void *ctx, int32_t i)
 {
-	const struct work *w = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	int64_t pos_i = (int64_t)ns_event_is_memory(&w->t->events[i]) << 32 | i;
-	int64_t pos_j = (int64_t)ns_event_is_memory(&w->t->events[j]) << 32 | j;
-	return cmp_order(fevent_start_of(w, i), fevent_end_of(w, i), pos_i, fevent_start_of(w, j),
-			 fevent_end_of(w, j), pos_j);
+	return fevent_start_of(ctx, i);
 }
 
-/* Sorts the fevents to be by (start, -end), stably, before they are made:
- * made in trace order and then moved, the large fevents would each be
- * read and written again at random, which took a third of the
- * aggregation. */
-static void sort_fevents(struct work *w)
+static int64_t order_end_key(const void *ctx, int32_t i)
 {
-	ns_sort_r(w->order, w->n_order, sizeof(*w->order), cmp_fevent_order, w);
+	return ~fevent_end_of(ctx, i);
+}
+
+/* Sorts the fevents to be by (start, -end), then the position (w->order
+ * holds the events that become fevents in trace order, then the memory
+ * rows in trace order: assign_memory), before they are made: made in
+ * trace order and then moved, the large fevents would each be read and
+ * written again at random, which took a third of the aggregation. */
+static int sort_fevents(struct work *w)
+{
+	return ns_sort_keyed(w->order, w->n_order, order_start_key, order_end_key, w);
 }
 
 /* spec A3: _populate_cpu_children, then _remove_dup_nodes. Children lists
@@ -1405,6 +1462,30 @@ static void release_links(struct work *w)
 	w->has_records = NULL;
 }
 
+/* The two parts of the work before the fevents are made, which read only
+ * the trace and write apart (ns_jobs_run: on two threads when
+ * opts.threads allows, else one after the other): part 0 finds the op
+ * behind each launch, part 1 the events that become fevents, in fevent
+ * order. */
+static int prepare_part(void *ctx, size_t part)
+{
+	struct work *w = ctx;
+	int rc;
+	if (part == 0) {
+		rc = resolve_launchers(w);
+		release_lookups(w);
+		return rc;
+	}
+	return collect_fevents(w) || assign_memory(w) || sort_fevents(w) ? -1 : 0;
+}
+
+static int prepared(void *ctx, size_t part)
+{
+	(void)ctx;
+	(void)part;
+	return 0;
+}
+
 int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
 			 struct ns_error *err)
 {
@@ -1437,13 +1518,8 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	ns_i64map_init(&w.rt_by_key);
 	out->t0_ns = w.t0_ns = trace_origin(t);
 	set_unwiden_margins(&w);
-	if (ns_finish_unfinished(t) || resolve_launchers(&w))
-		goto out;
-	release_lookups(&w);
-	if (collect_fevents(&w) || assign_memory(&w))
-		goto out;
-	sort_fevents(&w);
-	if (make_fevents(&w))
+	if (ns_finish_unfinished(t) || ns_jobs_run(2, w.opts->threads, prepare_part, prepared, &w) ||
+	    make_fevents(&w))
 		goto out;
 	release_links(&w);
 	if (link_launchers(&w) || attach_kernels(&w) || build_tree(&w))

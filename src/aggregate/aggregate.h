@@ -99,6 +99,7 @@ struct ns_agg_opts {
 	bool split_overloads;   /* capture_overload_names: "aten::add.Tensor" -> name + overload */
 	int backend_override;   /* -1 = infer from the trace, else enum ns_backend */
 	bool shape_flops;       /* FLOPs from the input shapes count too (--flops; docs/report.md "FLOPs") */
+	unsigned threads;       /* threads the aggregation may use (0 or 1: the calling one only) */
 	/* A caller's extra grouping key (NULL: none): called once the
 	 * FunctionEvents are built, it returns a->n_fevents keys (calloc'd,
 	 * freed by aggregation; 0: none), NULL when out of memory. --by-neff's

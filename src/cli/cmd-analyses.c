@@ -423,7 +423,7 @@ static int rank_steps(const struct ns_run *run, const int64_t *ranks, struct ns_
 /* ranks: each trace aggregated, the ops matched across them. */
 static int rank_ops(struct ns_run *run, const int64_t *ranks, struct ns_error *err)
 {
-	struct ns_agg_opts ao = { .backend_override = -1 };
+	struct ns_agg_opts ao = { .backend_override = -1, .threads = ns_cli_jobs() }; /* (one trace at a time) */
 	struct ns_agg *aggs = calloc(run->n + 1, sizeof(*aggs));
 	struct ns_rank_ops r = { 0 };
 	bool use_device = false;

@@ -331,7 +331,7 @@ int cmd_diff(int argc, char **argv)
 	char **pos;
 	int npos, rc;
 	struct ns_error err = { 0 };
-	struct ns_agg_opts ao = { .backend_override = -1 };
+	struct ns_agg_opts ao = { .backend_override = -1, .threads = ns_cli_jobs() }; /* (one trace at a time) */
 	struct ns_diff_opts dopts = { 0 };
 	struct ns_diff_write_opts wo = { .row_limit = -1, .top_n = 10 };
 	const struct ns_diff_sort_key *sort = NULL;

@@ -83,7 +83,7 @@ static int neuron_keys(const struct ns_trace *t, const struct ns_agg *agg, const
 static int prepare_trace(struct ns_trace *t, bool devprofs, const struct ns_load_opts *lo,
 			 const struct ns_report_opts *ro, struct page_trace *pt, struct ns_error *err)
 {
-	struct ns_agg_opts ao = { .backend_override = -1 };
+	struct ns_agg_opts ao = { .backend_override = -1, .threads = lo->jobs }; /* (one trace at a time) */
 	int rc = ns_aggregate(t, &ao, &pt->agg, err);
 	if (rc)
 		return rc;

@@ -316,7 +316,9 @@ static int report_run(const struct ns_run *run, const struct ns_agg_opts *ao, st
 		      enum ns_format fmt, const struct neuron_extras *x, unsigned jobs, struct ns_error *err)
 {
 	size_t n = run->n ? run->n : 1;
-	struct report_job job = { .run = run, .ao = ao, .ro = ro, .fmt = fmt, .x = x,
+	struct ns_agg_opts per_trace = *ao;
+	per_trace.threads = jobs > n ? jobs / (unsigned)n : 1; /* the cores the traces leave */
+	struct report_job job = { .run = run, .ao = &per_trace, .ro = ro, .fmt = fmt, .x = x,
 				  .text = calloc(n, sizeof(*job.text)), .len = calloc(n, sizeof(*job.len)),
 				  .errs = calloc(n, sizeof(*job.errs)) };
 	int rc;

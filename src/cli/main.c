@@ -2,6 +2,7 @@
  * output. The commands are the ns-cli library (src/cli/meson.build). */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +75,12 @@ static void open_standard_fds(void)
 int main(int argc, char **argv)
 {
 	open_standard_fds();
+	/* Arrays of 1 MiB and more get pages of their own, returned when freed:
+	 * glibc's default raises this threshold as such arrays are freed, and
+	 * then serves them from heaps that keep freed memory, one heap per
+	 * thread, so a run's peak memory would be the sum of what each
+	 * thread ever held (docs/performance.md "Memory"). */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	if (argc < 2) {
 		usage(stderr);
 		return NS_EXIT_USAGE;

@@ -1,6 +1,8 @@
-/* src/common: the id map (i64map) and the string table (strtab). */
+/* src/common: the id map (i64map), the string table (strtab) and the keyed
+ * sort (ns_sort_keyed). */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -8,6 +10,8 @@
 
 #include "common/assert.h"
 #include "common/i64map.h"
+#include "common/sort.h"
+#include "common/vec.h"
 #include "common/strtab.h"
 
 Test(i64map, first_writer_wins_and_set_replaces)
@@ -167,4 +171,89 @@ Test(assert, a_broken_invariant_names_the_expression_and_aborts)
 		 "neuron-stats: bug: tests/unit/test-common.c:%d: broken_invariant: invariant failed: two + two == 5\n",
 		 broken_invariant_line);
 	cr_expect_str_eq(msg, expected);
+}
+
+/* ns_sort_keyed against qsort_r with the comparator it stands for:
+ * (key, key2, input position). */
+struct sort_case {
+	const int64_t *k1, *k2;
+};
+
+static int64_t case_k1(const void *ctx, int32_t i)
+{
+	return ((const struct sort_case *)ctx)->k1[i];
+}
+
+static int64_t case_k2(const void *ctx, int32_t i)
+{
+	return ((const struct sort_case *)ctx)->k2[i];
+}
+
+static int cmp_case(const void *x, const void *y, void *ctx)
+{
+	const struct sort_case *c = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	if (c->k1[i] != c->k1[j])
+		return c->k1[i] < c->k1[j] ? -1 : 1;
+	if (c->k2 && c->k2[i] != c->k2[j])
+		return c->k2[i] < c->k2[j] ? -1 : 1;
+	return (i > j) - (i < j); /* the input lists indices ascending */
+}
+
+static uint64_t rng_state = 88172645463325252ULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* n keys of kind `kind`: 0 random over 64 bits, 1 few values (ties), 2
+ * ascending with a few out of place, 3 all equal, 4 descending, 5
+ * epoch-scale nanoseconds (varying low bits only). */
+static void fill_keys(int64_t *k, size_t n, int kind)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (kind) {
+		case 0: k[i] = (int64_t)rng(); break;
+		case 1: k[i] = (int64_t)(rng() % 5) - 2; break;
+		case 2: k[i] = (int64_t)i * 3 + (rng() % 50 == 0 ? -(int64_t)(rng() % 100) : 0); break;
+		case 3: k[i] = INT64_MIN; break;
+		case 4: k[i] = INT64_MAX - (int64_t)i; break;
+		default: k[i] = INT64_C(1700000000000000000) + (int64_t)(rng() % 4000000000u); break;
+		}
+	}
+}
+
+static void check_sort(size_t n, int kind1, int kind2)
+{
+	int64_t *k1 = malloc((n + 1) * sizeof(*k1)), *k2 = malloc((n + 1) * sizeof(*k2));
+	int32_t *got = malloc((n + 1) * sizeof(*got)), *want = malloc((n + 1) * sizeof(*want));
+	cr_assert(k1 && k2 && got && want);
+	fill_keys(k1, n, kind1);
+	if (kind2 >= 0)
+		fill_keys(k2, n, kind2);
+	struct sort_case c = { k1, kind2 >= 0 ? k2 : NULL };
+	for (size_t i = 0; i < n; i++)
+		got[i] = want[i] = (int32_t)i;
+	cr_assert_eq(ns_sort_keyed(got, n, case_k1, kind2 >= 0 ? case_k2 : NULL, &c), 0);
+	ns_sort_r(want, n, sizeof(*want), cmp_case, &c);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(got[i], want[i], "n %zu, keys %d/%d: position %zu holds %d, qsort %d", n, kind1, kind2, i,
+			     got[i], want[i]);
+	free(k1);
+	free(k2);
+	free(got);
+	free(want);
+}
+
+Test(sort_keyed, equals_qsort_with_the_same_order)
+{
+	static const size_t sizes[] = { 0, 1, 2, 31, 32, 33, 1000, 70000 };
+	for (size_t s = 0; s < NS_ARRAY_SIZE(sizes); s++)
+		for (int kind1 = 0; kind1 < 6; kind1++)
+			for (int kind2 = -1; kind2 < 6; kind2++)
+				check_sort(sizes[s], kind1, kind2);
 }

@@ -1,0 +1,122 @@
+/* ns_sort_keyed: a stable LSD radix sort of indices by 64-bit keys. The
+ * aggregation sorts millions of event indices by times read through the
+ * index; qsort_r's comparator call and the two random reads a compare
+ * were most of its time at 1 GB (docs/performance.md "Sorting by key"). */
+#include "common/sort.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS, SMALL = 32 };
+
+/* An int64's order as an unsigned key. */
+static uint64_t unsigned_key(int64_t v)
+{
+	return (uint64_t)v ^ (UINT64_C(1) << 63);
+}
+
+static void insertion_sort(uint64_t *key, int32_t *idx, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		uint64_t k = key[i];
+		int32_t v = idx[i];
+		size_t j = i;
+		for (; j > 0 && key[j - 1] > k; j--) {
+			key[j] = key[j - 1];
+			idx[j] = idx[j - 1];
+		}
+		key[j] = k;
+		idx[j] = v;
+	}
+}
+
+/* One stable counting pass on the digit at `shift`, from (key, idx) into
+ * (to_key, to_idx); false when every element has the same digit (nothing
+ * moved). */
+static bool digit_pass(const uint64_t *key, const int32_t *idx, uint64_t *to_key, int32_t *to_idx, size_t n,
+		       unsigned shift)
+{
+	size_t count[BUCKETS] = { 0 };
+	for (size_t i = 0; i < n; i++)
+		count[(key[i] >> shift) & (BUCKETS - 1)]++;
+	if (count[(key[0] >> shift) & (BUCKETS - 1)] == n)
+		return false;
+	for (size_t d = 0, sum = 0; d < BUCKETS; d++) {
+		size_t c = count[d];
+		count[d] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t at = count[(key[i] >> shift) & (BUCKETS - 1)]++;
+		to_key[at] = key[i];
+		to_idx[at] = idx[i];
+	}
+	return true;
+}
+
+/* Sorts (key, idx) pairs stably by key; tmp_* are scratch of n elements.
+ * Only the bits that differ between keys are looked at, and an input in
+ * order (most of a trace: each thread's ops are written by start) costs
+ * one pass. */
+static void sort_pairs(uint64_t *key, int32_t *idx, uint64_t *tmp_key, int32_t *tmp_idx, size_t n)
+{
+	uint64_t varying = 0;
+	bool in_order = true;
+	if (n < SMALL) {
+		insertion_sort(key, idx, n);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		varying |= key[i] ^ key[0];
+		in_order &= key[i - 1] <= key[i];
+	}
+	if (in_order)
+		return;
+	uint64_t *k = key, *tk = tmp_key;
+	int32_t *v = idx, *tv = tmp_idx;
+	unsigned top = 64 - (unsigned)__builtin_clzll(varying);
+	for (unsigned shift = (unsigned)__builtin_ctzll(varying); shift < top; shift += DIGIT_BITS) {
+		if (!digit_pass(k, v, tk, tv, n, shift))
+			continue;
+		uint64_t *sk = k;
+		int32_t *sv = v;
+		k = tk, v = tv, tk = sk, tv = sv;
+	}
+	if (k != key) {
+		memcpy(key, k, n * sizeof(*key));
+		memcpy(idx, v, n * sizeof(*idx));
+	}
+}
+
+int ns_sort_keyed(int32_t *idx, size_t n, ns_sort_key_fn key, ns_sort_key_fn key2, const void *ctx)
+{
+	uint64_t *keys = NULL, *tmp_key = NULL;
+	int32_t *tmp_idx = NULL;
+	int rc = -1;
+	if (n < 2)
+		return 0;
+	keys = malloc(n * sizeof(*keys));
+	tmp_key = malloc(n * sizeof(*tmp_key));
+	tmp_idx = malloc(n * sizeof(*tmp_idx));
+	if (!keys || !tmp_key || !tmp_idx)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = unsigned_key(key(ctx, idx[i]));
+	sort_pairs(keys, idx, tmp_key, tmp_idx, n);
+	for (size_t lo = 0, hi; key2 && lo < n; lo = hi) { /* runs of equal keys, by key2 */
+		for (hi = lo + 1; hi < n && keys[hi] == keys[lo]; hi++)
+			;
+		if (hi - lo < 2)
+			continue;
+		for (size_t i = lo; i < hi; i++)
+			keys[i] = unsigned_key(key2(ctx, idx[i]));
+		sort_pairs(keys + lo, idx + lo, tmp_key + lo, tmp_idx + lo, hi - lo);
+	}
+	rc = 0;
+out:
+	free(keys);
+	free(tmp_key);
+	free(tmp_idx);
+	return rc;
+}
