@@ -965,6 +965,8 @@ static void records_within(const struct ns_agg *a, int64_t start, int64_t end, s
 	}
 	*first = lo;
 	hi = a->n_mem_recs;
+	if (lo < hi && a->mem_ts[lo] > end) /* (none: most ops) */
+		hi = lo;
 	while (lo < hi) { /* first record with ts > end */
 		size_t mid = (lo + hi) / 2;
 		if (a->mem_ts[mid] <= end)
