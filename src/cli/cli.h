@@ -30,7 +30,9 @@ extern bool ns_cli_quiet; /* --quiet: no warnings or progress on stderr */
  * number of online CPUs. */
 extern long ns_cli_opt_jobs;
 #define NS_CLI_JOBS_OPT                                                                                          \
-	NS_INT('j', "jobs", "N", "parse up to N traces at once, a large one in two parts when N is more (default: the online CPUs)", \
+	NS_INT('j', "jobs", "N",                                                                                 \
+	       "parse up to N traces at once; when N is more, a large one in two parts and aggregated on two "   \
+	       "threads (default: the online CPUs)",                                                             \
 	       &ns_cli_opt_jobs, 1, 1024)
 unsigned ns_cli_jobs(void);
 
