@@ -5,7 +5,9 @@
  * On a miss, standard output and error are teed (fopencookie) into a
  * memory log of records in the order written, stored when the command
  * succeeded (exit 0, or 4: a regression found). Progress lines bypass the
- * log (ns_cli_progress_stream). */
+ * log (ns_cli_progress_stream). A page written to a file (html -o FILE) is
+ * the entry's last record, written again through outfile.c on a hit: the
+ * FILE is not in the key, only that there is one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include "pipeline/cache.h"
 
 #define MAX_LOG (64u << 20) /* a bigger output is not cached */
+
+enum { STREAM_OUT = 1, STREAM_ERR = 2, STREAM_FILE = 3 }; /* a record's first byte */
 
 struct capture {
 	FILE *out, *err;    /* the real streams */
@@ -61,14 +65,14 @@ static void record(struct capture *c, unsigned char stream, const char *buf, siz
 static ssize_t tee_out(void *ctx, const char *buf, size_t n)
 {
 	struct capture *c = ctx;
-	record(c, 1, buf, n);
+	record(c, STREAM_OUT, buf, n);
 	return fwrite(buf, 1, n, c->out) == n ? (ssize_t)n : -1;
 }
 
 static ssize_t tee_err(void *ctx, const char *buf, size_t n)
 {
 	struct capture *c = ctx;
-	record(c, 2, buf, n);
+	record(c, STREAM_ERR, buf, n);
 	return fwrite(buf, 1, n, c->err) == n ? (ssize_t)n : -1;
 }
 
@@ -92,11 +96,13 @@ static const struct ns_opt *find_opt(const struct ns_opt *opts, const char *a)
 }
 
 /* The words of argv that make the key (--jobs left out: the output is the
- * same for any) and the inputs; false when the run is not cached: --help,
- * --no-cache, a file option (html -o), a usage error for the command. */
+ * same for any; html's -o FILE as "--output", FILE in *out_file) and the
+ * inputs; false when the run is not cached: --help, --no-cache, another
+ * file option, a usage error for the command. */
 static bool key_words(const struct ns_command *c, int argc, char **argv, char **words, size_t *n_words,
-		      char **inputs)
+		      char **inputs, const char **out_file)
 {
+	static char output_word[] = "--output";
 	size_t n = 0, n_pos = 0;
 	bool options_done = false;
 	for (int i = 1; i < argc; i++) {
@@ -113,7 +119,8 @@ static bool key_words(const struct ns_command *c, int argc, char **argv, char **
 			continue;
 		}
 		const struct ns_opt *o = find_opt(c->spec->opts, a);
-		if (!o || !o->long_name || o->complete == NS_COMPLETE_FILE || strcmp(o->long_name, "no-cache") == 0)
+		if (!o || !o->long_name || strcmp(o->long_name, "no-cache") == 0 ||
+		    (o->complete == NS_COMPLETE_FILE && strcmp(o->long_name, "output") != 0))
 			return false;
 		bool attached = a[1] == '-' ? strchr(a, '=') != NULL : a[2] != '\0';
 		bool takes = o->type != NS_OPT_FLAG;
@@ -121,6 +128,11 @@ static bool key_words(const struct ns_command *c, int argc, char **argv, char **
 			return false;
 		if (strcmp(o->long_name, "jobs") == 0)
 			continue;
+		if (o->complete == NS_COMPLETE_FILE) {
+			*out_file = !attached ? argv[i] : a[1] == '-' ? strchr(a, '=') + 1 : a + 2;
+			words[n++] = output_word;
+			continue;
+		}
 		words[n++] = a;
 		if (takes && !attached)
 			words[n++] = argv[i];
@@ -129,19 +141,57 @@ static bool key_words(const struct ns_command *c, int argc, char **argv, char **
 	return n_pos == c->cache_inputs;
 }
 
-/* A hit: the log written as it was, the entry marked as used. */
-static int replay(const struct ns_result *r, const char *entry, int (*finish)(int))
+/* The file of a hit (html -o FILE), as the command writes it: checked
+ * against the input, written through a temporary file. */
+static int replay_file(const char *out_file, const char *input, const unsigned char *bytes, size_t n,
+		       struct ns_error *err)
 {
+	struct ns_cli_outfile of;
+	char *target = NULL;
+	int rc = ns_cli_outfile_check(out_file, input, &target, err);
+	if (!rc && !(rc = ns_cli_outfile_open(&of, target, err))) {
+		fwrite(bytes, 1, n, of.f);
+		rc = ns_cli_outfile_commit(&of, err);
+	}
+	free(target);
+	return rc;
+}
+
+/* A hit: the log written as it was, the entry marked as used. */
+static int replay(const struct ns_result *r, const char *entry, const char *out_file, const char *input,
+		  int (*finish)(int))
+{
+	struct ns_error err = { 0 };
 	for (size_t at = 0; at < r->len;) {
-		size_t n = (size_t)r->log[at + 1] | (size_t)r->log[at + 2] << 8 | (size_t)r->log[at + 3] << 16 |
-			   (size_t)r->log[at + 4] << 24;
-		if (r->log[at] == 2)
-			fflush(stdout); /* (the order of the first run) */
-		fwrite(r->log + at + 5, 1, n, r->log[at] == 1 ? stdout : stderr);
+		const unsigned char *rec = r->log + at;
+		size_t n = (size_t)rec[1] | (size_t)rec[2] << 8 | (size_t)rec[3] << 16 | (size_t)rec[4] << 24;
 		at += 5 + n;
+		if (rec[0] == STREAM_FILE) {
+			if (out_file && replay_file(out_file, input, rec + 5, n, &err))
+				return finish(ns_cli_fail(&err));
+			continue;
+		}
+		if (rec[0] == STREAM_ERR)
+			fflush(stdout); /* (the order of the first run) */
+		fwrite(rec + 5, 1, n, rec[0] == STREAM_OUT ? stdout : stderr);
 	}
 	ns_cache_touch(entry);
 	return finish(r->code);
+}
+
+/* After a miss that wrote out_file: its bytes, the log's last record. */
+static void record_file(struct capture *cap, const char *out_file)
+{
+	FILE *f = fopen(out_file, "rb");
+	unsigned char *bytes = f ? malloc(MAX_LOG) : NULL;
+	size_t n = bytes ? fread(bytes, 1, MAX_LOG, f) : 0;
+	if (!bytes || ferror(f) || n == MAX_LOG)
+		cap->dropped = true;
+	else
+		record(cap, STREAM_FILE, (const char *)bytes, n);
+	free(bytes);
+	if (f)
+		fclose(f);
 }
 
 /* After a miss that succeeded: the entry written, the folder pruned. */
@@ -159,7 +209,7 @@ static void store(const char *entry, const char *key, size_t key_len, int code, 
 
 /* A miss: the command run with its output teed into cap's log. */
 static int run_captured(const struct ns_command *c, int argc, char **argv, int (*finish)(int), const char *entry,
-			const char *key, size_t key_len)
+			const char *key, size_t key_len, const char *out_file)
 {
 	static char out_buf[1 << 16]; /* (not allocated: a failed allocation fails no write) */
 	struct capture cap = { .out = stdout, .err = stderr };
@@ -182,6 +232,8 @@ static int run_captured(const struct ns_command *c, int argc, char **argv, int (
 	stderr = cap.err;
 	active = NULL;
 	fclose(err);
+	if (out_file && code == NS_EXIT_OK)
+		record_file(&cap, out_file);
 	if ((code == NS_EXIT_OK || code == NS_EXIT_REGRESSION) && !cap.dropped)
 		store(entry, key, key_len, code, &cap);
 	free(cap.log);
@@ -192,18 +244,19 @@ int ns_cli_run_cached(const struct ns_command *c, int argc, char **argv, int (*f
 {
 	char **words = calloc((size_t)argc + 1, sizeof(*words)), *inputs[2] = { NULL, NULL };
 	char *key = NULL, *entry = NULL;
+	const char *out_file = NULL;
 	size_t n_words = 0, key_len = 0;
 	struct ns_result r;
 	int code;
-	if (!words || c->cache_inputs == 0 || c->cache_inputs > 2 || !key_words(c, argc, argv, words, &n_words, inputs) ||
+	if (!words || c->cache_inputs == 0 || c->cache_inputs > 2 || !key_words(c, argc, argv, words, &n_words, inputs, &out_file) ||
 	    !(key = ns_pipeline_result_key(c->spec->name, words, n_words, inputs, c->cache_inputs, &key_len)) ||
 	    !(entry = ns_pipeline_result_entry(key, key_len))) {
 		code = finish(c->run(argc, argv));
 	} else if (ns_result_read(entry, key, key_len, &r) == 0) {
-		code = replay(&r, entry, finish);
+		code = replay(&r, entry, out_file, inputs[0], finish);
 		ns_result_release(&r);
 	} else {
-		code = run_captured(c, argc, argv, finish, entry, key, key_len);
+		code = run_captured(c, argc, argv, finish, entry, key, key_len, out_file);
 	}
 	free(words);
 	free(key);

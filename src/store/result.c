@@ -64,7 +64,7 @@ bool ns_result_log_valid(const unsigned char *log, size_t len)
 {
 	size_t at = 0;
 	while (at < len) {
-		if (len - at < 5 || (log[at] != 1 && log[at] != 2) || get32(log + at + 1) > len - at - 5)
+		if (len - at < 5 || log[at] < 1 || log[at] > 3 || get32(log + at + 1) > len - at - 5)
 			return false;
 		at += 5 + get32(log + at + 1);
 	}

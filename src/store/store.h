@@ -128,7 +128,7 @@ void ns_cache_touch(const char *db_path);
 size_t ns_cache_prune(const char *keep, uint64_t max_bytes);
 /* The result cache (store/result.c): one entry per key, "<32 hex>.res" in
  * the cache folder. The log is what the command wrote, as records: one byte
- * for the stream (1 stdout, 2 stderr), its length (4 bytes, little-endian),
+ * for the stream (1 stdout, 2 stderr, 3 the file of html -o), its length (4 bytes, little-endian),
  * the bytes. */
 struct ns_result {
 	int code;                 /* the exit code */

@@ -17,8 +17,12 @@
   written again whole.
 * Eight runs at once on one cold cache: the same output each, one entry,
   no temporary file left.
-* Not cached: a run that fails (exit 1), `html -o FILE`, `--help`; report no
-  longer writes the trace database, `sql` on a trace still does.
+* `html -o FILE`: the page is the entry's last record (stream 3); a warm
+  run writes the same page to the FILE it is given (another FILE: the same
+  entry), a forged page is what it writes, and a FILE that is the input is
+  refused on a hit as on a parse (exit 2, the same message).
+* Not cached: a run that fails (exit 1), `--help`; report no longer writes
+  the trace database, `sql` on a trace still does.
 """
 
 import os
@@ -49,11 +53,12 @@ def parse(entry):
     return buf[HEADER:HEADER + key_len], code, buf[HEADER + key_len:HEADER + key_len + log_len]
 
 
-def forge(entry, out, err=b"", code=0):
-    """Rewrites entry (keeping its key) to print out and err and exit code."""
+def forge(entry, out, err=b"", code=0, page=b""):
+    """Rewrites entry (keeping its key) to print out and err, write page
+    (html -o) and exit code."""
     key, _, _ = parse(entry)
     log = b""
-    for stream, data in ((1, out), (2, err)):
+    for stream, data in ((1, out), (2, err), (3, page)):
         if data:
             log += struct.pack("<BI", stream, len(data)) + data
     body = MAGIC + struct.pack("<IIIQ", 1, len(key), code, len(log)) + key + log
@@ -204,13 +209,48 @@ def concurrent(bin_, tmp, rounds=20):
     check((warm.stdout, warm.stderr, warm.returncode) == outs[0], "the entry of concurrent writers differs")
 
 
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def html_file(bin_, tmp):
+    cache = os.path.join(tmp, "cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    naive = os.path.join(SRC, "fixtures", "rmsnorm-naive")
+    cold_page, warm_page, ref_page = (os.path.join(tmp, n) for n in ("cold.html", "warm.html", "ref.html"))
+    cold = run([bin_, "html", naive, "-o", cold_page], tmp, check_code=0)
+    check(len(entries(cache)) == 1, "html -o: %d entries after the cold run" % len(entries(cache)))
+    if not entries(cache):
+        return
+    entry = os.path.join(cache, entries(cache)[0])
+    _, code, log = parse(entry)
+    page = read(cold_page)
+    check(code == 0 and log.endswith(struct.pack("<BI", 3, len(page)) + page),
+          "html -o: the entry does not end with the page (%d bytes of log)" % len(log))
+    warm = run([bin_, "html", naive, "--output=" + warm_page], tmp, check_code=0)
+    ref = run([bin_, "html", naive, "-o", ref_page, "--no-cache"], tmp, check_code=0)
+    check(read(warm_page) == page == read(ref_page), "html -o: the pages of cold, warm and --no-cache differ")
+    check((cold.stdout, cold.stderr) == (warm.stdout, warm.stderr) == (ref.stdout, ref.stderr) == (b"", b""),
+          "html -o printed something")
+    check(len(entries(cache)) == 1, "html -o: another FILE made another entry: %s" % entries(cache))
+    forge(entry, b"", b"", 0, b"<p>forged</p>\n")
+    run([bin_, "html", naive, "-o", warm_page], tmp, check_code=0)
+    check(read(warm_page) == b"<p>forged</p>\n", "html -o: a hit did not write the entry's page")
+    inp = os.path.join(naive, "trace.json")
+    hit = run([bin_, "html", naive, "-o", inp], tmp, check_code=2)
+    parsed = run([bin_, "html", naive, "-o", inp, "--no-cache"], tmp, check_code=2)
+    check(hit.stderr == parsed.stderr and b"the output would replace it" in hit.stderr,
+          "html -o INPUT on a hit: %r, on a parse: %r" % (hit.stderr, parsed.stderr))
+    check(not [n for n in os.listdir(tmp) if ".tmp-" in n], "html -o left a temporary file in %s" % tmp)
+
+
 def not_cached(bin_, tmp):
     cache = os.path.join(tmp, "cache")
     shutil.rmtree(cache, ignore_errors=True)
     truncated = os.path.join(SRC, "tests", "golden", "inputs", "truncated.json")
     naive = os.path.join(SRC, "fixtures", "rmsnorm-naive")
     run([bin_, truncated, "--strict"], tmp, check_code=1)
-    run([bin_, "html", naive, "-o", os.path.join(tmp, "page.html")], tmp, check_code=0)
     run([bin_, "report", "--help"], tmp, check_code=0)
     run([bin_, naive, "--no-cache"], tmp, check_code=0)
     check(entries(cache) == [], "entries for runs that are not cached: %s" % entries(cache))
@@ -222,7 +262,7 @@ def main():
     bin_ = binary()
     tmp = tmpdir()
     try:
-        for step in (replays, invalidation, damaged, concurrent, not_cached):
+        for step in (replays, invalidation, damaged, concurrent, html_file, not_cached):
             step(bin_, tmp)
     finally:
         cleanup(tmp)
