@@ -861,8 +861,8 @@ static const int32_t *recipients(const struct work *w, const struct ns_fevent *f
 		return &fe->link;
 	}
 	if (w->id_start) {
-		int64_t i = ev->external_id - w->id_min;
 		bool known = ev->external_id >= w->id_min && ev->external_id <= w->id_max;
+		size_t i = known ? (size_t)(ev->external_id - w->id_min) : 0; /* (no overflow) */
 		*n = known ? w->id_start[i + 1] - w->id_start[i] : 0;
 		return w->by_id + (known ? w->id_start[i] : 0);
 	}

@@ -1486,7 +1486,9 @@ Test(store, a_result_entry_reads_back_only_whole_and_for_its_own_key)
 		whole[at] ^= 0x10;
 	}
 	cr_expect(!ns_result_log_valid(log, sizeof(log) - 1), "a cut record");
-	cr_expect(!ns_result_log_valid((const unsigned char[]){ 3, 0, 0, 0, 0 }, 5), "stream 3");
+	cr_expect(ns_result_log_valid((const unsigned char[]){ 3, 0, 0, 0, 0 }, 5), "stream 3: html -o's page");
+	cr_expect(!ns_result_log_valid((const unsigned char[]){ 4, 0, 0, 0, 0 }, 5), "stream 4");
+	cr_expect(!ns_result_log_valid((const unsigned char[]){ 0, 0, 0, 0, 0 }, 5), "stream 0");
 	unlink(path);
 	cr_assert_eq(mkdir(path, 0700), 0);
 	cr_expect_eq(ns_result_write(path, key, strlen(key), 0, log, sizeof(log), &err), NS_ERR_IO);
