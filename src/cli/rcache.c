@@ -141,42 +141,46 @@ static bool key_words(const struct ns_command *c, int argc, char **argv, char **
 	return n_pos == c->cache_inputs;
 }
 
-/* The file of a hit (html -o FILE), as the command writes it: checked
- * against the input, written through a temporary file. */
-static int replay_file(const char *out_file, const char *input, const unsigned char *bytes, size_t n,
-		       struct ns_error *err)
+/* The page of a hit (html -o FILE) to target, through a temporary file. */
+static int write_file(const char *target, const unsigned char *bytes, size_t n, struct ns_error *err)
 {
 	struct ns_cli_outfile of;
-	char *target = NULL;
-	int rc = ns_cli_outfile_check(out_file, input, &target, err);
-	if (!rc && !(rc = ns_cli_outfile_open(&of, target, err))) {
+	int rc = ns_cli_outfile_open(&of, target, err);
+	if (!rc) {
 		fwrite(bytes, 1, n, of.f);
 		rc = ns_cli_outfile_commit(&of, err);
 	}
-	free(target);
 	return rc;
 }
 
-/* A hit: the log written as it was, the entry marked as used. */
+/* A hit: the log written as it was, the entry marked as used. As the
+ * command does, -o FILE is checked against the input before anything. */
 static int replay(const struct ns_result *r, const char *entry, const char *out_file, const char *input,
 		  int (*finish)(int))
 {
 	struct ns_error err = { 0 };
+	char *target = NULL;
+	int code = r->code;
+	if (out_file && ns_cli_outfile_check(out_file, input, &target, &err))
+		return finish(ns_cli_fail(&err));
 	for (size_t at = 0; at < r->len;) {
 		const unsigned char *rec = r->log + at;
 		size_t n = (size_t)rec[1] | (size_t)rec[2] << 8 | (size_t)rec[3] << 16 | (size_t)rec[4] << 24;
 		at += 5 + n;
 		if (rec[0] == STREAM_FILE) {
-			if (out_file && replay_file(out_file, input, rec + 5, n, &err))
-				return finish(ns_cli_fail(&err));
+			if (target && write_file(target, rec + 5, n, &err)) {
+				code = ns_cli_fail(&err);
+				break;
+			}
 			continue;
 		}
 		if (rec[0] == STREAM_ERR)
 			fflush(stdout); /* (the order of the first run) */
 		fwrite(rec + 5, 1, n, rec[0] == STREAM_OUT ? stdout : stderr);
 	}
+	free(target);
 	ns_cache_touch(entry);
-	return finish(r->code);
+	return finish(code);
 }
 
 /* After a miss that wrote out_file: its bytes, the log's last record. */
