@@ -292,9 +292,6 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	return 0;
 }
 
-/* PyTorch's stable order is (start, -end), then the position: items are
- * listed in trace order, and ns_sort_keyed keeps that order among ties. */
-
 /* Calls sort after the ops that start with them, so that an op can contain
  * a call starting at its own start. */
 static int64_t enclosing_end(const struct ns_event *ev)
@@ -1481,13 +1478,6 @@ static int prepare_part(void *ctx, size_t part)
 	return collect_fevents(w) || assign_memory(w) || sort_fevents(w) ? -1 : 0;
 }
 
-static int prepared(void *ctx, size_t part)
-{
-	(void)ctx;
-	(void)part;
-	return 0;
-}
-
 int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
 			 struct ns_error *err)
 {
@@ -1520,7 +1510,7 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	ns_i64map_init(&w.rt_by_key);
 	out->t0_ns = w.t0_ns = trace_origin(t);
 	set_unwiden_margins(&w);
-	if (ns_finish_unfinished(t) || ns_jobs_run(2, w.opts->threads, prepare_part, prepared, &w) ||
+	if (ns_finish_unfinished(t) || ns_jobs_run(2, w.opts->threads, prepare_part, NULL, &w) ||
 	    make_fevents(&w))
 		goto out;
 	release_links(&w);

@@ -59,7 +59,7 @@ static int run_in_order(size_t n, ns_job_work work, ns_job_finish finish, void *
 {
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++)
-		if (!(rc = work(ctx, i)))
+		if (!(rc = work(ctx, i)) && finish)
 			rc = finish(ctx, i);
 	return rc;
 }
@@ -69,7 +69,7 @@ static int finish_in_order(struct pool *p, ns_job_finish finish)
 {
 	int rc = 0;
 	for (size_t i = 0; i < p->n && !rc; i++) {
-		if (!(rc = wait_worked(p, i)))
+		if (!(rc = wait_worked(p, i)) && finish)
 			rc = finish(p->ctx, i);
 		pthread_mutex_lock(&p->lock);
 		p->finished = i + 1;

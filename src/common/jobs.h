@@ -14,7 +14,8 @@ typedef int (*ns_job_finish)(void *ctx, size_t i);
 
 /* Runs work(ctx, i) for every i < n on up to jobs threads (jobs <= 1, or
  * threads that cannot be started: all on the calling thread, one item
- * after the other) and finish(ctx, i) in order of i. At most 2 x `jobs`
+ * after the other) and finish(ctx, i) in order of i (finish NULL: the
+ * items' work leaves nothing to finish). At most 2 x `jobs`
  * items are between the start of their work and the end of their finish
  * (a thread that is done may start an item while the one before it is
  * still being worked on, instead of waiting: the threads do not go in lock

@@ -1,5 +1,6 @@
-/* src/common/jobs.h: ns_jobs_run finishes items in order, keeps at most
- * `jobs` in flight, and stops at the first failure in order. */
+/* src/common/jobs.h: ns_jobs_run finishes items in order (none with finish
+ * NULL), keeps at most `jobs` in flight, and stops at the first failure in
+ * order. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -61,6 +62,23 @@ Test(jobs, stops_at_the_first_failure_in_order)
 		run(jobs, 50, N, 7, 50);  /* work of item 50 fails: 0..49 finished */
 		run(jobs, N, 30, 9, 31);  /* finish of item 30 fails after it ran */
 		run(jobs, 40, 30, 9, 31); /* the earlier failure wins */
+	}
+}
+
+/* finish NULL: every item worked on; the first failure in order is the
+ * status. */
+Test(jobs, without_finish_every_item_is_worked_on)
+{
+	static struct state s;
+	for (unsigned jobs = 1; jobs <= 8; jobs++) {
+		memset(&s, 0, sizeof(s));
+		s.fail_work = N;
+		cr_expect_eq(ns_jobs_run(N, jobs, work, NULL, &s), 0, "jobs %u", jobs);
+		for (size_t i = 0; i < N; i++)
+			cr_expect_eq(s.worked[i], 1, "jobs %u: item %zu not worked on", jobs, i);
+		memset(&s, 0, sizeof(s));
+		s.fail_work = 50;
+		cr_expect_eq(ns_jobs_run(N, jobs, work, NULL, &s), 7, "jobs %u: item 50's failure", jobs);
 	}
 }
 
