@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -183,16 +184,19 @@ static int replay(const struct ns_result *r, const char *entry, const char *out_
 	return finish(code);
 }
 
-/* After a miss that wrote out_file: its bytes, the log's last record. */
+/* After a miss that wrote out_file: its bytes, the log's last record (a
+ * file over the log's limit is not cached, as a larger output is not). */
 static void record_file(struct capture *cap, const char *out_file)
 {
+	struct stat st;
 	FILE *f = fopen(out_file, "rb");
-	unsigned char *bytes = f ? malloc(MAX_LOG) : NULL;
-	size_t n = bytes ? fread(bytes, 1, MAX_LOG, f) : 0;
-	if (!bytes || ferror(f) || n == MAX_LOG)
-		cap->dropped = true;
+	bool sized = f && fstat(fileno(f), &st) == 0 && st.st_size >= 0 && st.st_size < MAX_LOG;
+	size_t size = sized ? (size_t)st.st_size : 0;
+	unsigned char *bytes = sized ? malloc(size + 1) : NULL;
+	if (bytes && fread(bytes, 1, size + 1, f) == size)
+		record(cap, STREAM_FILE, (const char *)bytes, size);
 	else
-		record(cap, STREAM_FILE, (const char *)bytes, n);
+		cap->dropped = true;
 	free(bytes);
 	if (f)
 		fclose(f);
