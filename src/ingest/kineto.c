@@ -50,12 +50,25 @@ struct last_cat {
 	ns_str id;
 };
 
+/* intern_compact's results by the raw text they came from: an op's shapes
+ * and types recur op after op, and a hit skips the compaction, the UTF-8
+ * check and the string table's probe. */
+#define COMPACT_SLOTS 256
+#define COMPACT_TEXT 116
+struct compact_slot {
+	ns_str id;
+	uint8_t len; /* 0: empty */
+	char text[COMPACT_TEXT];
+};
+
 struct parser {
 	struct ns_scan sc;
 	struct ns_trace *t;
 	const struct ns_ingest_opts *opts;
 	char *scratch;
 	size_t scratch_cap;
+	struct compact_slot *compact; /* COMPACT_SLOTS of them, made on first use; NULL if that failed */
+	bool compact_tried;
 	char *fixed;          /* UTF-8 repair output */
 	size_t fixed_cap;
 	int64_t dur_sum, bytes_sum; /* over kept events, up to SUM_LIMIT */
@@ -129,10 +142,43 @@ static int intern_span(struct parser *ps, const struct span *s, ns_str *out)
 	return intern_text(ps, text, len, out);
 }
 
+/* The slot of raw text p[0, len) (len <= COMPACT_TEXT), or NULL. */
+static struct compact_slot *compact_slot(struct parser *ps, const char *p, size_t len)
+{
+	if (!ps->compact_tried) {
+		ps->compact_tried = true;
+		ps->compact = calloc(COMPACT_SLOTS, sizeof(*ps->compact));
+	}
+	if (!ps->compact)
+		return NULL;
+	uint64_t h = len, w;
+	size_t i = 0;
+	for (; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, p + i, sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	}
+	for (; i < len; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x9e3779b97f4a7c15ULL;
+	return &ps->compact[h >> 56 & (COMPACT_SLOTS - 1)];
+}
+
+/* After next_event took back the strings from `count` on. */
+static void compact_forget(struct parser *ps, uint32_t count)
+{
+	for (size_t i = 0; ps->compact && i < COMPACT_SLOTS; i++)
+		if (ps->compact[i].id >= count)
+			ps->compact[i].len = 0;
+}
+
 /* Interns JSON text with insignificant whitespace removed, so "[[1], []]"
  * and "[[1],[]]" are one string. */
 static int intern_compact(struct parser *ps, const char *p, size_t len, ns_str *out)
 {
+	struct compact_slot *slot = len <= COMPACT_TEXT ? compact_slot(ps, p, len) : NULL;
+	if (slot && slot->len == len && memcmp(slot->text, p, len) == 0) {
+		*out = slot->id;
+		return 0;
+	}
 	if (reserve(&ps->scratch, &ps->scratch_cap, len))
 		return -1;
 	size_t o = 0;
@@ -152,7 +198,23 @@ static int intern_compact(struct parser *ps, const char *p, size_t len, ns_str *
 			ps->scratch[o++] = c;
 		}
 	}
-	return intern_text(ps, ps->scratch, o, out);
+	if (intern_text(ps, ps->scratch, o, out))
+		return -1;
+	if (slot && len) {
+		slot->id = *out;
+		slot->len = (uint8_t)len;
+		memcpy(slot->text, p, len);
+	}
+	return 0;
+}
+
+/* Frees what a parse allocated for itself. */
+static void release_buffers(struct parser *ps)
+{
+	free(ps->compact);
+	free(ps->scratch);
+	free(ps->fixed);
+	free(ps->meta_text);
 }
 
 static int fail_at(struct parser *ps, const char *p, const char *what)
@@ -233,8 +295,19 @@ typedef int (*object_fn)(struct parser *ps, void *ctx, const struct span *key, c
 			 size_t *len);
 #define NOT_TAKEN (-1)
 
-static int walk_object(struct parser *ps, const char *p, size_t n, int depth, field_fn fn, object_fn take,
-		       void *ctx, size_t *end)
+/* The index past `": "` or `", "` at p[i] (sep is ':' or ','), as Kineto
+ * and json.dump write them, when a byte other than whitespace follows:
+ * one compare instead of two whitespace skips; else 0. */
+static inline size_t kineto_separator(const char *p, size_t n, size_t i, char sep)
+{
+	return n - i >= 3 && p[i] == sep && p[i + 1] == ' ' && (unsigned char)p[i + 2] > ' ' ? i + 2 : 0;
+}
+
+/* walk_object's loop, inlined into the walkers of events and their args
+ * so that their field functions are inlined too (no indirect call a
+ * field: a tenth of a parse). */
+static inline __attribute__((always_inline)) int walk_fields(struct parser *ps, const char *p, size_t n, int depth,
+							      field_fn fn, object_fn take, void *ctx, size_t *end)
 {
 	size_t i = ns_json_skip_ws(p, n, 0);
 	if (i >= n || p[i] != '{')
@@ -255,12 +328,14 @@ static int walk_object(struct parser *ps, const char *p, size_t n, int depth, fi
 		key.p = p + i + 1;
 		key.len = e - i - 2;
 		key.is_string = false; /* (as it always was: a key is not a value) */
-		i = ns_json_skip_ws(p, n, e);
-		if (i >= n || p[i] != ':')
-			return fail_at(ps, p + (i < n ? i : n - 1), "expected ':' after a key");
-		i = ns_json_skip_ws(p, n, i + 1);
+		if (!(i = kineto_separator(p, n, e, ':'))) {
+			i = ns_json_skip_ws(p, n, e);
+			if (i >= n || p[i] != ':')
+				return fail_at(ps, p + (i < n ? i : n - 1), "expected ':' after a key");
+			i = ns_json_skip_ws(p, n, i + 1);
+		}
 		const char *val_start = p + i;
-		size_t len;
+		size_t len = 0;
 		int rc = NOT_TAKEN;
 		if (i < n && p[i] == '{' && take && (rc = take(ps, ctx, &key, p + i, n - i, &len)) != NOT_TAKEN) {
 			if (rc)
@@ -274,7 +349,9 @@ static int walk_object(struct parser *ps, const char *p, size_t n, int depth, fi
 			val.len = e - i - 2;
 			val.is_string = true;
 		} else {
-			e = ns_json_skip_value(p, n, i, depth + 1);
+			/* (numbers, most values after strings, without the general skip) */
+			e = i < n && ns_json_is_digit(p[i]) ? ns_json_skip_number(p, n, i)
+							    : ns_json_skip_value(p, n, i, depth + 1);
 			if (!e)
 				return fail_at(ps, p + i, "invalid JSON value");
 			val.p = p + i;
@@ -283,6 +360,8 @@ static int walk_object(struct parser *ps, const char *p, size_t n, int depth, fi
 		}
 		if (rc == NOT_TAKEN && (rc = fn(ps, ctx, &key, &val, val_start)))
 			return rc;
+		if ((i = kineto_separator(p, n, e, ',')))
+			continue;
 		i = ns_json_skip_ws(p, n, e);
 		if (i < n && p[i] == ',') {
 			i = ns_json_skip_ws(p, n, i + 1);
@@ -295,6 +374,12 @@ static int walk_object(struct parser *ps, const char *p, size_t n, int depth, fi
 		}
 		return fail_at(ps, p + (i < n ? i : n - 1), "expected ',' or '}' in an object");
 	}
+}
+
+static int walk_object(struct parser *ps, const char *p, size_t n, int depth, field_fn fn, object_fn take,
+		       void *ctx, size_t *end)
+{
+	return walk_fields(ps, p, n, depth, fn, take, ctx, end);
 }
 
 struct event_fields {
@@ -490,7 +575,7 @@ static int event_object(struct parser *ps, void *ctx, const struct span *key, co
 	if (!span_is(key, "args"))
 		return NOT_TAKEN;
 	reset_args(f->raw); /* a repeated "args": the last one counts, as in Python */
-	int rc = walk_object(ps, p, n, 2, args_field, NULL, f->raw, len);
+	int rc = walk_fields(ps, p, n, 2, args_field, NULL, f->raw, len);
 	if (rc == 0) {
 		f->args = (struct span){ .p = p, .len = *len };
 		f->has_args = true;
@@ -586,7 +671,7 @@ static int read_event(struct parser *ps, const char *p, size_t n, struct event_f
 	raw->byte_offset = ps->sc.base + (size_t)(p - ps->sc.buf);
 	raw->line = ps->sc.line;
 	raw->ev.idx = (uint32_t)ps->t->n_trace_events;
-	return walk_object(ps, p, n, 1, event_field, event_object, f, end);
+	return walk_fields(ps, p, n, 1, event_field, event_object, f, end);
 }
 
 /* The legacy autograd profiler's export (EventList.export_chrome_trace:
@@ -1048,6 +1133,7 @@ static int next_event(struct parser *ps, struct event_fields *f, struct ns_row_e
 			return 0;
 		}
 		ns_strtab_truncate(&ps->t->strings, n_strings);
+		compact_forget(ps, n_strings);
 	}
 	if ((rc = ns_scan_value(sc, start, end, ps->err)))
 		return rc;
@@ -1187,9 +1273,7 @@ static void *split_main(void *arg)
 	/* (cut or damaged: the main parse finds and tells where) */
 	sp->rc = rc == 0 && sp->part.truncated_at < 0 ? 0 : NS_ERR_IO;
 	ns_scan_release(&ps.sc);
-	free(ps.scratch);
-	free(ps.fixed);
-	free(ps.meta_text);
+	release_buffers(&ps);
 	return NULL;
 }
 
@@ -1608,9 +1692,7 @@ out:
 	ns_scan_release(&ps.sc);
 	ns_source_close(src);
 	ns_flow_pairs_release(&ps.flows);
-	free(ps.meta_text);
-	free(ps.scratch);
-	free(ps.fixed);
+	release_buffers(&ps);
 	return rc;
 }
 

@@ -69,6 +69,35 @@ static uint64_t consumed_here(const struct ns_source *s)
 	return s->consumed - (s->in_len - s->in_pos);
 }
 
+/* Reads up to cap bytes of a file (not one in memory) into dst: *got
+ * short of cap only at its end. */
+static int read_file(struct ns_source *s, unsigned char *dst, size_t cap, size_t *got, struct ns_error *err)
+{
+	size_t n = 0;
+	if (!s->file) {
+		while (n < cap) {
+			ssize_t r = pread(s->pread_fd, dst + n, cap - n, (off_t)(s->pread_at + n));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return ns_error_set(err, NS_ERR_IO, "%s: read error: %s", s->path, strerror(errno));
+			if (r == 0)
+				break;
+			n += (size_t)r;
+		}
+		s->pread_at += n;
+	} else {
+		n = fread(dst, 1, cap, s->file);
+		if (n < cap && ferror(s->file))
+			return ns_error_set(err, NS_ERR_IO, "%s: read error: %s", s->path, strerror(errno));
+	}
+	if (n < cap)
+		s->in_eof = true;
+	s->consumed += n;
+	*got = n;
+	return 0;
+}
+
 static int fill_input(struct ns_source *s, struct ns_error *err)
 {
 	if (s->in_pos < s->in_len || s->in_eof)
@@ -78,30 +107,14 @@ static int fill_input(struct ns_source *s, struct ns_error *err)
 		got = s->mem_len - s->mem_pos < s->in_cap ? s->mem_len - s->mem_pos : s->in_cap;
 		s->in = (unsigned char *)s->mem + s->mem_pos; /* never written through */
 		s->mem_pos += got;
-	} else if (!s->file) {
-		got = 0;
-		while (got < s->in_cap) {
-			ssize_t r = pread(s->pread_fd, s->in + got, s->in_cap - got, (off_t)(s->pread_at + got));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				return ns_error_set(err, NS_ERR_IO, "%s: read error: %s", s->path, strerror(errno));
-			if (r == 0)
-				break;
-			got += (size_t)r;
-		}
-		s->pread_at += got;
-	} else {
-		got = fread(s->in, 1, s->in_cap, s->file);
-	}
-	if (got < s->in_cap) {
-		if (s->file && ferror(s->file))
-			return ns_error_set(err, NS_ERR_IO, "%s: read error: %s", s->path, strerror(errno));
-		s->in_eof = true;
+		if (got < s->in_cap)
+			s->in_eof = true;
+		s->consumed += got;
+	} else if (read_file(s, s->in, s->in_cap, &got, err)) {
+		return -1;
 	}
 	s->in_len = got;
 	s->in_pos = 0;
-	s->consumed += got;
 	return 0;
 }
 
@@ -460,6 +473,15 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
 		return read_ahead(s, buf, n, err);
 	if (s->comp != NS_COMP_NONE)
 		return decode(s, buf, n, err);
+	if (!s->mem && s->in_pos == s->in_len && !s->in_eof) {
+		/* (a plain file straight into the caller's buffer: no copy; a
+		 * chunk at a time, as the progress counts what was read) */
+		size_t n_read;
+		if (read_file(s, (unsigned char *)buf, n < s->in_cap ? n : s->in_cap, &n_read, err))
+			return -1;
+		s->produced += n_read;
+		return (ssize_t)n_read;
+	}
 	if (fill_input(s, err))
 		return -1;
 	got = (ssize_t)(s->in_len - s->in_pos);

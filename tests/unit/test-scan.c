@@ -1355,6 +1355,38 @@ Test(kineto, an_event_cut_by_the_buffer_gives_the_same_strings_and_events)
 	ns_trace_release(&whole.t);
 }
 
+/* The same with each event's shapes and types first (args before the
+ * other keys): an attempt cut after them interns them and takes them back,
+ * and the strings read again must be interned again, not looked up in what
+ * intern_compact remembers of the attempt. */
+Test(kineto, shapes_read_by_a_cut_attempt_are_interned_again)
+{
+	char text[8192];
+	size_t len = (size_t)snprintf(text, sizeof(text), "{\"traceEvents\": [\n");
+	for (int i = 0; i < 24; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"{\"args\": {\"Input Dims\": [[%d, 3]], \"Input type\": [\"t%d\"]}, \"ph\": \"X\", "
+					"\"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1}%s\n",
+					i, i, i, 10 * i, i < 23 ? "," : "");
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "]}\n");
+	struct loaded whole, cut;
+	load_mem(&whole, text, len, 0);
+	cr_assert_eq(whole.rc, 0, "%s", whole.err.msg);
+	for (uint32_t piece = 1; piece <= 97; piece += 4) {
+		load_mem(&cut, text, len, piece);
+		cr_assert_eq(cut.rc, 0, "%u-byte reads: %s", piece, cut.err.msg);
+		cr_assert_eq(cut.t.strings.count, whole.t.strings.count, "%u-byte reads", piece);
+		for (ns_str id = 0; id < whole.t.strings.count; id++)
+			cr_assert_str_eq(S(&cut.t, id), S(&whole.t, id), "%u-byte reads: string %u", piece, id);
+		cr_assert_eq(cut.t.n_events, whole.t.n_events);
+		for (size_t i = 0; i < whole.t.n_events; i++)
+			cr_assert_eq(cut.t.events[i].input_dims, whole.t.events[i].input_dims, "%u-byte reads: event %zu",
+				     piece, i);
+		ns_trace_release(&cut.t);
+	}
+	ns_trace_release(&whole.t);
+}
+
 /* A file cut off inside an event and padded with NULs (as a crash can
  * leave it) is salvaged up to that event; the cut event's first parse,
  * which reads its Input Dims before failing at the NULs, leaves no string

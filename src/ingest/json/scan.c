@@ -525,43 +525,6 @@ int ns_scan_rest_is_nul(struct ns_scan *s, struct ns_error *err)
 	}
 }
 
-static inline bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* The number token at p[i] (RFC 8259's grammar, as number_next has it):
- * the index past it, or 0 if there is none. Straight loops over the
- * digits rather than number_next's state a byte: shapes and strides make
- * numbers the most common token of an event's args. */
-static inline size_t skip_number(const char *p, size_t n, size_t i)
-{
-	if (i < n && p[i] == '-')
-		i++;
-	if (i >= n || !is_digit(p[i]))
-		return 0;
-	if (p[i++] != '0')
-		while (i < n && is_digit(p[i]))
-			i++;
-	if (i < n && p[i] == '.') {
-		size_t digits = ++i;
-		while (i < n && is_digit(p[i]))
-			i++;
-		if (i == digits)
-			return 0;
-	}
-	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-		if (++i < n && (p[i] == '+' || p[i] == '-'))
-			i++;
-		size_t digits = i;
-		while (i < n && is_digit(p[i]))
-			i++;
-		if (i == digits)
-			return 0;
-	}
-	return i;
-}
-
 size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 {
 	if (i >= n)
@@ -593,7 +556,7 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 			}
 			/* (shapes and strides are arrays of numbers: no call for each) */
 			if (i < n && p[i] >= '0' && p[i] <= '9')
-				i = skip_number(p, n, i);
+				i = ns_json_skip_number(p, n, i);
 			else
 				i = ns_json_skip_value(p, n, i, depth + 1);
 			if (!i)
@@ -611,7 +574,7 @@ size_t ns_json_skip_value(const char *p, size_t n, size_t i, int depth)
 	if (c == '-' && n - i >= 9 && memcmp(p + i, "-Infinity", 9) == 0)
 		return i + 9;
 	if (c == '-' || (c >= '0' && c <= '9'))
-		return skip_number(p, n, i);
+		return ns_json_skip_number(p, n, i);
 	/* literals; NaN/Infinity are tolerated (Python's json writes them) */
 	static const char *const lits[] = { "true", "false", "null", "NaN", "Infinity" };
 	for (size_t k = 0; k < NS_ARRAY_SIZE(lits); k++) {
