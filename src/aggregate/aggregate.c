@@ -143,6 +143,10 @@ struct work {
 	/* the events the fevents are made from, in fevent order (n_order) */
 	int32_t *order;
 	size_t n_order;
+	/* the memory records, then the OOM records, in trace order: collect_fevents
+	 * lists them for assign_memory (n_recs + n_ooms) */
+	int32_t *recs;
+	size_t n_recs, n_ooms;
 	uint64_t *unwidened;      /* bitmap over events: ns_fevent.unwidened (NULL: none) */
 	uint64_t *has_records;    /* bitmap over events: ns_fevent.has_records (NULL: none) */
 	/* era C (index_by_id): each fevent's PyTorch id, and the CPU fevents
@@ -299,9 +303,7 @@ static int64_t enclosing_end(const struct ns_event *ev)
 	return ev->cat == NS_CAT_CPU_OP ? ev->ts_ns + ev->dur_ns : INT64_MIN;
 }
 
-/* (start, -end, position) over event indices: qsort, whose scratch is
- * the 4 bytes of an index (ns_sort_keyed's is 20): this sort runs beside
- * the fevents' own (prepare_part), and their scratch would add up. */
+/* (start, -end, position) over event indices. */
 static int cmp_enclosing_order(const void *x, const void *y, void *ctx)
 {
 	const struct ns_event *events = ctx;
@@ -321,49 +323,61 @@ static int64_t event_start_key(const void *ctx, int32_t i)
 	return ((const struct ns_event *)ctx)[i].ts_ns;
 }
 
+static bool takes_part_in_enclosing(const struct ns_event *ev)
+{
+	return ev->kind == NS_KIND_SLICE && (ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat));
+}
+
 /* For every runtime/driver event: the innermost cpu_op on its thread whose
- * [ts, ts+dur] contains the call's ts (spec B7, the era A/B fallback). */
+ * [ts, ts+dur] contains the call's ts (spec B7, the era A/B fallback).
+ * Each thread's ops and calls are walked in (start, -end) order with a
+ * stack of the open ops. They are grouped by thread and each group sorted
+ * on its own: Kineto writes a thread's ops in order, and its calls in
+ * order further on, so a group is a few runs to merge (ns_sort_runs), where
+ * a sort of all threads at once compared every pair of runs again. The
+ * scratch is 4 bytes an index, as qsort's. */
 static int find_enclosing_ops(struct work *w)
 {
 	struct ns_trace *t = w->t;
-	size_t n = 0;
 	int32_t *order = malloc((t->n_events + 1) * sizeof(*order));
-	int32_t *top = malloc((t->n_threads + 1) * sizeof(*top));
+	int32_t *scratch = malloc((t->n_events + 1) * sizeof(*scratch));
+	size_t *first = calloc(t->n_threads + 2, sizeof(*first)); /* each thread's group in order[] */
 	int32_t *below = malloc((t->n_events + 1) * sizeof(*below)); /* the op under each open op */
 	int rc = -1;
 	w->op_of_event = malloc((t->n_events + 1) * sizeof(*w->op_of_event));
-	if (!order || !top || !below || !w->op_of_event)
+	if (!order || !scratch || !first || !below || !w->op_of_event)
 		goto out;
 	for (size_t i = 0; i < t->n_events; i++) {
-		const struct ns_event *ev = &t->events[i];
 		w->op_of_event[i] = NO_INDEX;
-		if (ev->kind == NS_KIND_SLICE && (ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat)))
-			order[n++] = (int32_t)i;
+		first[t->events[i].thread + 2] += takes_part_in_enclosing(&t->events[i]);
 	}
-	ns_sort_r(order, n, sizeof(*order), cmp_enclosing_order, t->events);
-	for (size_t i = 0; i < t->n_threads; i++)
-		top[i] = NO_INDEX;
-	for (size_t k = 0; k < n; k++) {
-		int32_t i = order[k];
-		const struct ns_event *ev = &t->events[i];
-		int32_t *tp = &top[ev->thread];
-		while (*tp != NO_INDEX) {
-			const struct ns_event *op = &t->events[*tp];
-			if (ev->ts_ns <= op->ts_ns + op->dur_ns)
-				break;
-			*tp = below[*tp];
-		}
-		if (ev->cat == NS_CAT_CPU_OP) {
-			below[i] = *tp;
-			*tp = i;
-		} else {
-			w->op_of_event[i] = *tp;
+	for (size_t th = 2; th < t->n_threads + 2; th++)
+		first[th] += first[th - 1];
+	for (size_t i = 0; i < t->n_events; i++) /* (first[th + 1]: where the next of thread th goes) */
+		if (takes_part_in_enclosing(&t->events[i]))
+			order[first[t->events[i].thread + 1]++] = (int32_t)i;
+	for (size_t th = 0; th < t->n_threads; th++) {
+		size_t lo = first[th], hi = first[th + 1];
+		int32_t top = NO_INDEX;
+		ns_sort_runs(order + lo, hi - lo, scratch, cmp_enclosing_order, t->events);
+		for (size_t k = lo; k < hi; k++) {
+			int32_t i = order[k];
+			const struct ns_event *ev = &t->events[i];
+			while (top != NO_INDEX && ev->ts_ns > t->events[top].ts_ns + t->events[top].dur_ns)
+				top = below[top];
+			if (ev->cat == NS_CAT_CPU_OP) {
+				below[i] = top;
+				top = i;
+			} else {
+				w->op_of_event[i] = top;
+			}
 		}
 	}
 	rc = 0;
 out:
 	free(order);
-	free(top);
+	free(scratch);
+	free(first);
 	free(below);
 	return rc;
 }
@@ -538,46 +552,68 @@ static int find_widened(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	struct ns_i64map dev_starts;
+	int32_t *annotations = NULL; /* (listed in the same pass: few) */
+	size_t n_annotations = 0, cap = 0;
 	int rc = -1;
 	if (!t->has_cat[NS_CAT_GPU_USER_ANNOTATION])
 		return 0;
 	ns_i64map_init(&dev_starts);
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		if (ev->kind == NS_KIND_SLICE && is_launch_target(ev->cat) &&
-		    ns_i64map_put_first(&dev_starts, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i))
+		if (ev->kind != NS_KIND_SLICE)
+			continue;
+		if (ev->cat == NS_CAT_GPU_USER_ANNOTATION) {
+			if (NS_GROW(annotations, cap, n_annotations + 1) < 0)
+				goto out;
+			annotations[n_annotations++] = (int32_t)i;
+		} else if (is_launch_target(ev->cat) &&
+			   ns_i64map_put_first(&dev_starts, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i)) {
 			goto out;
+		}
 	}
-	for (size_t i = 0; i < t->n_events; i++) {
-		const struct ns_event *ev = &t->events[i];
-		if (ev->kind == NS_KIND_SLICE && ev->cat == NS_CAT_GPU_USER_ANNOTATION && is_widened(w, ev, &dev_starts) &&
-		    set_bit(&w->unwidened, t->n_events, i))
+	for (size_t k = 0; k < n_annotations; k++)
+		if (is_widened(w, &t->events[annotations[k]], &dev_starts) &&
+		    set_bit(&w->unwidened, t->n_events, (size_t)annotations[k]))
 			goto out;
-	}
 	rc = 0;
 out:
 	ns_i64map_release(&dev_starts);
+	free(annotations);
 	return rc;
 }
 
-/* The events that become fevents, in trace order (w->order). */
 static int collect_fevents(struct work *w)
 {
 	struct ns_trace *t = w->t;
-	size_t n = 0;
+	size_t n_oom = 0;
 	if (find_widened(w))
 		return -1;
-	for (size_t i = 0; i < t->n_events; i++)
-		n += becomes_fevent(w, &t->events[i]);
-	if (!(w->order = malloc((n + 1) * sizeof(*w->order))))
+	/* (one pass over the events; order has room for the memory rows too:
+	 * assign_memory adds them) */
+	w->order = malloc((t->n_events + 1) * sizeof(*w->order));
+	w->recs = malloc((t->n_events + 1) * sizeof(*w->recs));
+	if (!w->order || !w->recs)
 		return -1;
-	for (size_t i = 0; i < t->n_events; i++)
-		if (becomes_fevent(w, &t->events[i]))
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct ns_event *ev = &t->events[i];
+		if (becomes_fevent(w, ev))
 			w->order[w->n_order++] = (int32_t)i;
+		else if (ev->kind == NS_KIND_MEMORY)
+			w->recs[w->n_recs++] = (int32_t)i;
+		else if (ev->kind == NS_KIND_OOM) /* (from the end, moved after the records below) */
+			w->recs[t->n_events - ++n_oom] = (int32_t)i;
+	}
+	int32_t *ooms = w->recs + t->n_events - n_oom;
+	for (size_t k = 0; k < n_oom / 2; k++) {
+		int32_t swap = ooms[k];
+		ooms[k] = ooms[n_oom - 1 - k];
+		ooms[n_oom - 1 - k] = swap;
+	}
+	memmove(w->recs + w->n_recs, ooms, n_oom * sizeof(*ooms));
+	w->n_ooms = n_oom;
 	return 0;
 }
 
-/* ns_fevent_start and ns_fevent_end of the fevent event i becomes. */
 static int64_t fevent_start_of(const struct work *w, int32_t i)
 {
 	return ns_span_start(w->out, &w->t->events[i], bit_is_set(w->unwidened, (size_t)i));
@@ -664,6 +700,11 @@ static int link_launchers(struct work *w)
 		struct ns_fevent *fe = &a->fevents[f];
 		if (fe->device_type != NS_DEV_CPU && fe->link != NO_INDEX)
 			fe->link = fe_of_event[fe->link];
+	}
+	for (size_t k = 0; k < a->trace->n_flops; k++) {
+		int32_t f = fe_of_event[a->trace->flops[k].event];
+		if (f != NO_INDEX)
+			a->fevents[f].has_flops = true;
 	}
 	free(fe_of_event);
 	return 0;
@@ -949,10 +990,29 @@ static bool is_device_mem(int64_t dt)
 	return dt == 1 || dt == 20 || dt == 6 || dt == 12;
 }
 
-/* The memory records at times in [start, end]: a->mem_ts[*first .. *last). */
-static void records_within(const struct ns_agg *a, int64_t start, int64_t end, size_t *first, size_t *last)
+/* The memory records at times in [start, end]: a->mem_ts[*first .. *last).
+ * *first is looked for from `hint` (a->n_mem_recs: nowhere in particular):
+ * after it in steps that double, when it is at or after the record before
+ * the hint; a thread's ops come in start order, so an op's records are
+ * near the last op's. */
+static void records_within(const struct ns_agg *a, size_t hint, int64_t start, int64_t end, size_t *first,
+			   size_t *last)
 {
 	size_t lo = 0, hi = a->n_mem_recs;
+	if (hint > 0 && hint < hi) {
+		if (a->mem_ts[hint - 1] >= start) {
+			hi = hint - 1;
+		} else {
+			lo = hint;
+			for (size_t step = 1, at; (at = hint - 1 + step) < hi; step *= 2) {
+				if (a->mem_ts[at] >= start) {
+					hi = at;
+					break;
+				}
+				lo = at + 1;
+			}
+		}
+	}
 	while (lo < hi) { /* first record with ts >= start */
 		size_t mid = (lo + hi) / 2;
 		if (a->mem_ts[mid] < start)
@@ -986,7 +1046,7 @@ static struct ns_fmem own_mem(const struct ns_agg *a, const struct ns_fevent *fe
 		m.cpu = is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 		m.device = is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0;
 	} else if (fe->has_records) {
-		records_within(a, ns_fevent_start(a, fe), ns_fevent_end(a, fe), &first, &last);
+		records_within(a, a->n_mem_recs, ns_fevent_start(a, fe), ns_fevent_end(a, fe), &first, &last);
 		m.cpu = a->mem_cpu_sum[last] - a->mem_cpu_sum[first];
 		m.device = a->mem_dev_sum[last] - a->mem_dev_sum[first];
 	}
@@ -997,44 +1057,38 @@ static int assign_memory(struct work *w)
 {
 	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
-	size_t n_rec = 0, n_oom = 0, n_new = 0;
-	int32_t *recs = NULL; /* the records by time (event indices) */
-	int64_t *used = NULL; /* +1 where a CPU event's records begin, -1 where they end */
-	bool *unused = NULL;  /* per event: a record no CPU event contains */
+	size_t n_rec = w->n_recs;
+	int32_t *by_time = NULL; /* the records by time (event indices) */
+	int64_t *used = NULL;    /* +1 where a CPU event's records begin, -1 where they end */
+	bool *unused = NULL;     /* per event: a record no CPU event contains */
 	int rc = -1;
 
-	for (size_t i = 0; i < t->n_events; i++) {
-		n_rec += t->events[i].kind == NS_KIND_MEMORY;
-		n_oom += t->events[i].kind == NS_KIND_OOM;
-	}
-	if (n_rec + n_oom == 0)
+	if (n_rec + w->n_ooms == 0)
 		return 0;
 	a->has_mem = true;
-	recs = malloc((n_rec + 1) * sizeof(*recs));
+	by_time = malloc((n_rec + 1) * sizeof(*by_time));
 	a->mem_ts = malloc((n_rec + 1) * sizeof(*a->mem_ts));
 	a->mem_cpu_sum = calloc(n_rec + 1, sizeof(*a->mem_cpu_sum));
 	a->mem_dev_sum = calloc(n_rec + 1, sizeof(*a->mem_dev_sum));
 	used = calloc(n_rec + 1, sizeof(*used));
 	unused = calloc(t->n_events + 1, sizeof(*unused));
-	if (!recs || !a->mem_ts || !a->mem_cpu_sum || !a->mem_dev_sum || !used || !unused)
+	if (!by_time || !a->mem_ts || !a->mem_cpu_sum || !a->mem_dev_sum || !used || !unused)
 		goto out;
-	for (size_t i = 0; i < t->n_events; i++)
-		if (t->events[i].kind == NS_KIND_MEMORY)
-			recs[a->n_mem_recs++] = (int32_t)i;
-	if (ns_sort_keyed(recs, n_rec, event_start_key, NULL, t->events)) /* (time, position) */
+	a->n_mem_recs = n_rec;
+	memcpy(by_time, w->recs, n_rec * sizeof(*by_time));
+	if (ns_sort_keyed(by_time, n_rec, event_start_key, NULL, t->events)) /* (time, position) */
 		goto out;
 	for (size_t k = 0; k < n_rec; k++) {
-		const struct ns_event *ev = &t->events[recs[k]];
+		const struct ns_event *ev = &t->events[by_time[k]];
 		a->mem_ts[k] = ev->ts_ns;
 		a->mem_cpu_sum[k + 1] = a->mem_cpu_sum[k] + (is_cpu_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 		a->mem_dev_sum[k + 1] = a->mem_dev_sum[k] + (is_device_mem(ev->mem.device_type) ? ev->mem.bytes : 0);
 	}
-	for (size_t k = 0; k < w->n_order; k++) { /* the CPU fevents to be */
+	for (size_t k = 0, first = n_rec, last; k < w->n_order; k++) { /* the CPU fevents to be */
 		int32_t i = w->order[k];
-		size_t first, last;
 		if (devtype_of(t->events[i].cat, a->backend) != NS_DEV_CPU)
 			continue;
-		records_within(a, fevent_start_of(w, i), fevent_end_of(w, i), &first, &last);
+		records_within(a, first, fevent_start_of(w, i), fevent_end_of(w, i), &first, &last);
 		if (last > first) {
 			if (set_bit(&w->has_records, t->n_events, (size_t)i))
 				goto out;
@@ -1042,35 +1096,32 @@ static int assign_memory(struct work *w)
 			used[last]--;
 		}
 	}
-	/* unused records and every OOM record become zero-length CPU rows, after
-	 * the other fevents, in trace order */
 	int64_t running = 0;
 	for (size_t k = 0; k < n_rec; k++) {
 		running += used[k];
-		if (running == 0) {
-			unused[recs[k]] = true;
-			n_new++;
-		}
+		unused[by_time[k]] = running == 0;
 	}
-	int32_t *grown = realloc(w->order, (w->n_order + n_new + n_oom + 1) * sizeof(*grown));
-	if (!grown)
-		goto out;
-	w->order = grown;
-	for (size_t i = 0; i < t->n_events; i++) {
-		const struct ns_event *ev = &t->events[i];
-		if (ev->kind == NS_KIND_OOM || (ev->kind == NS_KIND_MEMORY && unused[i]))
-			w->order[w->n_order++] = (int32_t)i;
+	/* unused records and every OOM record become zero-length CPU rows, after
+	 * the other fevents, in trace order (order has room: collect_fevents) */
+	for (size_t r = 0, o = n_rec; r < n_rec || o < n_rec + w->n_ooms;) {
+		if (o == n_rec + w->n_ooms || (r < n_rec && w->recs[r] < w->recs[o])) {
+			if (unused[w->recs[r]])
+				w->order[w->n_order++] = w->recs[r];
+			r++;
+		} else {
+			w->order[w->n_order++] = w->recs[o++];
+		}
 	}
 	rc = 0;
 out:
-	free(recs);
+	free(by_time);
 	free(used);
 	free(unused);
+	free(w->recs);
+	w->recs = NULL;
 	return rc;
 }
 
-/* Sort keys over the event indices of fevents to be (ctx: the work): the
- * start and the end, descending. */
 static int64_t order_start_key(const void *ctx, int32_t i)
 {
 	return fevent_start_of(ctx, i);
@@ -1333,6 +1384,8 @@ static bool same_avg_key(const struct ns_avg *a, const struct ns_avg *b)
 static void add_flops(const struct ns_agg *a, struct ns_avg *r, const struct ns_fevent *fe)
 {
 	const struct ns_trace *t = a->trace;
+	if (!fe->has_flops)
+		return;
 	int64_t flops = ns_trace_flops_of(t, (size_t)fe->event);
 	bool from_shapes = t->events[fe->event].flags & NS_EV_FLOPS_SHAPES;
 	if (flops == NS_NONE || (from_shapes && !a->opts.shape_flops))
@@ -1370,19 +1423,57 @@ static void add_to_row(struct ns_agg *a, struct ns_avg *r, size_t f)
 	r->count++;
 }
 
+/* key_averages' rows by key: a hash of the key, chained; and the last row
+ * found for each name (most keys are a name and what goes with it, and a
+ * row there with the same key saves the hash). */
+struct row_index {
+	struct ns_i64map by_hash;
+	int64_t *chain;     /* next row with the same key hash */
+	size_t cap_rows;    /* of avgs and chain (rows are few: grown, not sized by events) */
+	int32_t *last_row;  /* by name */
+};
+
+/* The row of key (fevent f's), added if it is new: -1 on OOM. */
+static int64_t row_of(struct ns_agg *a, struct row_index *x, struct ns_avg *key, size_t f)
+{
+	int64_t row = x->last_row[key->key];
+	if (row != NO_INDEX && same_avg_key(&a->avgs[row], key))
+		return row;
+	uint64_t h = avg_key_hash(key);
+	row = ns_i64map_get(&x->by_hash, (int64_t)h, NO_INDEX);
+	while (row != NO_INDEX && !same_avg_key(&a->avgs[row], key))
+		row = x->chain[row];
+	if (row == NO_INDEX) {
+		/* rows and their chain links grow to the same capacity */
+		size_t cap_chain = x->cap_rows;
+		if (NS_GROW_MIN(a->avgs, x->cap_rows, a->n_avgs + 1, 256) < 0 ||
+		    NS_GROW_MIN(x->chain, cap_chain, a->n_avgs + 1, 256) < 0)
+			return -1;
+		row = (int64_t)a->n_avgs++;
+		key->first = (int64_t)f;
+		key->is_async = a->fevents[f].is_async;
+		a->avgs[row] = *key;
+		x->chain[row] = ns_i64map_get(&x->by_hash, (int64_t)h, NO_INDEX);
+		if (ns_i64map_set(&x->by_hash, (int64_t)h, row))
+			return -1;
+	}
+	x->last_row[key->key] = (int32_t)row;
+	return row;
+}
+
 /* spec A5: group in first-seen order; the first event fixes the row's fields. */
 static int key_averages(struct ns_agg *a)
 {
 	const struct ns_agg_opts *o = &a->opts;
 	struct ns_trace *t = a->trace;
-	struct ns_i64map row_of_key;
-	int64_t *chain = NULL; /* next row with the same key hash */
-	size_t cap_rows = 0;    /* of avgs and chain (rows are few: grown, not sized by events) */
+	struct row_index x = { .last_row = malloc((t->strings.count + 1) * sizeof(*x.last_row)) };
 	ns_str *extra_of = NULL; /* the caller's extra key per fevent */
 	int rc = -1;
-	ns_i64map_init(&row_of_key);
-	if (o->extra_keys && !(extra_of = o->extra_keys(t, a)))
+	ns_i64map_init(&x.by_hash);
+	if (!x.last_row || (o->extra_keys && !(extra_of = o->extra_keys(t, a))))
 		goto out;
+	for (size_t i = 0; i < t->strings.count; i++) /* (names are interned before: ns_aggregate_fevents) */
+		x.last_row[i] = NO_INDEX;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
 		fe->avg = NO_INDEX;
@@ -1400,32 +1491,18 @@ static int key_averages(struct ns_agg *a)
 			goto out;
 		if (extra_of)
 			key.neff = extra_of[f];
-		uint64_t h = avg_key_hash(&key);
-		int64_t row = ns_i64map_get(&row_of_key, (int64_t)h, NO_INDEX);
-		while (row != NO_INDEX && !same_avg_key(&a->avgs[row], &key))
-			row = chain[row];
-		if (row == NO_INDEX) {
-			/* rows and their chain links grow to the same capacity */
-			size_t cap_chain = cap_rows;
-			if (NS_GROW_MIN(a->avgs, cap_rows, a->n_avgs + 1, 256) < 0 ||
-			    NS_GROW_MIN(chain, cap_chain, a->n_avgs + 1, 256) < 0)
-				goto out;
-			row = (int64_t)a->n_avgs++;
-			key.first = (int64_t)f;
-			key.is_async = fe->is_async;
-			a->avgs[row] = key;
-			chain[row] = ns_i64map_get(&row_of_key, (int64_t)h, NO_INDEX);
-			if (ns_i64map_set(&row_of_key, (int64_t)h, row))
-				goto out;
-		}
+		int64_t row = row_of(a, &x, &key, f);
+		if (row < 0)
+			goto out;
 		fe->avg = (int32_t)row;
 		add_to_row(a, &a->avgs[row], f);
 	}
 	rc = 0;
 out:
-	free(chain);
+	free(x.last_row);
+	free(x.chain);
 	free(extra_of);
-	ns_i64map_release(&row_of_key);
+	ns_i64map_release(&x.by_hash);
 	return rc;
 }
 
@@ -1455,6 +1532,8 @@ static void release_links(struct work *w)
 	w->launcher = NULL;
 	free(w->order);
 	w->order = NULL;
+	free(w->recs);
+	w->recs = NULL;
 	free(w->unwidened);
 	w->unwidened = NULL;
 	free(w->has_records);

@@ -55,6 +55,7 @@ struct ns_fevent {
 	bool removed : 1;       /* merged into its same-name parent by _remove_dup_nodes */
 	bool unwidened : 1;     /* a gpu_user_annotation whose writer's widening is undone */
 	bool has_records : 1;   /* a CPU event with [memory] records in its span (no search needed otherwise) */
+	bool has_flops : 1;     /* its event has FLOPs (trace->flops; no search needed otherwise) */
 };
 _Static_assert(sizeof(struct ns_fevent) == 48, "ns_fevent is the largest array of a report: keep it small");
 

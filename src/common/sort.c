@@ -120,3 +120,40 @@ out:
 	free(tmp_idx);
 	return rc;
 }
+
+/* The end of the run in order that starts at lo. */
+static size_t run_end(const int32_t *a, size_t lo, size_t n, int (*cmp)(const void *, const void *, void *),
+		      void *ctx)
+{
+	size_t i = lo + 1;
+	while (i < n && cmp(&a[i - 1], &a[i], ctx) <= 0)
+		i++;
+	return i;
+}
+
+void ns_sort_runs(int32_t *idx, size_t n, int32_t *scratch, int (*cmp)(const void *, const void *, void *),
+		  void *ctx)
+{
+	int32_t *src = idx, *dst = scratch;
+	if (n < 2 || run_end(idx, 0, n, cmp, ctx) == n)
+		return;
+	for (size_t runs = 2; runs > 1;) { /* each pass merges the runs two by two, from src into dst */
+		runs = 0;
+		for (size_t lo = 0; lo < n; runs++) {
+			size_t mid = run_end(src, lo, n, cmp, ctx), hi = mid < n ? run_end(src, mid, n, cmp, ctx) : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi) /* (the left one on ties: stable) */
+				dst[k++] = cmp(&src[j], &src[i], ctx) < 0 ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+			lo = hi;
+		}
+		int32_t *swap = src;
+		src = dst;
+		dst = swap;
+	}
+	if (src != idx)
+		memcpy(idx, src, n * sizeof(*idx));
+}

@@ -28,4 +28,11 @@ typedef int64_t (*ns_sort_key_fn)(const void *ctx, int32_t i);
  * a radix sort, linear in n, with 20 bytes of scratch an element. 0, or -1
  * when the scratch cannot be had (idx is then unchanged). */
 int ns_sort_keyed(int32_t *idx, size_t n, ns_sort_key_fn key, ns_sort_key_fn key2, const void *ctx);
+
+/* Sorts idx[0..n) by cmp, stably, with scratch[0..n) (its contents are
+ * lost): a natural merge sort, which merges the runs already in order, so
+ * an input made of k sorted runs costs n log2(k) compares (and one that is
+ * sorted, n - 1). */
+void ns_sort_runs(int32_t *idx, size_t n, int32_t *scratch, int (*cmp)(const void *, const void *, void *),
+		  void *ctx);
 #endif

@@ -212,7 +212,8 @@ static uint64_t rng(void)
 
 /* n keys of kind `kind`: 0 random over 64 bits, 1 few values (ties), 2
  * ascending with a few out of place, 3 all equal, 4 descending, 5
- * epoch-scale nanoseconds (varying low bits only). */
+ * epoch-scale nanoseconds (varying low bits only), 6 three ascending runs
+ * one after the other. */
 static void fill_keys(int64_t *k, size_t n, int kind)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -222,6 +223,7 @@ static void fill_keys(int64_t *k, size_t n, int kind)
 		case 2: k[i] = (int64_t)i * 3 + (rng() % 50 == 0 ? -(int64_t)(rng() % 100) : 0); break;
 		case 3: k[i] = INT64_MIN; break;
 		case 4: k[i] = INT64_MAX - (int64_t)i; break;
+		case 6: k[i] = (int64_t)(i % (n / 3 + 1)); break; /* three ascending runs */
 		default: k[i] = INT64_C(1700000000000000000) + (int64_t)(rng() % 4000000000u); break;
 		}
 	}
@@ -253,7 +255,43 @@ Test(sort_keyed, equals_qsort_with_the_same_order)
 {
 	static const size_t sizes[] = { 0, 1, 2, 31, 32, 33, 1000, 70000 };
 	for (size_t s = 0; s < NS_ARRAY_SIZE(sizes); s++)
-		for (int kind1 = 0; kind1 < 6; kind1++)
-			for (int kind2 = -1; kind2 < 6; kind2++)
+		for (int kind1 = 0; kind1 < 7; kind1++)
+			for (int kind2 = -1; kind2 < 7; kind2++)
 				check_sort(sizes[s], kind1, kind2);
+}
+
+/* ns_sort_runs by the first key alone against qsort_r by (key, input
+ * position): the same order, so it is stable. */
+static int cmp_k1_only(const void *x, const void *y, void *ctx)
+{
+	const struct sort_case *c = ctx;
+	int64_t a = c->k1[*(const int32_t *)x], b = c->k1[*(const int32_t *)y];
+	return (a > b) - (a < b);
+}
+
+Test(sort_runs, equals_qsort_by_key_then_position)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 31, 1000, 70001 };
+	for (size_t s = 0; s < NS_ARRAY_SIZE(sizes); s++) {
+		for (int kind = 0; kind < 7; kind++) {
+			size_t n = sizes[s];
+			int64_t *k = malloc((n + 1) * sizeof(*k));
+			int32_t *got = malloc((n + 1) * sizeof(*got)), *want = malloc((n + 1) * sizeof(*want));
+			int32_t *scratch = malloc((n + 1) * sizeof(*scratch));
+			cr_assert(k && got && want && scratch);
+			fill_keys(k, n, kind);
+			struct sort_case c = { k, NULL };
+			for (size_t i = 0; i < n; i++)
+				got[i] = want[i] = (int32_t)i;
+			ns_sort_runs(got, n, scratch, cmp_k1_only, &c);
+			ns_sort_r(want, n, sizeof(*want), cmp_case, &c);
+			for (size_t i = 0; i < n; i++)
+				cr_assert_eq(got[i], want[i], "n %zu, keys %d: position %zu holds %d, qsort %d", n, kind, i,
+					     got[i], want[i]);
+			free(k);
+			free(got);
+			free(want);
+			free(scratch);
+		}
+	}
 }
