@@ -633,9 +633,14 @@ static int make_fevents(struct work *w)
 	struct ns_agg *a = w->out;
 	uint32_t main_th = main_thread(t);
 
+	uint64_t *has_flops = NULL; /* bitmap over events */
+	int rc = -1;
+	for (size_t k = 0; k < t->n_flops; k++)
+		if (set_bit(&has_flops, t->n_events, t->flops[k].event))
+			goto out;
 	a->fevents = malloc((w->n_order + 1) * sizeof(*a->fevents)); /* the largest array: exact size */
 	if (!a->fevents)
-		return -1;
+		goto out;
 	for (size_t k = 0; k < w->n_order; k++) {
 		int32_t i = w->order[k];
 		const struct ns_event *ev = &t->events[i];
@@ -653,11 +658,12 @@ static int make_fevents(struct work *w)
 		}
 		fe->unwidened = bit_is_set(w->unwidened, (size_t)i);
 		fe->has_records = bit_is_set(w->has_records, (size_t)i);
+		fe->has_flops = bit_is_set(has_flops, (size_t)i);
 		if (table_name(w, ev, &fe->name))
-			return -1;
+			goto out;
 		/* (ns_fevent_shapes reads the strings made here) */
 		if (a->by_shape && ev->input_dims && shapes_string(w, ev->input_dims, &shapes))
-			return -1;
+			goto out;
 		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
 		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
 		fe->is_async = is_c10d_work(t, ev);
@@ -671,7 +677,10 @@ static int make_fevents(struct work *w)
 		}
 		a->n_fevents++;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(has_flops);
+	return rc;
 }
 
 /* Device events' links, from the op's event index to its fevent index (-1
@@ -700,11 +709,6 @@ static int link_launchers(struct work *w)
 		struct ns_fevent *fe = &a->fevents[f];
 		if (fe->device_type != NS_DEV_CPU && fe->link != NO_INDEX)
 			fe->link = fe_of_event[fe->link];
-	}
-	for (size_t k = 0; k < a->trace->n_flops; k++) {
-		int32_t f = fe_of_event[a->trace->flops[k].event];
-		if (f != NO_INDEX)
-			a->fevents[f].has_flops = true;
 	}
 	free(fe_of_event);
 	return 0;
@@ -930,13 +934,16 @@ static int attach_kernels(struct work *w)
 	size_t n_fe = a->n_fevents, n_order = 0, n;
 	int32_t *order = NULL;
 	int rc = -1;
-	if (index_by_id(w))
+	/* (room for every fevent: only the pages of the device work listed are
+	 * touched) */
+	if (index_by_id(w) || !(order = malloc((n_fe + 1) * sizeof(*order))))
 		goto out;
 	for (size_t f = 0; f < n_fe; f++) { /* kernels_len counts here, kernels_off is set below */
 		const int32_t *to = counts_as_kernel(&a->fevents[f]) ? recipients(w, &a->fevents[f], &n) : NULL;
 		for (size_t r = 0; to && r < n; r++)
 			a->fevents[to[r]].kernels_len++;
-		n_order += to && n;
+		if (to && n)
+			order[n_order++] = (int32_t)f;
 	}
 	for (size_t f = 0; f < n_fe; f++) {
 		a->fevents[f].kernels_off = (uint32_t)a->n_kernels;
@@ -945,13 +952,8 @@ static int attach_kernels(struct work *w)
 	}
 	a->kernels = malloc((a->n_kernels + 1) * sizeof(*a->kernels));
 	a->kernels_ns = malloc((a->n_kernels + 1) * sizeof(*a->kernels_ns));
-	order = malloc((n_order + 1) * sizeof(*order));
-	if (!a->kernels || !a->kernels_ns || !order)
+	if (!a->kernels || !a->kernels_ns)
 		goto out;
-	n_order = 0;
-	for (size_t f = 0; f < n_fe; f++)
-		if (counts_as_kernel(&a->fevents[f]) && (recipients(w, &a->fevents[f], &n), n))
-			order[n_order++] = (int32_t)f;
 	/* Kernel lists are filled in start order (then trace order), as
 	 * PyTorch's corr_map lists them: result.events() is sorted by start,
 	 * stably, and the naive double sum depends on it. */
@@ -1144,7 +1146,10 @@ static int sort_fevents(struct work *w)
 
 /* spec A3: _populate_cpu_children, then _remove_dup_nodes. Children lists
  * are chains through the fevents (first_child, next_sibling). */
-static int build_tree(struct work *w)
+/* The CPU FunctionEvents' parents and children. Reads and writes only
+ * their links (link, first_child, next_sibling), so it runs beside
+ * attach_kernels, which writes device work's links and the kernel lists. */
+static int link_tree(struct work *w)
 {
 	struct ns_agg *a = w->out;
 	size_t n = a->n_fevents;
@@ -1184,7 +1189,14 @@ static int build_tree(struct work *w)
 		}
 		p->first_child = reversed;
 	}
+	return 0;
+}
 
+/* PyTorch's _remove_dup_nodes: an only child with its parent's name is
+ * merged into it (its children and kernels go to the parent). */
+static void remove_dup_nodes(struct ns_agg *a)
+{
+	size_t n = a->n_fevents;
 	for (bool changed = true; changed;) {
 		changed = false;
 		for (size_t f = 0; f < n; f++) {
@@ -1205,7 +1217,6 @@ static int build_tree(struct work *w)
 			changed = true;
 		}
 	}
-	return 0;
 }
 
 /* spec A4: the device totals, children before parents (a child sorts after
@@ -1557,6 +1568,14 @@ static int prepare_part(void *ctx, size_t part)
 	return collect_fevents(w) || assign_memory(w) || sort_fevents(w) ? -1 : 0;
 }
 
+/* Device work linked to its ops and their kernel lists made (part 0),
+ * beside the CPU tree (part 1). */
+static int link_part(void *ctx, size_t part)
+{
+	struct work *w = ctx;
+	return part == 0 ? (link_launchers(w) || attach_kernels(w) ? -1 : 0) : link_tree(w);
+}
+
 int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
 			 struct ns_error *err)
 {
@@ -1593,8 +1612,9 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	    make_fevents(&w))
 		goto out;
 	release_links(&w);
-	if (link_launchers(&w) || attach_kernels(&w) || build_tree(&w))
+	if (ns_jobs_run(2, w.opts->threads, link_part, NULL, &w))
 		goto out;
+	remove_dup_nodes(out);
 	compute_device_totals(out);
 	rc = NS_OK;
 out:
