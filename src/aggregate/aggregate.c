@@ -582,6 +582,8 @@ out:
 	return rc;
 }
 
+/* The events that become fevents, in trace order (w->order), and the
+ * memory and OOM records (w->recs). */
 static int collect_fevents(struct work *w)
 {
 	struct ns_trace *t = w->t;
@@ -614,6 +616,7 @@ static int collect_fevents(struct work *w)
 	return 0;
 }
 
+/* ns_fevent_start and ns_fevent_end of the fevent event i becomes. */
 static int64_t fevent_start_of(const struct work *w, int32_t i)
 {
 	return ns_span_start(w->out, &w->t->events[i], bit_is_set(w->unwidened, (size_t)i));
@@ -1124,6 +1127,8 @@ out:
 	return rc;
 }
 
+/* Sort keys over the event indices of fevents to be (ctx: the work): the
+ * start and the end, descending. */
 static int64_t order_start_key(const void *ctx, int32_t i)
 {
 	return fevent_start_of(ctx, i);
@@ -1144,11 +1149,11 @@ static int sort_fevents(struct work *w)
 	return ns_sort_keyed(w->order, w->n_order, order_start_key, order_end_key, w);
 }
 
-/* spec A3: _populate_cpu_children, then _remove_dup_nodes. Children lists
- * are chains through the fevents (first_child, next_sibling). */
-/* The CPU FunctionEvents' parents and children. Reads and writes only
- * their links (link, first_child, next_sibling), so it runs beside
- * attach_kernels, which writes device work's links and the kernel lists. */
+/* spec A3: _populate_cpu_children (remove_dup_nodes follows). Children
+ * lists are chains through the fevents (first_child, next_sibling). Reads
+ * and writes only the CPU FunctionEvents' links (link, first_child,
+ * next_sibling), so it runs beside attach_kernels, which writes device
+ * work's links and the kernel lists. */
 static int link_tree(struct work *w)
 {
 	struct ns_agg *a = w->out;

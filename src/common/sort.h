@@ -31,8 +31,8 @@ int ns_sort_keyed(int32_t *idx, size_t n, ns_sort_key_fn key, ns_sort_key_fn key
 
 /* Sorts idx[0..n) by cmp, stably, with scratch[0..n) (its contents are
  * lost): a natural merge sort, which merges the runs already in order, so
- * an input made of k sorted runs costs n log2(k) compares (and one that is
- * sorted, n - 1). */
+ * an input made of k sorted runs costs about 2 n log2(k) compares (the
+ * runs are found again at each pass), and one that is sorted n - 1. */
 void ns_sort_runs(int32_t *idx, size_t n, int32_t *scratch, int (*cmp)(const void *, const void *, void *),
 		  void *ctx);
 #endif
