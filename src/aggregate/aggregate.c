@@ -882,8 +882,11 @@ static int index_by_id(struct work *w)
 		w->n_by_id += takes_device_work(w, f);
 	if (!(w->by_id = malloc((w->n_by_id + 1) * sizeof(*w->by_id))) || (rc = count_by_id(w)) < 0)
 		return -1;
-	if (rc == 0)
+	if (rc == 0) { /* (recipients needs only by_id and id_start now: the ids go before the kernel lists come) */
+		free(w->ids);
+		w->ids = NULL;
 		return 0;
+	}
 	w->n_by_id = 0;
 	for (size_t f = 0; f < a->n_fevents; f++)
 		if (takes_device_work(w, f))
