@@ -19,8 +19,6 @@
 
 #define MAX_LOG (64u << 20) /* a bigger output is not cached */
 
-enum { STREAM_OUT = 1, STREAM_ERR = 2, STREAM_FILE = 3 }; /* a record's first byte */
-
 struct capture {
 	FILE *out, *err;    /* the real streams */
 	unsigned char *log;
@@ -35,16 +33,17 @@ FILE *ns_cli_progress_stream(void)
 	return active ? active->err : stderr;
 }
 
-static void record(struct capture *c, unsigned char stream, const char *buf, size_t n)
+static void record(struct capture *c, enum ns_result_stream stream, const char *buf, size_t n)
 {
+	size_t need = c->len + NS_RESULT_RECORD_HEAD + n;
 	if (c->dropped || n == 0)
 		return;
-	if (n > MAX_LOG || c->len + n + 5 > MAX_LOG) {
+	if (n > MAX_LOG || need > MAX_LOG) {
 		c->dropped = true;
 		return;
 	}
-	if (c->len + n + 5 > c->cap) {
-		size_t cap = (c->len + n + 5) * 2;
+	if (need > c->cap) {
+		size_t cap = need * 2;
 		unsigned char *grown = realloc(c->log, cap);
 		if (!grown) {
 			c->dropped = true;
@@ -53,12 +52,9 @@ static void record(struct capture *c, unsigned char stream, const char *buf, siz
 		c->log = grown;
 		c->cap = cap;
 	}
-	unsigned char *p = c->log + c->len;
-	p[0] = stream;
-	for (int i = 0; i < 4; i++)
-		p[1 + i] = (unsigned char)(n >> (8 * i));
-	memcpy(p + 5, buf, n);
-	c->len += n + 5;
+	ns_result_record_head(c->log + c->len, stream, (uint32_t)n);
+	memcpy(c->log + c->len + NS_RESULT_RECORD_HEAD, buf, n);
+	c->len = need;
 }
 
 /* The tees: the bytes go to the real stream (unbuffered: its errors show
@@ -66,14 +62,14 @@ static void record(struct capture *c, unsigned char stream, const char *buf, siz
 static ssize_t tee_out(void *ctx, const char *buf, size_t n)
 {
 	struct capture *c = ctx;
-	record(c, STREAM_OUT, buf, n);
+	record(c, NS_RESULT_STDOUT, buf, n);
 	return fwrite(buf, 1, n, c->out) == n ? (ssize_t)n : -1;
 }
 
 static ssize_t tee_err(void *ctx, const char *buf, size_t n)
 {
 	struct capture *c = ctx;
-	record(c, STREAM_ERR, buf, n);
+	record(c, NS_RESULT_STDERR, buf, n);
 	return fwrite(buf, 1, n, c->err) == n ? (ssize_t)n : -1;
 }
 
@@ -165,19 +161,19 @@ static int replay(const struct ns_result *r, const char *entry, const char *out_
 	if (out_file && ns_cli_outfile_check(out_file, input, &target, &err))
 		return finish(ns_cli_fail(&err));
 	for (size_t at = 0; at < r->len;) {
-		const unsigned char *rec = r->log + at;
-		size_t n = (size_t)rec[1] | (size_t)rec[2] << 8 | (size_t)rec[3] << 16 | (size_t)rec[4] << 24;
-		at += 5 + n;
-		if (rec[0] == STREAM_FILE) {
-			if (target && write_file(target, rec + 5, n, &err)) {
+		const unsigned char *rec = r->log + at, *bytes = rec + NS_RESULT_RECORD_HEAD;
+		size_t n = ns_result_record_len(rec);
+		at += NS_RESULT_RECORD_HEAD + n;
+		if (rec[0] == NS_RESULT_FILE) {
+			if (target && write_file(target, bytes, n, &err)) {
 				code = ns_cli_fail(&err);
 				break;
 			}
 			continue;
 		}
-		if (rec[0] == STREAM_ERR)
+		if (rec[0] == NS_RESULT_STDERR)
 			fflush(stdout); /* (the order of the first run) */
-		fwrite(rec + 5, 1, n, rec[0] == STREAM_OUT ? stdout : stderr);
+		fwrite(bytes, 1, n, rec[0] == NS_RESULT_STDOUT ? stdout : stderr);
 	}
 	free(target);
 	ns_cache_touch(entry);
@@ -194,7 +190,7 @@ static void record_file(struct capture *cap, const char *out_file)
 	size_t size = sized ? (size_t)st.st_size : 0;
 	unsigned char *bytes = sized ? malloc(size + 1) : NULL;
 	if (bytes && fread(bytes, 1, size + 1, f) == size)
-		record(cap, STREAM_FILE, (const char *)bytes, size);
+		record(cap, NS_RESULT_FILE, (const char *)bytes, size);
 	else
 		cap->dropped = true;
 	free(bytes);

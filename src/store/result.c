@@ -60,13 +60,25 @@ char *ns_result_path(const char *cache_dir, const char *key, size_t key_len)
 	return path;
 }
 
+void ns_result_record_head(unsigned char *rec, enum ns_result_stream stream, uint32_t n)
+{
+	rec[0] = (unsigned char)stream;
+	put32(rec + 1, n);
+}
+
+uint32_t ns_result_record_len(const unsigned char *rec)
+{
+	return get32(rec + 1);
+}
+
 bool ns_result_log_valid(const unsigned char *log, size_t len)
 {
 	size_t at = 0;
 	while (at < len) {
-		if (len - at < 5 || log[at] < 1 || log[at] > 3 || get32(log + at + 1) > len - at - 5)
+		if (len - at < NS_RESULT_RECORD_HEAD || log[at] < NS_RESULT_STDOUT || log[at] > NS_RESULT_FILE ||
+		    ns_result_record_len(log + at) > len - at - NS_RESULT_RECORD_HEAD)
 			return false;
-		at += 5 + get32(log + at + 1);
+		at += NS_RESULT_RECORD_HEAD + ns_result_record_len(log + at);
 	}
 	return true;
 }

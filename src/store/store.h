@@ -143,6 +143,13 @@ char *ns_result_path(const char *cache_dir, const char *key, size_t key_len);
  * ns_result_release. */
 int ns_result_read(const char *path, const char *key, size_t key_len, struct ns_result *r);
 void ns_result_release(struct ns_result *r);
+/* A record's stream (its first byte). */
+enum ns_result_stream { NS_RESULT_STDOUT = 1, NS_RESULT_STDERR = 2, NS_RESULT_FILE = 3 };
+#define NS_RESULT_RECORD_HEAD 5 /* the stream byte and the length */
+/* Writes a record's head (stream, n) at rec; its n bytes follow. */
+void ns_result_record_head(unsigned char *rec, enum ns_result_stream stream, uint32_t n);
+/* The length of the bytes of the record at rec (after its head). */
+uint32_t ns_result_record_len(const unsigned char *rec);
 /* Whether log is a sequence of whole records. */
 bool ns_result_log_valid(const unsigned char *log, size_t len);
 /* Writes key's entry to path through a temporary file renamed over it;
