@@ -142,7 +142,10 @@ static int intern_span(struct parser *ps, const struct span *s, ns_str *out)
 	return intern_text(ps, text, len, out);
 }
 
-/* The slot of raw text p[0, len) (len <= COMPACT_TEXT), or NULL. */
+/* The slot of raw text p[0, len) (len <= COMPACT_TEXT), or NULL. Its hash
+ * is a multiply a word and the slot its top bits: the mixing and finalizer
+ * of strtab.c's hash_bytes (whose low bits the table uses) cost 0.7% of a
+ * report here. */
 static struct compact_slot *compact_slot(struct parser *ps, const char *p, size_t len)
 {
 	if (!ps->compact_tried) {
