@@ -143,9 +143,9 @@ struct work {
 	/* the events the fevents are made from, in fevent order (n_order) */
 	int32_t *order;
 	size_t n_order;
-	/* the memory records, then the OOM records, in trace order: collect_fevents
-	 * lists them for assign_memory (n_recs + n_ooms) */
-	int32_t *recs;
+	/* the memory records and the OOM records, each in trace order:
+	 * collect_fevents lists them for assign_memory */
+	int32_t *recs, *ooms;
 	size_t n_recs, n_ooms;
 	uint64_t *unwidened;      /* bitmap over events: ns_fevent.unwidened (NULL: none) */
 	uint64_t *has_records;    /* bitmap over events: ns_fevent.has_records (NULL: none) */
@@ -587,32 +587,27 @@ out:
 static int collect_fevents(struct work *w)
 {
 	struct ns_trace *t = w->t;
-	size_t n_oom = 0;
+	size_t cap_recs = 0, cap_ooms = 0;
 	if (find_widened(w))
 		return -1;
 	/* (one pass over the events; order has room for the memory rows too:
 	 * assign_memory adds them) */
-	w->order = malloc((t->n_events + 1) * sizeof(*w->order));
-	w->recs = malloc((t->n_events + 1) * sizeof(*w->recs));
-	if (!w->order || !w->recs)
+	if (!(w->order = malloc((t->n_events + 1) * sizeof(*w->order))))
 		return -1;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		if (becomes_fevent(w, ev))
+		if (becomes_fevent(w, ev)) {
 			w->order[w->n_order++] = (int32_t)i;
-		else if (ev->kind == NS_KIND_MEMORY)
+		} else if (ev->kind == NS_KIND_MEMORY) {
+			if (NS_GROW(w->recs, cap_recs, w->n_recs + 1) < 0)
+				return -1;
 			w->recs[w->n_recs++] = (int32_t)i;
-		else if (ev->kind == NS_KIND_OOM) /* (from the end, moved after the records below) */
-			w->recs[t->n_events - ++n_oom] = (int32_t)i;
+		} else if (ev->kind == NS_KIND_OOM) {
+			if (NS_GROW(w->ooms, cap_ooms, w->n_ooms + 1) < 0)
+				return -1;
+			w->ooms[w->n_ooms++] = (int32_t)i;
+		}
 	}
-	int32_t *ooms = w->recs + t->n_events - n_oom;
-	for (size_t k = 0; k < n_oom / 2; k++) {
-		int32_t swap = ooms[k];
-		ooms[k] = ooms[n_oom - 1 - k];
-		ooms[n_oom - 1 - k] = swap;
-	}
-	memmove(w->recs + w->n_recs, ooms, n_oom * sizeof(*ooms));
-	w->n_ooms = n_oom;
 	return 0;
 }
 
@@ -1111,13 +1106,13 @@ static int assign_memory(struct work *w)
 	}
 	/* unused records and every OOM record become zero-length CPU rows, after
 	 * the other fevents, in trace order (order has room: collect_fevents) */
-	for (size_t r = 0, o = n_rec; r < n_rec || o < n_rec + w->n_ooms;) {
-		if (o == n_rec + w->n_ooms || (r < n_rec && w->recs[r] < w->recs[o])) {
+	for (size_t r = 0, o = 0; r < n_rec || o < w->n_ooms;) {
+		if (o == w->n_ooms || (r < n_rec && w->recs[r] < w->ooms[o])) {
 			if (unused[w->recs[r]])
 				w->order[w->n_order++] = w->recs[r];
 			r++;
 		} else {
-			w->order[w->n_order++] = w->recs[o++];
+			w->order[w->n_order++] = w->ooms[o++];
 		}
 	}
 	rc = 0;
@@ -1125,8 +1120,6 @@ out:
 	free(by_time);
 	free(used);
 	free(unused);
-	free(w->recs);
-	w->recs = NULL;
 	return rc;
 }
 
@@ -1553,6 +1546,8 @@ static void release_links(struct work *w)
 	w->order = NULL;
 	free(w->recs);
 	w->recs = NULL;
+	free(w->ooms);
+	w->ooms = NULL;
 	free(w->unwidened);
 	w->unwidened = NULL;
 	free(w->has_records);

@@ -741,6 +741,24 @@ Test(memory, out_of_memory_is_always_a_row)
 	release(&f);
 }
 
+/* Unused [memory] records and OOM records become FunctionEvents in the
+ * order of the one list of records, the file's (key-averages-spec A2 step 7
+ * and its pseudocode: mem.append in file order), so at one time the stable
+ * (start, -end) sort keeps the file's order of the two kinds. */
+Test(memory, unused_records_and_ooms_keep_the_trace_order)
+{
+	struct fx f;
+	build(&f,
+	      X("cpu_op", "op", 1, 0.000, 1.000, "") OOM(1, 5.000, 8) MEM(1, 5.000, 16, 1) OOM(1, 5.000, 32)
+		      MEM(1, 5.000, 64, 1),
+	      NULL);
+	cr_assert_lt(fe(&f, "[OutOfMemory]", 0), fe(&f, "[memory]", 0));
+	cr_assert_lt(fe(&f, "[memory]", 0), fe(&f, "[OutOfMemory]", 1));
+	cr_assert_lt(fe(&f, "[OutOfMemory]", 1), fe(&f, "[memory]", 1));
+	cr_assert_str_eq(S(&f, f.a.avgs[1].key), "[OutOfMemory]", "first seen after op: the OOM at 5.000");
+	release(&f);
+}
+
 /* ---- A4/A5 rows ---- */
 
 Test(rows, worked_example_part_d)
