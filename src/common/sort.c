@@ -1,7 +1,8 @@
-/* ns_sort_keyed: a stable LSD radix sort of indices by 64-bit keys. The
- * aggregation sorts millions of event indices by times read through the
- * index; qsort_r's comparator call and the two random reads a compare
- * were most of its time at 1 GB (docs/performance.md "Sorting by key"). */
+/* The aggregation's sorts of millions of event indices (docs/performance.md
+ * "Aggregation on two threads"): ns_sort_keyed, a stable LSD radix sort by
+ * 64-bit keys read once, where qsort_r's comparator call and the two random
+ * reads a compare were most of the time at 1 GB; and ns_sort_runs, a
+ * natural merge sort for indices that come as a few runs in order. */
 #include "common/sort.h"
 
 #include <stdbool.h>
