@@ -1078,7 +1078,8 @@ static int assign_memory(struct work *w)
 	if (!by_time || !a->mem_ts || !a->mem_cpu_sum || !a->mem_dev_sum || !used || !unused)
 		goto out;
 	a->n_mem_recs = n_rec;
-	memcpy(by_time, w->recs, n_rec * sizeof(*by_time));
+	if (n_rec) /* (OOM records alone: recs is NULL, which memcpy must not be given) */
+		memcpy(by_time, w->recs, n_rec * sizeof(*by_time));
 	if (ns_sort_keyed(by_time, n_rec, event_start_key, NULL, t->events)) /* (time, position) */
 		goto out;
 	for (size_t k = 0; k < n_rec; k++) {
