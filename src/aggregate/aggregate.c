@@ -139,7 +139,8 @@ struct work {
 	ns_str profiler_step_star;
 	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
-	struct ns_i64map op_by_ext, rt_by_corr, flow_s_by_id, flow_f_by_key, rt_by_key;
+	struct ns_idindex op_by_ext, rt_by_corr, flow_s_by_id;
+	struct ns_i64map flow_f_by_key, rt_by_key;
 	/* the events the fevents are made from, in fevent order (n_order) */
 	int32_t *order;
 	size_t n_order;
@@ -389,32 +390,55 @@ out:
  * writer wins" is the same as building them all up front. */
 enum lookup { LOOKUP_EXT = 1, LOOKUP_CORR = 2, LOOKUP_FLOWS = 4, LOOKUP_ENCLOSING = 8 };
 
+/* The ids of the lookups (ctx: the trace): a cpu_op's External id, a
+ * runtime call's correlation, a flow start's id. */
+static bool op_ext_id(const void *ctx, size_t i, int64_t *id)
+{
+	const struct ns_event *ev = &((const struct ns_trace *)ctx)->events[i];
+	*id = ev->external_id;
+	return ev->kind == NS_KIND_SLICE && ev->cat == NS_CAT_CPU_OP && ev->external_id != NS_NONE;
+}
+
+static bool runtime_corr_id(const void *ctx, size_t i, int64_t *id)
+{
+	const struct ns_event *ev = &((const struct ns_trace *)ctx)->events[i];
+	*id = ev->correlation;
+	return ev->kind == NS_KIND_SLICE && is_runtime_cat(ev->cat) && ev->correlation != NS_NONE;
+}
+
+static bool flow_start_id(const void *ctx, size_t i, int64_t *id)
+{
+	const struct ns_flow *fl = &((const struct ns_trace *)ctx)->flows[i];
+	*id = fl->id;
+	return fl->kind == NS_KIND_FLOW_S;
+}
+
 static int build_lookup(struct work *w, enum lookup which)
 {
 	struct ns_trace *t = w->t;
-	if (which == LOOKUP_ENCLOSING)
+	switch (which) {
+	case LOOKUP_ENCLOSING:
 		return find_enclosing_ops(w);
+	case LOOKUP_EXT:
+		return ns_idindex_build(&w->op_by_ext, t->n_events, op_ext_id, t);
+	case LOOKUP_CORR:
+		return ns_idindex_build(&w->rt_by_corr, t->n_events, runtime_corr_id, t);
+	case LOOKUP_FLOWS:
+		break;
+	}
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		bool slice = ev->kind == NS_KIND_SLICE;
-		int rc = 0;
-		if (which == LOOKUP_EXT && slice && ev->cat == NS_CAT_CPU_OP && ev->external_id != NS_NONE)
-			rc = ns_i64map_put_first(&w->op_by_ext, ev->external_id, (int64_t)i);
-		else if (which == LOOKUP_CORR && slice && is_runtime_cat(ev->cat) && ev->correlation != NS_NONE)
-			rc = ns_i64map_put_first(&w->rt_by_corr, ev->correlation, (int64_t)i);
-		else if (which == LOOKUP_FLOWS && slice && is_runtime_cat(ev->cat))
-			rc = ns_i64map_put_first(&w->rt_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i);
-		if (rc)
+		if (ev->kind == NS_KIND_SLICE && is_runtime_cat(ev->cat) &&
+		    ns_i64map_put_first(&w->rt_by_key, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i))
 			return -1;
 	}
-	for (size_t i = 0; which == LOOKUP_FLOWS && i < t->n_flows; i++) {
+	for (size_t i = 0; i < t->n_flows; i++) {
 		const struct ns_flow *fl = &t->flows[i];
-		if (fl->kind == NS_KIND_FLOW_S ? ns_i64map_put_first(&w->flow_s_by_id, fl->id, (int64_t)i)
-					       : ns_i64map_put_first(&w->flow_f_by_key, thread_ts_key(fl->thread, fl->ts_ns),
-								     (int64_t)i))
+		if (fl->kind != NS_KIND_FLOW_S &&
+		    ns_i64map_put_first(&w->flow_f_by_key, thread_ts_key(fl->thread, fl->ts_ns), (int64_t)i))
 			return -1;
 	}
-	return 0;
+	return ns_idindex_build(&w->flow_s_by_id, t->n_flows, flow_start_id, t);
 }
 
 /* Builds `which` if it is not built yet; false (and w->oom) on OOM. */
@@ -435,7 +459,7 @@ static int64_t op_of_runtime(struct work *w, size_t rt)
 {
 	const struct ns_event *ev = &w->t->events[rt];
 	if (w->ext_trusted && ev->external_id != NS_NONE && have(w, LOOKUP_EXT)) {
-		int64_t op = ns_i64map_get(&w->op_by_ext, ev->external_id, NO_INDEX);
+		int64_t op = ns_idindex_get(&w->op_by_ext, ev->external_id, NO_INDEX);
 		if (op != NO_INDEX)
 			return op;
 	}
@@ -449,15 +473,15 @@ static int64_t op_of_device(struct work *w, size_t dev)
 	const struct ns_event *ev = &w->t->events[dev];
 	int64_t rt = NO_INDEX;
 	if (w->ext_trusted && ev->external_id != NS_NONE && have(w, LOOKUP_EXT)) {
-		int64_t op = ns_i64map_get(&w->op_by_ext, ev->external_id, NO_INDEX);
+		int64_t op = ns_idindex_get(&w->op_by_ext, ev->external_id, NO_INDEX);
 		if (op != NO_INDEX)
 			return op;
 	}
 	if (ev->correlation != NS_NONE && have(w, LOOKUP_CORR))
-		rt = ns_i64map_get(&w->rt_by_corr, ev->correlation, NO_INDEX);
+		rt = ns_idindex_get(&w->rt_by_corr, ev->correlation, NO_INDEX);
 	if (rt == NO_INDEX && have(w, LOOKUP_FLOWS)) {
 		int64_t f = ns_i64map_get(&w->flow_f_by_key, thread_ts_key(ev->thread, ev->ts_ns), NO_INDEX);
-		int64_t s = f != NO_INDEX ? ns_i64map_get(&w->flow_s_by_id, w->t->flows[f].id, NO_INDEX) : NO_INDEX;
+		int64_t s = f != NO_INDEX ? ns_idindex_get(&w->flow_s_by_id, w->t->flows[f].id, NO_INDEX) : NO_INDEX;
 		if (s != NO_INDEX) {
 			const struct ns_flow *start = &w->t->flows[s];
 			rt = ns_i64map_get(&w->rt_by_key, thread_ts_key(start->thread, start->ts_ns), NO_INDEX);
@@ -1530,9 +1554,9 @@ static void release_lookups(struct work *w)
 {
 	free(w->op_of_event);
 	w->op_of_event = NULL;
-	ns_i64map_release(&w->op_by_ext);
-	ns_i64map_release(&w->rt_by_corr);
-	ns_i64map_release(&w->flow_s_by_id);
+	ns_idindex_release(&w->op_by_ext);
+	ns_idindex_release(&w->rt_by_corr);
+	ns_idindex_release(&w->flow_s_by_id);
 	ns_i64map_release(&w->flow_f_by_key);
 	ns_i64map_release(&w->rt_by_key);
 }
@@ -1605,9 +1629,6 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 		w.filtered[i] = ns_strtab_intern(&t->strings, filtered_names[i], strlen(filtered_names[i]));
 	w.profiler_step_star = ns_strtab_intern(&t->strings, "ProfilerStep*", 13);
 	out->empty_list = ns_strtab_intern(&t->strings, "[]", 2);
-	ns_i64map_init(&w.op_by_ext);
-	ns_i64map_init(&w.rt_by_corr);
-	ns_i64map_init(&w.flow_s_by_id);
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
 	out->t0_ns = w.t0_ns = trace_origin(t);

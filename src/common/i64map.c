@@ -106,3 +106,51 @@ int64_t ns_i64map_get(const struct ns_i64map *m, int64_t key, int64_t missing)
 	const struct ns_i64map_slot *s = find(m, key);
 	return s->key == EMPTY ? missing : s->val;
 }
+
+int ns_idindex_build(struct ns_idindex *x, size_t n, ns_id_of_fn id_of, const void *ctx)
+{
+	size_t count = 0;
+	int64_t id;
+	memset(x, 0, sizeof(*x));
+	x->lo = INT64_MAX;
+	x->hi = INT64_MIN;
+	for (size_t i = 0; i < n; i++)
+		if (id_of(ctx, i, &id)) {
+			count++;
+			x->lo = id < x->lo ? id : x->lo;
+			x->hi = id > x->hi ? id : x->hi;
+		}
+	if (count && (uint64_t)x->hi - (uint64_t)x->lo < 4 * (uint64_t)count + 4096) {
+		size_t range = (size_t)((uint64_t)x->hi - (uint64_t)x->lo) + 1;
+		if (!(x->dense = malloc(range * sizeof(*x->dense))))
+			return -1;
+		memset(x->dense, 0xff, range * sizeof(*x->dense)); /* (all -1) */
+		for (size_t i = 0; i < n; i++) {
+			int32_t *at = id_of(ctx, i, &id) ? &x->dense[(uint64_t)id - (uint64_t)x->lo] : NULL;
+			if (at && *at < 0)
+				*at = (int32_t)i;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (id_of(ctx, i, &id) && ns_i64map_put_first(&x->hash, id, (int64_t)i) < 0)
+			return -1;
+	return 0;
+}
+
+int64_t ns_idindex_get(const struct ns_idindex *x, int64_t id, int64_t missing)
+{
+	if (!x->dense)
+		return ns_i64map_get(&x->hash, id, missing);
+	if (id < x->lo || id > x->hi)
+		return missing;
+	int32_t at = x->dense[(uint64_t)id - (uint64_t)x->lo];
+	return at < 0 ? missing : at;
+}
+
+void ns_idindex_release(struct ns_idindex *x)
+{
+	free(x->dense);
+	ns_i64map_release(&x->hash);
+	memset(x, 0, sizeof(*x));
+}

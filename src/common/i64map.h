@@ -33,4 +33,26 @@ int64_t ns_i64map_get(const struct ns_i64map *m, int64_t key, int64_t missing);
  * false when done. */
 bool ns_i64map_next(const struct ns_i64map *m, size_t *pos, int64_t *key, int64_t *val);
 
+/* An id -> index map built in one go, for ids that count up (Kineto's
+ * External ids, correlations and flow ids: a process's counters): an
+ * array over the ids' range when that range is at most 4 times their
+ * number (plus 4096), 4 bytes an id and read in order, where the hash
+ * map's 16-byte slots, filled at random, missed the cache on every put
+ * and get; the hash map otherwise. */
+struct ns_idindex {
+	int32_t *dense; /* index of id lo + k at [k], -1 if none; NULL: the hash map */
+	int64_t lo, hi;
+	struct ns_i64map hash;
+};
+
+/* Whether element i has an id, and which (*id). */
+typedef bool (*ns_id_of_fn)(const void *ctx, size_t i, int64_t *id);
+
+/* Maps the id of each of elements 0..n-1 (n < INT32_MAX) that has one to
+ * its index; the first one wins on a repeated id. -1 on OOM. */
+int ns_idindex_build(struct ns_idindex *x, size_t n, ns_id_of_fn id_of, const void *ctx);
+/* The index of id, or `missing`. */
+int64_t ns_idindex_get(const struct ns_idindex *x, int64_t id, int64_t missing);
+void ns_idindex_release(struct ns_idindex *x);
+
 #endif

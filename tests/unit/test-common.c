@@ -1,6 +1,7 @@
-/* src/common: the id map (i64map), the string table (strtab) and the keyed
+/* src/common: the id maps (i64map, idindex), the string table (strtab) and the keyed
  * sort (ns_sort_keyed). */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -65,6 +66,56 @@ Test(i64map, growth_keeps_every_entry_and_iteration_sees_each_once)
 	cr_expect_eq(count, n + 1);
 	cr_expect_eq(sum, n * (n - 1) / 2 - 7);
 	ns_i64map_release(&m);
+}
+
+/* ns_idindex over a list of ids (INT64_MIN: the element has none). */
+struct id_list {
+	const int64_t *id;
+};
+
+static bool listed_id(const void *ctx, size_t i, int64_t *id)
+{
+	*id = ((const struct id_list *)ctx)->id[i];
+	return *id != INT64_MIN;
+}
+
+/* The same answers from the array and from the hash map: the first index
+ * of each id, and `missing` for ids not listed, inside the range or out. */
+static void expect_first_index(const int64_t *ids, size_t n, bool dense)
+{
+	struct id_list list = { ids };
+	struct ns_idindex x;
+	cr_assert_eq(ns_idindex_build(&x, n, listed_id, &list), 0);
+	cr_expect_eq(x.dense != NULL, dense, "dense: %d", dense);
+	for (size_t i = 0; i < n; i++) {
+		size_t first = 0;
+		while (ids[i] != INT64_MIN && ids[first] != ids[i])
+			first++;
+		if (ids[i] != INT64_MIN)
+			cr_expect_eq(ns_idindex_get(&x, ids[i], -1), (int64_t)first, "id %" PRId64, ids[i]);
+	}
+	cr_expect_eq(ns_idindex_get(&x, 8, -1), -1, "a hole in the range");
+	cr_expect_eq(ns_idindex_get(&x, INT64_MIN, -1), -1);
+	cr_expect_eq(ns_idindex_get(&x, INT64_MAX, -1), -1);
+	ns_idindex_release(&x);
+}
+
+Test(idindex, counters_get_an_array_and_scattered_ids_the_hash_map)
+{
+	const int64_t counter[] = { 5, 6, INT64_MIN, 5, 9, -3, 7, 9 };
+	const int64_t scattered[] = { 5, INT64_MIN, 5, INT64_C(1) << 40, -3, 7, INT64_MAX - 1, INT64_MIN + 1 };
+	expect_first_index(counter, NS_ARRAY_SIZE(counter), true);
+	expect_first_index(scattered, NS_ARRAY_SIZE(scattered), false);
+}
+
+Test(idindex, no_ids_finds_nothing)
+{
+	const int64_t none[] = { INT64_MIN, INT64_MIN };
+	struct id_list list = { none };
+	struct ns_idindex x;
+	cr_assert_eq(ns_idindex_build(&x, 2, listed_id, &list), 0);
+	cr_expect_eq(ns_idindex_get(&x, 0, -1), -1);
+	ns_idindex_release(&x);
 }
 
 /* An empty text may come without a buffer (the fuzz smoke found
