@@ -26,6 +26,8 @@ struct span {
 	size_t len;
 	bool escaped; /* strings: needs ns_json_unescape */
 	bool is_string;
+	uint8_t num_kind; /* a plain number read as it was walked: 1 + its decimals (num: its digits); else 0 */
+	uint64_t num;
 };
 
 /* The "pid" and "tid" tokens of the last event, as written (when short
@@ -266,10 +268,25 @@ static bool is_integer_token(const struct span *v)
 
 /* Parses a "ts"/"dur" token into ns within +-NS_TIME_LIMIT_NS: 0, -1 for a
  * non-finite value, or an error status. */
+/* A plain number read as it was walked (span.num_kind), in units of
+ * 10^-scale: false when it was not read or does not fit, and the text is
+ * to be parsed (what fast_decimal in numparse.c answers for the text). */
+static inline bool plain_number(const struct span *v, unsigned scale, int64_t *out)
+{
+	static const uint64_t pow10[] = { 1, 10, 100, 1000 };
+	unsigned decimals = v->num_kind - 1u; /* (not read: above every scale) */
+	uint64_t m;
+	if (decimals > scale || __builtin_mul_overflow(v->num, pow10[scale - decimals], &m) || m > (uint64_t)INT64_MAX)
+		return false;
+	*out = (int64_t)m;
+	return true;
+}
+
 static int time_field(struct parser *ps, const struct span *v, const char *key, int64_t *out)
 {
 	char msg[200];
-	if (ns_parse_us_to_ns(v->p, v->len, out) == 0 && *out > -NS_TIME_LIMIT_NS && *out < NS_TIME_LIMIT_NS)
+	if ((plain_number(v, 3, out) || ns_parse_us_to_ns(v->p, v->len, out) == 0) && *out > -NS_TIME_LIMIT_NS &&
+	    *out < NS_TIME_LIMIT_NS)
 		return 0;
 	if (is_nonfinite(v)) /* (which never parses: checked after the common case) */
 		return -1;
@@ -351,9 +368,12 @@ static inline __attribute__((always_inline)) int walk_fields(struct parser *ps, 
 			val.p = p + i + 1;
 			val.len = e - i - 2;
 			val.is_string = true;
+			val.num_kind = 0;
 		} else {
-			/* (numbers, most values after strings, without the general skip) */
-			e = i < n && ns_json_is_digit(p[i]) ? ns_json_skip_number(p, n, i)
+			/* (numbers, most values after strings, without the general
+			 * skip, read as they are scanned: ts, dur and the ids) */
+			val.num_kind = 0;
+			e = i < n && ns_json_is_digit(p[i]) ? ns_json_read_number(p, n, i, &val.num, &val.num_kind)
 							    : ns_json_skip_value(p, n, i, depth + 1);
 			if (!e)
 				return fail_at(ps, p + i, "invalid JSON value");
@@ -395,7 +415,7 @@ static int int_field(struct parser *ps, const struct span *val, const char *val_
 		     int64_t *out)
 {
 	int64_t v;
-	if (ns_parse_int64(val->p, val->len, &v) == 0) {
+	if (plain_number(val, 0, &v) || ns_parse_int64(val->p, val->len, &v) == 0) {
 		*out = v;
 		return 0;
 	}
@@ -1461,7 +1481,7 @@ static int read_top_key(struct parser *ps, ns_str *key_id)
 	int rc = next_value(ps, &start, &end);
 	if (rc)
 		return rc;
-	struct span key = { sc->buf + start + 1, end - start - 2, false, true };
+	struct span key = { .p = sc->buf + start + 1, .len = end - start - 2, .is_string = true };
 	bool esc;
 	ns_json_string_end(sc->buf, end, start, &esc);
 	key.escaped = esc;

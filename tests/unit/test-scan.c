@@ -656,6 +656,43 @@ Test(kineto, unfinished_and_negative_duration)
 	ns_trace_release(&l.t);
 }
 
+/* ts, dur and the ids are read as they are scanned when plain (at most 19
+ * digits, 3 after the point, no exponent) and parsed from the text
+ * otherwise: both give the exact decimal value (ns from µs). */
+Test(kineto, numbers_read_as_walked_or_parsed_give_the_exact_value)
+{
+	static const struct {
+		const char *ts, *dur, *ext;
+		int64_t ts_ns, dur_ns, ext_id;
+	} cases[] = {
+		{ "0", "0.5", "0", 0, 500, 0 },
+		{ "1.2", "12.34", "12.0", 1200, 12340, 12 },
+		{ "1234567890123456.789", "1e3", "9223372036854775807", INT64_C(1234567890123456789), 1000000,
+		  INT64_MAX },
+		{ "1.0005", "1.0015", "1E2", 1000, 1002, 100 }, /* 1000.5 and 1001.5 ns: half to even */
+		{ "0.0001", "2.5e-3", "3000000000000000000", 0, 2, INT64_C(3000000000000000000) }, /* 2.5 ns: 2 */
+	};
+	char text[2048];
+	size_t len = (size_t)snprintf(text, sizeof(text), "{\"traceEvents\": [\n");
+	for (size_t k = 0; k < NS_ARRAY_SIZE(cases); k++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%zu\", \"pid\": 1, \"tid\": 1, "
+					"\"ts\": %s, \"dur\": %s, \"args\": {\"External id\": %s}}%s\n",
+					k, cases[k].ts, cases[k].dur, cases[k].ext, k + 1 < NS_ARRAY_SIZE(cases) ? "," : "");
+	snprintf(text + len, sizeof(text) - len, "]}");
+	struct loaded l;
+	load_ok(&l, write_text("numbers.json", text));
+	for (size_t k = 0; k < NS_ARRAY_SIZE(cases); k++) {
+		char name[16];
+		snprintf(name, sizeof(name), "op%zu", k);
+		const struct ns_event *ev = find_event(&l.t, name, 0);
+		cr_expect_eq(ev->ts_ns, cases[k].ts_ns, "ts %s", cases[k].ts);
+		cr_expect_eq(ev->dur_ns, cases[k].dur_ns, "dur %s", cases[k].dur);
+		cr_expect_eq(ev->external_id, cases[k].ext_id, "External id %s", cases[k].ext);
+	}
+	ns_trace_release(&l.t);
+}
+
 Test(kineto, escaped_names_are_decoded)
 {
 	const char *text =

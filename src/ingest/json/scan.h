@@ -109,6 +109,37 @@ static inline size_t ns_json_skip_number(const char *p, size_t n, size_t i)
 	return i;
 }
 
+/* ns_json_skip_number for a number that starts with a digit (p[i]), which
+ * also reads it when it is plain, as fast_decimal (numparse.c) would:
+ * at most 19 digits, at most 3 after a point, no exponent. *kind is then 1
+ * + the digits after the point and *m the digits as an integer, else 0. */
+static inline size_t ns_json_read_number(const char *p, size_t n, size_t i, uint64_t *m, uint8_t *kind)
+{
+	size_t first = i, decimals = 0;
+	uint64_t v = 0;
+	unsigned d; /* (one unsigned compare a digit) */
+	*kind = 0;
+	if (p[i++] != '0')
+		for (v = (unsigned char)p[i - 1] - '0'; i < n && (d = (unsigned)(unsigned char)p[i] - '0') <= 9; i++)
+			v = v * 10 + d;
+	size_t int_digits = i - first;
+	if (i < n && p[i] == '.') {
+		size_t digits = ++i;
+		for (; i < n && (d = (unsigned)(unsigned char)p[i] - '0') <= 9; i++)
+			v = v * 10 + d;
+		if (i == digits)
+			return 0;
+		decimals = i - digits;
+	}
+	if (i < n && (p[i] == 'e' || p[i] == 'E'))
+		return ns_json_skip_number(p, n, first);
+	if (int_digits + decimals <= 19 && decimals <= 3) {
+		*m = v;
+		*kind = (uint8_t)(decimals + 1);
+	}
+	return i;
+}
+
 /* depth is the nesting level of the value at p[i] (1 at the top): as in
  * ns_scan_value, an object or array below NS_JSON_MAX_DEPTH levels is an
  * error. */
