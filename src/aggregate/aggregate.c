@@ -1464,6 +1464,8 @@ static void add_to_row(struct ns_agg *a, struct ns_avg *r, size_t f)
  * found for each name (most keys are a name and what goes with it, and a
  * row there with the same key saves the hash). */
 struct row_index {
+	struct ns_avg *avgs; /* the rows, first-seen order */
+	size_t n_avgs;
 	struct ns_i64map by_hash;
 	int64_t *chain;     /* next row with the same key hash */
 	size_t cap_rows;    /* of avgs and chain (rows are few: grown, not sized by events) */
@@ -1471,25 +1473,25 @@ struct row_index {
 };
 
 /* The row of key (fevent f's), added if it is new: -1 on OOM. */
-static int64_t row_of(struct ns_agg *a, struct row_index *x, struct ns_avg *key, size_t f)
+static int64_t row_of(const struct ns_agg *a, struct row_index *x, struct ns_avg *key, size_t f)
 {
 	int64_t row = x->last_row[key->key];
-	if (row != NO_INDEX && same_avg_key(&a->avgs[row], key))
+	if (row != NO_INDEX && same_avg_key(&x->avgs[row], key))
 		return row;
 	uint64_t h = avg_key_hash(key);
 	row = ns_i64map_get(&x->by_hash, (int64_t)h, NO_INDEX);
-	while (row != NO_INDEX && !same_avg_key(&a->avgs[row], key))
+	while (row != NO_INDEX && !same_avg_key(&x->avgs[row], key))
 		row = x->chain[row];
 	if (row == NO_INDEX) {
 		/* rows and their chain links grow to the same capacity */
 		size_t cap_chain = x->cap_rows;
-		if (NS_GROW_MIN(a->avgs, x->cap_rows, a->n_avgs + 1, 256) < 0 ||
-		    NS_GROW_MIN(x->chain, cap_chain, a->n_avgs + 1, 256) < 0)
+		if (NS_GROW_MIN(x->avgs, x->cap_rows, x->n_avgs + 1, 256) < 0 ||
+		    NS_GROW_MIN(x->chain, cap_chain, x->n_avgs + 1, 256) < 0)
 			return -1;
-		row = (int64_t)a->n_avgs++;
+		row = (int64_t)x->n_avgs++;
 		key->first = (int64_t)f;
 		key->is_async = a->fevents[f].is_async;
-		a->avgs[row] = *key;
+		x->avgs[row] = *key;
 		x->chain[row] = ns_i64map_get(&x->by_hash, (int64_t)h, NO_INDEX);
 		if (ns_i64map_set(&x->by_hash, (int64_t)h, row))
 			return -1;
@@ -1498,23 +1500,41 @@ static int64_t row_of(struct ns_agg *a, struct row_index *x, struct ns_avg *key,
 	return row;
 }
 
-/* spec A5: group in first-seen order; the first event fixes the row's fields. */
-static int key_averages(struct ns_agg *a)
+/* The rows are made by two threads, each for the names of one half of a
+ * hash (ROW_PARTS): a row's FunctionEvents are all added by one thread, in
+ * fevent order, so its sums are those of one thread; the two lists of rows
+ * are then merged by first FunctionEvent, the first-seen order. (Not when
+ * grouping by stack: stack_prefix interns strings.) */
+enum { ROW_PARTS = 2 };
+
+struct row_work {
+	struct ns_agg *a;
+	const ns_str *extra_of; /* the caller's extra key per fevent, or NULL */
+	unsigned parts;
+	struct row_index x[ROW_PARTS];
+};
+
+static unsigned row_part(const struct row_work *rw, ns_str name)
 {
+	return rw->parts == 1 ? 0 : (unsigned)(((uint64_t)name * 0x9e3779b97f4a7c15ULL) >> 63);
+}
+
+/* spec A5: group in first-seen order; the first event fixes the row's
+ * fields. Each fevent's avg is the row in its part's list. */
+static int rows_of_part(void *ctx, size_t part)
+{
+	struct row_work *rw = ctx;
+	struct ns_agg *a = rw->a;
 	const struct ns_agg_opts *o = &a->opts;
 	struct ns_trace *t = a->trace;
-	struct row_index x = { .last_row = malloc((t->strings.count + 1) * sizeof(*x.last_row)) };
-	ns_str *extra_of = NULL; /* the caller's extra key per fevent */
-	int rc = -1;
-	ns_i64map_init(&x.by_hash);
-	if (!x.last_row || (o->extra_keys && !(extra_of = o->extra_keys(t, a))))
-		goto out;
+	struct row_index *x = &rw->x[part];
+	if (!(x->last_row = malloc((t->strings.count + 1) * sizeof(*x->last_row))))
+		return -1;
 	for (size_t i = 0; i < t->strings.count; i++) /* (names are interned before: ns_aggregate_fevents) */
-		x.last_row[i] = NO_INDEX;
+		x->last_row[i] = NO_INDEX;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
-		fe->avg = NO_INDEX;
-		if (fe->removed)
+		if (fe->removed || row_part(rw, fe->name) != part)
 			continue;
 		struct ns_avg key = { 0 };
 		key.key = fe->name;
@@ -1525,21 +1545,74 @@ static int key_averages(struct ns_agg *a)
 		if (o->group_by & NS_GROUP_SHAPE)
 			key.input_shapes = ns_fevent_shapes(a, fe);
 		if (o->stack_n > 0 && (key.stack = stack_prefix(t, ns_fevent_stack(a, fe), o->stack_n)) == UINT32_MAX)
-			goto out;
-		if (extra_of)
-			key.neff = extra_of[f];
-		int64_t row = row_of(a, &x, &key, f);
+			return -1;
+		if (rw->extra_of)
+			key.neff = rw->extra_of[f];
+		int64_t row = row_of(a, x, &key, f);
 		if (row < 0)
-			goto out;
+			return -1;
 		fe->avg = (int32_t)row;
-		add_to_row(a, &a->avgs[row], f);
+		add_to_row(a, &x->avgs[row], f);
+	}
+	return 0;
+}
+
+/* The parts' rows in first-seen order, into a->avgs, and each fevent's
+ * avg renumbered. */
+static int merge_rows(struct row_work *rw)
+{
+	struct ns_agg *a = rw->a;
+	struct row_index *x = rw->x;
+	int32_t *merged_of[ROW_PARTS] = { NULL };
+	int rc = -1;
+	if (rw->parts == 1) {
+		a->avgs = x[0].avgs, a->n_avgs = x[0].n_avgs;
+		x[0].avgs = NULL;
+	} else {
+		size_t n = x[0].n_avgs + x[1].n_avgs, i = 0, j = 0;
+		if (!(a->avgs = malloc((n + 1) * sizeof(*a->avgs))) ||
+		    !(merged_of[0] = malloc((x[0].n_avgs + 1) * sizeof(int32_t))) ||
+		    !(merged_of[1] = malloc((x[1].n_avgs + 1) * sizeof(int32_t))))
+			goto out;
+		for (size_t k = 0; k < n; k++) {
+			bool left = j == x[1].n_avgs || (i < x[0].n_avgs && x[0].avgs[i].first < x[1].avgs[j].first);
+			merged_of[left ? 0 : 1][left ? i : j] = (int32_t)k;
+			a->avgs[k] = left ? x[0].avgs[i++] : x[1].avgs[j++];
+		}
+		a->n_avgs = n;
+	}
+	for (size_t f = 0; f < a->n_fevents; f++) {
+		struct ns_fevent *fe = &a->fevents[f];
+		fe->avg = fe->removed ? NO_INDEX
+			  : rw->parts == 1 ? fe->avg
+					   : merged_of[row_part(rw, fe->name)][fe->avg];
 	}
 	rc = 0;
 out:
-	free(x.last_row);
-	free(x.chain);
+	free(merged_of[0]);
+	free(merged_of[1]);
+	return rc;
+}
+
+static int key_averages(struct ns_agg *a)
+{
+	const struct ns_agg_opts *o = &a->opts;
+	struct row_work rw = { .a = a, .parts = o->threads >= 2 && o->stack_n <= 0 ? ROW_PARTS : 1 };
+	ns_str *extra_of = NULL;
+	int rc = -1;
+	if (o->extra_keys && !(rw.extra_of = extra_of = o->extra_keys(a->trace, a)))
+		goto out;
+	if (ns_jobs_run(rw.parts, o->threads, rows_of_part, NULL, &rw) || merge_rows(&rw))
+		goto out;
+	rc = 0;
+out:
+	for (unsigned p = 0; p < ROW_PARTS; p++) {
+		free(rw.x[p].avgs);
+		free(rw.x[p].last_row);
+		free(rw.x[p].chain);
+		ns_i64map_release(&rw.x[p].by_hash);
+	}
 	free(extra_of);
-	ns_i64map_release(&x.by_hash);
 	return rc;
 }
 
