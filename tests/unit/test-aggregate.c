@@ -935,6 +935,34 @@ Test(rows, first_event_fixes_the_top_level_parent)
 	release(&f);
 }
 
+/* With two threads the rows are made by name halves and merged: still in
+ * first-seen order (spec A5), each row summing its own events in order. */
+Test(rows, two_threads_keep_the_first_seen_order)
+{
+	static const char *const order[] = { "n5", "n1", "n9", "n3", "n0", "n7", "n2", "n8", "n4", "n6", "n11", "n10" };
+	char events[4096];
+	size_t len = 0;
+	for (size_t round = 0; round < 3; round++) /* each name three times, in this order; k's lasts (k + 1) x 100 ns */
+		for (size_t k = 0; k < NS_ARRAY_SIZE(order); k++)
+			len += (size_t)snprintf(events + len, sizeof(events) - len,
+						"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, "
+						"\"tid\": 1, \"ts\": %zu.000, \"dur\": %zu.%03zu, \"args\": {}},\n",
+						order[k], 10 * (round * NS_ARRAY_SIZE(order) + k), (k + 1) / 10, (k + 1) % 10 * 100);
+	struct ns_agg_opts opts = { .backend_override = -1, .threads = 2 };
+	struct fx f;
+	build(&f, events, &opts);
+	cr_assert_eq(f.a.n_avgs, NS_ARRAY_SIZE(order));
+	for (size_t k = 0; k < NS_ARRAY_SIZE(order); k++) {
+		const struct ns_avg *r = &f.a.avgs[k];
+		cr_expect_str_eq(S(&f, r->key), order[k], "row %zu", k);
+		cr_expect_eq(r->count, 3);
+		cr_expect_eq(r->cpu_ns, 3 * 100 * (int64_t)(k + 1), "row %zu", k);
+	}
+	for (size_t i = 0; i < f.a.n_fevents; i++)
+		cr_expect_eq(f.a.avgs[f.a.fevents[i].avg].key, f.a.fevents[i].name, "fevent %zu's row", i);
+	release(&f);
+}
+
 Test(rows, backends_and_device_types)
 {
 	struct fx f;
