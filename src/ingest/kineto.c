@@ -71,6 +71,8 @@ struct parser {
 	size_t scratch_cap;
 	struct compact_slot *compact; /* COMPACT_SLOTS of them, made on first use; NULL if that failed */
 	bool compact_tried;
+	struct array_seen *arrays; /* ARRAY_SLOTS of them, made on first use; NULL if that failed */
+	bool arrays_tried;
 	char *fixed;          /* UTF-8 repair output */
 	size_t fixed_cap;
 	int64_t dur_sum, bytes_sum; /* over kept events, up to SUM_LIMIT */
@@ -217,6 +219,7 @@ static int intern_compact(struct parser *ps, const char *p, size_t len, ns_str *
 static void release_buffers(struct parser *ps)
 {
 	free(ps->compact);
+	free(ps->arrays);
 	free(ps->scratch);
 	free(ps->fixed);
 	free(ps->meta_text);
@@ -323,12 +326,50 @@ static inline size_t kineto_separator(const char *p, size_t n, size_t i, char se
 	return n - i >= 3 && p[i] == sep && p[i + 1] == ' ' && (unsigned char)p[i + 2] > ' ' ? i + 2 : 0;
 }
 
+/* The arrays of args (shapes, strides, types, concrete inputs, grid,
+ * block) repeat: a few dozen texts make most of a trace's. One that was
+ * skipped once (found to be JSON, in args: at the same depth) is
+ * remembered by its first 16 bytes, and the same bytes again end where it
+ * ended (an array's text ends with it) without being skipped. */
+enum { ARRAY_SLOTS = 1024, ARRAY_TEXT_MAX = 191 };
+
+struct array_seen {
+	uint8_t len; /* 0: none */
+	char text[ARRAY_TEXT_MAX];
+};
+
+/* ns_json_skip_value for the array at p[i] == '[', remembered in arrays
+ * by its first 16 bytes and the array before it in the object (*prev: its
+ * slot); many start alike (["c10::BFloat16", ...), and an op's arrays
+ * come together. */
+static inline size_t skip_array_seen(struct array_seen *arrays, unsigned *prev, const char *p, size_t n, size_t i,
+				     int depth)
+{
+	if (n - i < 16)
+		return ns_json_skip_value(p, n, i, depth);
+	uint64_t head[2];
+	memcpy(head, p + i, sizeof(head));
+	*prev = (unsigned)(((head[0] * 0x9e3779b97f4a7c15ULL) ^ (head[1] * 0xff51afd7ed558ccdULL) ^
+			    (*prev * 0xc4ceb9fe1a85ec53ULL)) >> 54);
+	struct array_seen *a = &arrays[*prev];
+	if (a->len && n - i >= a->len && memcmp(p + i, a->text, a->len) == 0)
+		return i + a->len;
+	size_t e = ns_json_skip_value(p, n, i, depth);
+	if (e && e - i <= ARRAY_TEXT_MAX) {
+		memcpy(a->text, p + i, e - i);
+		a->len = (uint8_t)(e - i);
+	}
+	return e;
+}
+
 /* walk_object's loop, inlined into the walkers of events and their args
  * so that their field functions are inlined too (no indirect call a
  * field: a tenth of a parse). */
 static inline __attribute__((always_inline)) int walk_fields(struct parser *ps, const char *p, size_t n, int depth,
-							      field_fn fn, object_fn take, void *ctx, size_t *end)
+							      struct array_seen *arrays, field_fn fn, object_fn take,
+							      void *ctx, size_t *end)
 {
+	unsigned prev_array = 0; /* (arrays: the slot of the last array) */
 	size_t i = ns_json_skip_ws(p, n, 0);
 	if (i >= n || p[i] != '{')
 		return fail_at(ps, p + i, "expected an object");
@@ -374,7 +415,8 @@ static inline __attribute__((always_inline)) int walk_fields(struct parser *ps, 
 			 * skip, read as they are scanned: ts, dur and the ids) */
 			val.num_kind = 0;
 			e = i < n && ns_json_is_digit(p[i]) ? ns_json_read_number(p, n, i, &val.num, &val.num_kind)
-							    : ns_json_skip_value(p, n, i, depth + 1);
+			    : arrays && i < n && p[i] == '[' ? skip_array_seen(arrays, &prev_array, p, n, i, depth + 1)
+							     : ns_json_skip_value(p, n, i, depth + 1);
 			if (!e)
 				return fail_at(ps, p + i, "invalid JSON value");
 			val.p = p + i;
@@ -402,7 +444,7 @@ static inline __attribute__((always_inline)) int walk_fields(struct parser *ps, 
 static int walk_object(struct parser *ps, const char *p, size_t n, int depth, field_fn fn, object_fn take,
 		       void *ctx, size_t *end)
 {
-	return walk_fields(ps, p, n, depth, fn, take, ctx, end);
+	return walk_fields(ps, p, n, depth, NULL, fn, take, ctx, end);
 }
 
 struct event_fields {
@@ -598,7 +640,11 @@ static int event_object(struct parser *ps, void *ctx, const struct span *key, co
 	if (!span_is(key, "args"))
 		return NOT_TAKEN;
 	reset_args(f->raw); /* a repeated "args": the last one counts, as in Python */
-	int rc = walk_fields(ps, p, n, 2, args_field, NULL, f->raw, len);
+	if (!ps->arrays_tried) {
+		ps->arrays_tried = true;
+		ps->arrays = calloc(ARRAY_SLOTS, sizeof(*ps->arrays));
+	}
+	int rc = walk_fields(ps, p, n, 2, ps->arrays, args_field, NULL, f->raw, len);
 	if (rc == 0) {
 		f->args = (struct span){ .p = p, .len = *len };
 		f->has_args = true;
@@ -694,7 +740,7 @@ static int read_event(struct parser *ps, const char *p, size_t n, struct event_f
 	raw->byte_offset = ps->sc.base + (size_t)(p - ps->sc.buf);
 	raw->line = ps->sc.line;
 	raw->ev.idx = (uint32_t)ps->t->n_trace_events;
-	return walk_fields(ps, p, n, 1, event_field, event_object, f, end);
+	return walk_fields(ps, p, n, 1, NULL, event_field, event_object, f, end);
 }
 
 /* The legacy autograd profiler's export (EventList.export_chrome_trace:

@@ -1422,6 +1422,56 @@ Test(kineto, shapes_read_by_a_cut_attempt_are_interned_again)
 	expect_same_when_cut(text, len, pieces, NS_ARRAY_SIZE(pieces));
 }
 
+/* Arrays of args are remembered by their first bytes (and the array
+ * before them), and the same text again ends where it ended: arrays that
+ * start alike but differ, longer or shorter, keep their own text, read
+ * whole and read in pieces that cut them. */
+static const char *const alike_dims[] = {
+	"[[8, 512, 1024], [3072, 1024]]",
+	"[[8, 512, 1024], [3072, 1024], [3072]]",
+	"[[8, 512, 1024], [3072, 1024]]",
+	"[[8, 512, 1024], [3072, 1024], [3072], []]",
+	"[[8, 512, 1024], [3072, 1024], [3072]]",
+	"[[8, 512, 1024]]",
+	"[[8, 512, 1024], [3072, 1024]]",
+};
+static const char *const alike_dims_compact[] = {
+	"[[8,512,1024],[3072,1024]]",
+	"[[8,512,1024],[3072,1024],[3072]]",
+	"[[8,512,1024],[3072,1024]]",
+	"[[8,512,1024],[3072,1024],[3072],[]]",
+	"[[8,512,1024],[3072,1024],[3072]]",
+	"[[8,512,1024]]",
+	"[[8,512,1024],[3072,1024]]",
+};
+
+Test(kineto, arrays_that_start_alike_keep_their_own_text)
+{
+	char text[8192];
+	uint32_t pieces[16];
+	size_t len = (size_t)snprintf(text, sizeof(text), "{\"traceEvents\": [\n");
+	for (size_t round = 0; round < 2; round++)
+		for (size_t k = 0; k < NS_ARRAY_SIZE(alike_dims); k++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+						"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%zu\", \"pid\": 1, \"tid\": 1, "
+						"\"ts\": %zu, \"dur\": 1, \"args\": {\"Input type\": [\"c10::BFloat16\"], "
+						"\"Input Dims\": %s, \"Ev Idx\": %zu}}%s\n",
+						k, 10 * (round * NS_ARRAY_SIZE(alike_dims) + k), alike_dims[k], k,
+						round == 0 || k + 1 < NS_ARRAY_SIZE(alike_dims) ? "," : "");
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "]}\n");
+	struct loaded l;
+	load_mem(&l, text, len, 0);
+	cr_assert_eq(l.rc, 0, "%s", l.err.msg);
+	cr_assert_eq(l.t.n_events, 2 * NS_ARRAY_SIZE(alike_dims));
+	for (size_t i = 0; i < l.t.n_events; i++)
+		cr_expect_str_eq(S(&l.t, l.t.events[i].input_dims), alike_dims_compact[i % NS_ARRAY_SIZE(alike_dims)],
+				 "event %zu", i);
+	ns_trace_release(&l.t);
+	for (size_t k = 0; k < NS_ARRAY_SIZE(pieces); k++)
+		pieces[k] = (uint32_t)(1 + 5 * k); /* 1 to 76: cut inside the arrays */
+	expect_same_when_cut(text, len, pieces, NS_ARRAY_SIZE(pieces));
+}
+
 /* A file cut off inside an event and padded with NULs (as a crash can
  * leave it) is salvaged up to that event; the cut event's first parse,
  * which reads its Input Dims before failing at the NULs, leaves no string
