@@ -323,7 +323,13 @@ typedef int (*object_fn)(struct parser *ps, void *ctx, const struct span *key, c
  * one compare instead of two whitespace skips; else 0. */
 static inline size_t kineto_separator(const char *p, size_t n, size_t i, char sep)
 {
-	return n - i >= 3 && p[i] == sep && p[i + 1] == ' ' && (unsigned char)p[i + 2] > ' ' ? i + 2 : 0;
+	const char want[2] = { sep, ' ' };
+	uint16_t two, sep_space;
+	if (n - i < 3)
+		return 0;
+	memcpy(&two, p + i, sizeof(two));
+	memcpy(&sep_space, want, sizeof(sep_space));
+	return two == sep_space && (unsigned char)p[i + 2] > ' ' ? i + 2 : 0;
 }
 
 /* The arrays of args (shapes, strides, types, concrete inputs, grid,
