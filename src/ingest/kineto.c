@@ -269,8 +269,6 @@ static bool is_integer_token(const struct span *v)
 	return true;
 }
 
-/* Parses a "ts"/"dur" token into ns within +-NS_TIME_LIMIT_NS: 0, -1 for a
- * non-finite value, or an error status. */
 /* A plain number read as it was walked (span.num_kind), in units of
  * 10^-scale: false when it was not read or does not fit, and the text is
  * to be parsed (what fast_decimal in numparse.c answers for the text). */
@@ -285,6 +283,8 @@ static inline bool plain_number(const struct span *v, unsigned scale, int64_t *o
 	return true;
 }
 
+/* Parses a "ts"/"dur" token into ns within +-NS_TIME_LIMIT_NS: 0, -1 for a
+ * non-finite value, or an error status. */
 static int time_field(struct parser *ps, const struct span *v, const char *key, int64_t *out)
 {
 	char msg[200];
@@ -335,8 +335,8 @@ static inline size_t kineto_separator(const char *p, size_t n, size_t i, char se
 /* The arrays of args (shapes, strides, types, concrete inputs, grid,
  * block) repeat: a few dozen texts make most of a trace's. One that was
  * skipped once (found to be JSON, in args: at the same depth) is
- * remembered by its first 16 bytes, and the same bytes again end where it
- * ended (an array's text ends with it) without being skipped. */
+ * remembered (192 KiB of slots a parse), and the same bytes again end where
+ * it ended (an array's text ends with it) without being skipped. */
 enum { ARRAY_SLOTS = 1024, ARRAY_TEXT_MAX = 191 };
 
 struct array_seen {
