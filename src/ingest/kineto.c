@@ -345,17 +345,18 @@ struct array_seen {
 };
 
 /* ns_json_skip_value for the array at p[i] == '[', remembered in arrays
- * by its first 16 bytes and the array before it in the object (*prev: its
- * slot); many start alike (["c10::BFloat16", ...), and an op's arrays
- * come together. */
+ * by its first 32 bytes and the arrays before it in the object (*prev:
+ * the last one's slot, which they made); many start alike
+ * (["c10::BFloat16", ...), and an op's arrays come together. */
 static inline size_t skip_array_seen(struct array_seen *arrays, unsigned *prev, const char *p, size_t n, size_t i,
 				     int depth)
 {
-	if (n - i < 16)
+	if (n - i < 32)
 		return ns_json_skip_value(p, n, i, depth);
-	uint64_t head[2];
+	uint64_t head[4];
 	memcpy(head, p + i, sizeof(head));
 	*prev = (unsigned)(((head[0] * 0x9e3779b97f4a7c15ULL) ^ (head[1] * 0xff51afd7ed558ccdULL) ^
+			    (head[2] * 0xc2b2ae3d27d4eb4fULL) ^ (head[3] * 0x165667b19e3779f9ULL) ^
 			    (*prev * 0xc4ceb9fe1a85ec53ULL)) >> 54);
 	struct array_seen *a = &arrays[*prev];
 	if (a->len && n - i >= a->len && memcmp(p + i, a->text, a->len) == 0)
