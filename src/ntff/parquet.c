@@ -390,6 +390,8 @@ static int group_field(struct tr *t, void *ctx, int id, int type)
 	struct cc_ctx *c = ctx;
 	size_t n;
 	if (id == 1) {
+		if (c->g->chunks)
+			return tr_fail(t, "a row group with a second list of column chunks");
 		int rc = tr_struct_list(t, type, &n, chunks_begin, chunk_elem, c);
 		if (rc == 0 && !c->g->chunks)
 			return tr_fail(t, "row group with a column count unlike the schema's");
