@@ -51,6 +51,19 @@ int ns_ingest_mem(const void *bytes, size_t len, const char *name, struct ns_tra
 int ns_parse_us_to_ns(const char *tok, size_t len, int64_t *out_ns);
 /* Parses a JSON integer token (also "12.0", or a quoted integer string). */
 int ns_parse_int64(const char *tok, size_t len, int64_t *out);
+/* The common case of both: a plain decimal's digits (at most 19, as an
+ * integer) of which `decimals` follow its point, times 10^scale (scale <=
+ * 3), negated if neg; false when decimals > scale or the result leaves
+ * int64, and the token is then parsed the general way. */
+static inline bool ns_decimal_scaled(uint64_t digits, unsigned decimals, unsigned scale, bool neg, int64_t *out)
+{
+	static const uint64_t pow10[] = { 1, 10, 100, 1000 };
+	uint64_t m;
+	if (decimals > scale || __builtin_mul_overflow(digits, pow10[scale - decimals], &m) || m > (uint64_t)INT64_MAX + neg)
+		return false;
+	*out = neg ? (int64_t)(0 - m) : (int64_t)m;
+	return true;
+}
 
 /* Directories a walk has entered, by (device, inode): with symbolic links a
  * tree can hold a directory more than once, or a loop, which would make a

@@ -274,13 +274,7 @@ static bool is_integer_token(const struct span *v)
  * to be parsed (what fast_decimal in numparse.c answers for the text). */
 static inline bool plain_number(const struct span *v, unsigned scale, int64_t *out)
 {
-	static const uint64_t pow10[] = { 1, 10, 100, 1000 };
-	unsigned decimals = v->num_kind - 1u; /* (not read: above every scale) */
-	uint64_t m;
-	if (decimals > scale || __builtin_mul_overflow(v->num, pow10[scale - decimals], &m) || m > (uint64_t)INT64_MAX)
-		return false;
-	*out = (int64_t)m;
-	return true;
+	return ns_decimal_scaled(v->num, v->num_kind - 1u /* (not read: above every scale) */, scale, false, out);
 }
 
 /* Parses a "ts"/"dur" token into ns within +-NS_TIME_LIMIT_NS: 0, -1 for a

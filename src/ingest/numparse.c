@@ -79,7 +79,6 @@ static int split_number(const char *tok, size_t len, bool *neg, u128 *mant, int 
  * then parses or refuses. */
 static inline bool fast_decimal(const char *tok, size_t len, int scale, int64_t *out)
 {
-	static const uint64_t pow10[] = { 1, 10, 100, 1000 };
 	size_t i = len && tok[0] == '-', first = i, point = len;
 	bool neg = i;
 	uint64_t m = 0;
@@ -90,11 +89,7 @@ static inline bool fast_decimal(const char *tok, size_t len, int scale, int64_t 
 		for (point = i++; i < len && (d = (unsigned)(unsigned char)tok[i] - '0') <= 9; i++)
 			m = m * 10 + d;
 	size_t digits = i - first - (point < len), decimals = point < len ? i - point - 1 : 0;
-	if (i != len || digits == 0 || digits > 19 || decimals > (size_t)scale ||
-	    __builtin_mul_overflow(m, pow10[scale - decimals], &m) || m > (uint64_t)INT64_MAX + neg)
-		return false;
-	*out = neg ? (int64_t)(0 - m) : (int64_t)m;
-	return true;
+	return i == len && digits > 0 && digits <= 19 && ns_decimal_scaled(m, (unsigned)decimals, (unsigned)scale, neg, out);
 }
 
 static int scale_to_int64(bool neg, u128 mant, int exp10, bool sticky, int64_t *out)
