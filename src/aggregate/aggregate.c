@@ -843,10 +843,10 @@ static bool takes_device_work(const struct work *w, size_t f)
 	return fe->device_type == NS_DEV_CPU && !fe->is_async && w->ids[f] > 0;
 }
 
-/* The ids are a process's two correlation counters (its ops', CUPTI's),
- * dense: when their range is at most a few times their number, by_id is
- * made by a counting sort, whose counts stay as id_start (the entries of id
- * i start at id_start[i - id_min]), and recipients needs no search. */
+/* The ids are a process's two correlation counters (its ops', CUPTI's):
+ * when they are dense (ns_ids_dense), by_id is made by a counting sort,
+ * whose counts stay as id_start (the entries of id i start at
+ * id_start[i - id_min]), and recipients needs no search. */
 static int count_by_id(struct work *w)
 {
 	size_t n_fe = w->out->n_fevents;
@@ -856,7 +856,7 @@ static int count_by_id(struct work *w)
 			lo = w->ids[f] < lo ? w->ids[f] : lo;
 			hi = w->ids[f] > hi ? w->ids[f] : hi;
 		}
-	if (w->n_by_id == 0 || (uint64_t)(hi - lo) >= 4 * (uint64_t)w->n_by_id + 4096)
+	if (!ns_ids_dense(lo, hi, w->n_by_id))
 		return 1;
 	size_t range = (size_t)(hi - lo) + 1;
 	if (!(w->id_start = calloc(range + 1, sizeof(*w->id_start))))

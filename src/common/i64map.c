@@ -120,7 +120,7 @@ int ns_idindex_build(struct ns_idindex *x, size_t n, ns_id_of_fn id_of, const vo
 			x->lo = id < x->lo ? id : x->lo;
 			x->hi = id > x->hi ? id : x->hi;
 		}
-	if (count && (uint64_t)x->hi - (uint64_t)x->lo < 4 * (uint64_t)count + 4096) {
+	if (ns_ids_dense(x->lo, x->hi, count)) {
 		size_t range = (size_t)((uint64_t)x->hi - (uint64_t)x->lo) + 1;
 		if (!(x->dense = malloc(range * sizeof(*x->dense))))
 			return -1;

@@ -33,12 +33,18 @@ int64_t ns_i64map_get(const struct ns_i64map *m, int64_t key, int64_t missing);
  * false when done. */
 bool ns_i64map_next(const struct ns_i64map *m, size_t *pos, int64_t *key, int64_t *val);
 
+/* Whether count ids in [lo, hi] are dense enough to be indexed by an array
+ * over their range: at most 4 times their number, plus 4096. */
+static inline bool ns_ids_dense(int64_t lo, int64_t hi, size_t count)
+{
+	return count && (uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)count + 4096;
+}
+
 /* An id -> index map built in one go, for ids that count up (Kineto's
  * External ids, correlations and flow ids: a process's counters): an
- * array over the ids' range when that range is at most 4 times their
- * number (plus 4096), 4 bytes an id and read in order, where the hash
- * map's 16-byte slots, filled at random, missed the cache on every put
- * and get; the hash map otherwise. */
+ * array over the ids' range when they are dense (ns_ids_dense), 4 bytes
+ * an id and read in order, where the hash map's 16-byte slots, filled at
+ * random, missed the cache on every put and get; the hash map otherwise. */
 struct ns_idindex {
 	int32_t *dense; /* index of id lo + k at [k], -1 if none; NULL: the hash map */
 	int64_t lo, hi;
