@@ -607,7 +607,7 @@ out:
 }
 
 /* The events that become fevents, in trace order (w->order), and the
- * memory and OOM records (w->recs). */
+ * memory records (w->recs) and OOM records (w->ooms). */
 static int collect_fevents(struct work *w)
 {
 	struct ns_trace *t = w->t;
