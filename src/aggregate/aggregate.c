@@ -1520,7 +1520,8 @@ static unsigned row_part(const struct row_work *rw, ns_str name)
 }
 
 /* spec A5: group in first-seen order; the first event fixes the row's
- * fields. Each fevent's avg is the row in its part's list. */
+ * fields. Each fevent's avg is the row in its part's list (-1 if removed:
+ * part 0 writes those). */
 static int rows_of_part(void *ctx, size_t part)
 {
 	struct row_work *rw = ctx;
@@ -1534,7 +1535,12 @@ static int rows_of_part(void *ctx, size_t part)
 		x->last_row[i] = NO_INDEX;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
-		if (fe->removed || row_part(rw, fe->name) != part)
+		if (fe->removed) {
+			if (part == 0)
+				fe->avg = NO_INDEX;
+			continue;
+		}
+		if (row_part(rw, fe->name) != part)
 			continue;
 		struct ns_avg key = { 0 };
 		key.key = fe->name;
@@ -1558,34 +1564,33 @@ static int rows_of_part(void *ctx, size_t part)
 }
 
 /* The parts' rows in first-seen order, into a->avgs, and each fevent's
- * avg renumbered. */
+ * avg renumbered (one part: its rows, as they are). */
 static int merge_rows(struct row_work *rw)
 {
 	struct ns_agg *a = rw->a;
 	struct row_index *x = rw->x;
 	int32_t *merged_of[ROW_PARTS] = { NULL };
+	size_t n = x[0].n_avgs + x[1].n_avgs, i = 0, j = 0;
 	int rc = -1;
 	if (rw->parts == 1) {
 		a->avgs = x[0].avgs, a->n_avgs = x[0].n_avgs;
 		x[0].avgs = NULL;
-	} else {
-		size_t n = x[0].n_avgs + x[1].n_avgs, i = 0, j = 0;
-		if (!(a->avgs = malloc((n + 1) * sizeof(*a->avgs))) ||
-		    !(merged_of[0] = malloc((x[0].n_avgs + 1) * sizeof(int32_t))) ||
-		    !(merged_of[1] = malloc((x[1].n_avgs + 1) * sizeof(int32_t))))
-			goto out;
-		for (size_t k = 0; k < n; k++) {
-			bool left = j == x[1].n_avgs || (i < x[0].n_avgs && x[0].avgs[i].first < x[1].avgs[j].first);
-			merged_of[left ? 0 : 1][left ? i : j] = (int32_t)k;
-			a->avgs[k] = left ? x[0].avgs[i++] : x[1].avgs[j++];
-		}
-		a->n_avgs = n;
+		return 0;
 	}
+	if (!(a->avgs = malloc((n + 1) * sizeof(*a->avgs))) ||
+	    !(merged_of[0] = malloc((x[0].n_avgs + 1) * sizeof(int32_t))) ||
+	    !(merged_of[1] = malloc((x[1].n_avgs + 1) * sizeof(int32_t))))
+		goto out;
+	for (size_t k = 0; k < n; k++) {
+		bool left = j == x[1].n_avgs || (i < x[0].n_avgs && x[0].avgs[i].first < x[1].avgs[j].first);
+		merged_of[left ? 0 : 1][left ? i : j] = (int32_t)k;
+		a->avgs[k] = left ? x[0].avgs[i++] : x[1].avgs[j++];
+	}
+	a->n_avgs = n;
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		struct ns_fevent *fe = &a->fevents[f];
-		fe->avg = fe->removed ? NO_INDEX
-			  : rw->parts == 1 ? fe->avg
-					   : merged_of[row_part(rw, fe->name)][fe->avg];
+		if (!fe->removed)
+			fe->avg = merged_of[row_part(rw, fe->name)][fe->avg];
 	}
 	rc = 0;
 out:
