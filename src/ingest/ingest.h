@@ -24,10 +24,13 @@ struct ns_ingest_opts {
 	ns_flow_sink flow_sink;
 	void *sink_ctx;
 	/* One file on two cores: a plain file (or bytes) of at least split_min
-	 * bytes (0: never), read without sinks, has the second part of its
-	 * traceEvents parsed by a thread of its own (split_permille of the way
-	 * from the array's start, 0: half-way); the result is the same. */
+	 * bytes (0: never), read without sinks, has its traceEvents cut into
+	 * split_parts parts (0: one each 16 MiB, 2 to 64) that a second thread
+	 * parses while the main one reads from the start, the first of them
+	 * split_permille of the way from the array's start (0: an even cut);
+	 * the result is the same. */
 	uint64_t split_min;
+	uint32_t split_parts;
 	uint32_t split_permille;
 	/* optional progress: bytes of input consumed so far, total input size */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);

@@ -83,8 +83,10 @@ struct parser {
 	size_t meta_text_cap;
 	uint64_t next_progress;
 	struct ns_error *err;
-	struct split *split;       /* the main parse of a split file, until it reaches the part */
-	uint64_t split_check;      /* (the offset from which it looks for the part's start) */
+	struct split *split;       /* a split file's parts (the main parse's, or a part's parse) */
+	uint64_t split_check;      /* (the offset from which it looks for part split_next's start) */
+	size_t split_next;
+	bool in_part;              /* the parse of a part, on the second thread */
 	const atomic_bool *stop;   /* the part's parse: set when it is not needed */
 	bool named_empty;          /* a thread_name event named a thread "" */
 };
@@ -1212,8 +1214,10 @@ static int next_event(struct parser *ps, struct event_fields *f, struct ns_row_e
 	return read_event(ps, sc->buf + *start, *end - *start, f, raw, &len);
 }
 
-static int split_reached(struct parser *ps);
-#define SPLIT_APPENDED (-2) /* split_reached: the array is read */
+static int boundary_reached(struct parser *ps);
+/* boundary_reached: the main parse appended the part that ends the array,
+ * or a part's parse arrived at the next part's start */
+#define SPLIT_READ (-2)
 
 /* Streams the elements of an array from the scanner position (at the first
  * one) through its closing ']'. */
@@ -1228,8 +1232,8 @@ static int parse_elements(struct parser *ps)
 		int rc;
 		if (ps->stop && atomic_load_explicit(ps->stop, memory_order_relaxed))
 			return NS_ERR_IO; /* (the part's parse, not needed: nothing is reported) */
-		if (ps->split && sc->base + sc->pos >= ps->split_check && (rc = split_reached(ps)))
-			return rc == SPLIT_APPENDED ? 0 : rc;
+		if (ps->split && sc->base + sc->pos >= ps->split_check && (rc = boundary_reached(ps)))
+			return rc == SPLIT_READ ? 0 : rc;
 		rc = next_event(ps, &f, &raw, &start, &end);
 		if (rc == NS_SCAN_TRUNCATED) {
 			note_truncation(ps, sc->base + sc->pos);
@@ -1255,49 +1259,75 @@ static int parse_elements(struct parser *ps)
 	}
 }
 
-/* One file on two cores (docs/performance.md "One file on two cores"): a
- * thread parses traceEvents from the first element boundary it finds past
- * `from` into a trace of its own (the part), while the main parse reads up
- * to it. The boundary is a guess ('}' ',' '{' with only whitespace between
- * may lie inside a string): it stands only if the main parse, element by
- * element, arrives at that very ','. Then the part is appended to the
- * trace as if the main parse had gone on through it (ns_trace_append: its
- * strings, threads and events in the order that parse would have added
- * them), and the main parse resumes after the array. Anything else (no
- * boundary, a wrong one, the part damaged, cut or with what appending
- * cannot reproduce) drops the part and the main parse reads on itself, so
- * the result is always the single-threaded one. */
+/* One file on two cores (docs/performance.md "One file on two cores"):
+ * traceEvents is cut into parts at element boundaries, and a second thread
+ * parses parts from the last one backwards, each into a trace of its own,
+ * from its boundary to the next part's (or the array's ']'), while the
+ * main parse reads from the start. A boundary is a guess ('}' ',' '{' with
+ * only whitespace between may lie inside a string): a part is used only
+ * when the main parse, element by element, arrives at its very ',', either
+ * by reading or at the end of a part it used. Then the part is appended to
+ * the trace as if the main parse had read it (ns_trace_append: its strings,
+ * threads and events in the order that parse would have added them), and
+ * the main parse goes on from the part's end. A part the other thread has
+ * not begun is read by the main parse itself, and so is one that cannot be
+ * used (damaged, cut, or with what appending cannot reproduce), so the
+ * result is always the single-threaded one. Many parts, not two, because
+ * the two threads do not read a byte equally fast (the second half of a
+ * Kineto file, CUPTI's records, is cheaper than PyTorch's ops, and the
+ * cores of a shared machine are not equally fast): they meet wherever they
+ * meet, and the main parse waits at most for the one part being read. */
+#define SPLIT_PART_BYTES (16u << 20) /* the parts' size when not asked */
+#define SPLIT_PARTS_MAX 64
+#define SPLIT_SEARCH_MAX (16u << 20) /* bytes searched for a boundary */
+
+enum part_state {
+	PART_WAITING,
+	PART_READING, /* by the second thread */
+	PART_READ,
+	PART_MAIN,    /* read by the main parse itself */
+};
+
+struct split_part {
+	uint64_t comma;         /* the ',' before its first element */
+	enum part_state state;  /* (under split.lock) */
+	struct ns_trace t;
+	bool whole;             /* read to its end without error or cut */
+	size_t next;            /* the part at whose start it ended, or split.n: the array's ']' */
+	uint64_t end, end_line, end_line_start; /* where it ended, lines from the ',' */
+	int64_t dur_sum, bytes_sum;
+	bool named_empty;
+	struct ns_error err;
+};
+
 struct split {
 	pthread_t thread;
 	bool started;
 	struct ns_source *src;      /* the thread's reader over the same bytes */
 	const char *path;
-	uint64_t from;
 	struct ns_ingest_opts opts; /* the main parse's, without sinks or progress */
-	pthread_mutex_t lock;
-	pthread_cond_t searched;
-	bool search_done;           /* (under lock) comma is known */
-	uint64_t comma;             /* offset of the ',' before the boundary, or UINT64_MAX */
 	atomic_bool stop;
-	struct ns_trace part;
-	int rc;                     /* the part's parse: 0 = through the closing ']', whole */
-	struct ns_error err;
-	uint64_t end, end_line, end_line_start; /* past the ']', lines from the ',' */
-	int64_t dur_sum, bytes_sum;
-	bool named_empty;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool search_done;           /* (under lock) the parts' boundaries are known */
+	size_t n;                   /* parts with a boundary, in file order */
+	uint64_t *from;             /* n_from places to look for one from (then n <= n_from) */
+	size_t n_from;
+	struct split_part part[];
 };
 
-#define SPLIT_SEARCH_MAX (16u << 20) /* bytes searched for a boundary */
-
 /* The offset of the ',' of the first "}" "," "{" (whitespace allowed
- * between) at or after sp->from, or UINT64_MAX. */
-static uint64_t split_find(struct split *sp)
+ * between) whose ',' lies in [from, limit), or UINT64_MAX. */
+static uint64_t split_find(struct split *sp, uint64_t from, uint64_t limit)
 {
 	char buf[1 << 16];
-	uint64_t at = sp->from, comma = UINT64_MAX;
+	uint64_t at = from, comma = UINT64_MAX;
 	int state = 0; /* 0: before '}', 1: after it, 2: after the ',' */
-	while (at - sp->from < SPLIT_SEARCH_MAX) {
-		ssize_t got = ns_source_read(sp->src, buf, sizeof(buf), &sp->err);
+	struct ns_error err = { 0 };
+	if (ns_source_seek(sp->src, from, &err))
+		return UINT64_MAX;
+	while (at < limit || state == 2) {
+		ssize_t got = ns_source_read(sp->src, buf, sizeof(buf), &err);
 		if (got <= 0)
 			break;
 		for (ssize_t i = 0; i < got; i++, at++) {
@@ -1305,11 +1335,13 @@ static uint64_t split_find(struct split *sp)
 			if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
 				if (state == 0)
 					continue;
-			} else if (state == 1 && c == ',') {
+			} else if (state == 1 && c == ',' && at < limit) {
 				state = 2;
 				comma = at;
 			} else if (state == 2 && c == '{') {
 				return comma;
+			} else if (at >= limit) {
+				return UINT64_MAX;
 			} else {
 				state = c == '}';
 			}
@@ -1318,38 +1350,84 @@ static uint64_t split_find(struct split *sp)
 	return UINT64_MAX;
 }
 
+/* The part's parse has arrived at or past the next part's start: 0 to read
+ * on, SPLIT_READ when at that very ','. */
+static int part_reached(struct parser *ps, uint64_t here)
+{
+	const struct split *sp = ps->split;
+	while (ps->split_next < sp->n && sp->part[ps->split_next].comma + 1 < here)
+		ps->split_next++; /* (a boundary inside an element: read on to the one after) */
+	if (ps->split_next < sp->n && sp->part[ps->split_next].comma + 1 == here)
+		return SPLIT_READ;
+	ps->split_check = ps->split_next < sp->n ? sp->part[ps->split_next].comma + 1 : UINT64_MAX;
+	return 0;
+}
+
+static void read_part(struct split *sp, size_t i)
+{
+	struct split_part *pt = &sp->part[i];
+	struct parser ps = { .t = &pt->t, .opts = &sp->opts, .err = &pt->err, .stop = &sp->stop,
+			     .split = sp, .split_next = i + 1, .in_part = true };
+	ps.split_check = i + 1 < sp->n ? sp->part[i + 1].comma + 1 : UINT64_MAX;
+	int rc = ns_scan_init(&ps.sc, sp->path, sp->src, &pt->err);
+	if (!rc && !(rc = ns_scan_seek(&ps.sc, pt->comma + 1, 1, pt->comma + 1, &pt->err)))
+		rc = parse_elements(&ps);
+	pt->end = ps.sc.base + ps.sc.pos;
+	pt->next = ps.split_next < sp->n && pt->end == sp->part[ps.split_next].comma + 1 ? ps.split_next : sp->n;
+	pt->end_line = ps.sc.line;
+	pt->end_line_start = ps.sc.line_start;
+	pt->dur_sum = ps.dur_sum;
+	pt->bytes_sum = ps.bytes_sum;
+	pt->named_empty = ps.named_empty;
+	/* (cut or damaged: the main parse finds and tells where) */
+	pt->whole = rc == 0 && pt->t.truncated_at < 0;
+	ns_scan_release(&ps.sc);
+	release_buffers(&ps);
+}
+
+/* The second thread: finds the boundaries, then reads the parts from the
+ * last one back, until it meets the main parse. */
 static void *split_main(void *arg)
 {
 	struct split *sp = arg;
-	uint64_t comma = split_find(sp);
+	size_t n = 0;
+	for (size_t i = 0; i < sp->n_from; i++) {
+		uint64_t limit = i + 1 < sp->n_from ? sp->from[i + 1] : UINT64_MAX;
+		if (limit - sp->from[i] > SPLIT_SEARCH_MAX)
+			limit = sp->from[i] + SPLIT_SEARCH_MAX;
+		uint64_t comma = split_find(sp, sp->from[i], limit);
+		if (comma != UINT64_MAX)
+			sp->part[n++].comma = comma;
+	}
 	pthread_mutex_lock(&sp->lock);
-	sp->comma = comma;
+	sp->n = n;
 	sp->search_done = true;
-	pthread_cond_signal(&sp->searched);
+	for (;;) {
+		pthread_cond_broadcast(&sp->changed);
+		while (n > 0 && sp->part[n - 1].state != PART_WAITING)
+			n--;
+		if (n == 0 || atomic_load(&sp->stop))
+			break;
+		sp->part[n - 1].state = PART_READING;
+		pthread_mutex_unlock(&sp->lock);
+		read_part(sp, n - 1);
+		pthread_mutex_lock(&sp->lock);
+		sp->part[n - 1].state = PART_READ;
+	}
 	pthread_mutex_unlock(&sp->lock);
-	sp->rc = NS_ERR_IO;
-	if (comma == UINT64_MAX)
-		return NULL;
-	struct parser ps = { .t = &sp->part, .opts = &sp->opts, .err = &sp->err, .stop = &sp->stop };
-	int rc = ns_scan_init(&ps.sc, sp->path, sp->src, &sp->err);
-	if (!rc && !(rc = ns_scan_seek(&ps.sc, comma + 1, 1, comma + 1, &sp->err)))
-		rc = parse_elements(&ps);
-	sp->end = ps.sc.base + ps.sc.pos;
-	sp->end_line = ps.sc.line;
-	sp->end_line_start = ps.sc.line_start;
-	sp->dur_sum = ps.dur_sum;
-	sp->bytes_sum = ps.bytes_sum;
-	sp->named_empty = ps.named_empty;
-	/* (cut or damaged: the main parse finds and tells where) */
-	sp->rc = rc == 0 && sp->part.truncated_at < 0 ? 0 : NS_ERR_IO;
-	ns_scan_release(&ps.sc);
-	release_buffers(&ps);
 	return NULL;
 }
 
-/* Starts the part's thread for a large seekable file, from `permille` of
- * the way from here (the array's first element) to the end; quietly none
- * when it cannot be had. */
+/* x * num / den without overflow, for num <= den < 2^32. */
+static uint64_t scaled(uint64_t x, uint64_t num, uint64_t den)
+{
+	return x / den * num + x % den * num / den;
+}
+
+/* Starts the second thread for a large seekable file; quietly none when it
+ * cannot be had. The first part after the main parse's starts split_permille
+ * of the way from here (the array's first element) to the end, and the rest
+ * of the way is cut evenly. */
 static void split_start(struct parser *ps)
 {
 	const struct ns_ingest_opts *o = ps->opts;
@@ -1358,29 +1436,36 @@ static void split_start(struct parser *ps)
 	if (!o || !o->split_min || o->sink || o->flow_sink || !ns_source_seekable(sc->src) || size < o->split_min ||
 	    size <= here)
 		return;
-	struct split *sp = calloc(1, sizeof(*sp));
+	uint64_t span = size - here, parts = o->split_parts ? o->split_parts : span / SPLIT_PART_BYTES;
+	parts = parts < 2 ? 2 : parts > SPLIT_PARTS_MAX ? SPLIT_PARTS_MAX : parts;
+	uint32_t first = o->split_permille && o->split_permille < 1000 ? o->split_permille : (uint32_t)(1000 / parts);
+	struct split *sp = calloc(1, sizeof(*sp) + (parts - 1) * sizeof(sp->part[0]));
 	struct ns_error err = { 0 };
-	if (!sp)
+	if (!sp || !(sp->from = malloc((parts - 1) * sizeof(*sp->from)))) {
+		free(sp);
 		return;
-	uint32_t permille = o->split_permille && o->split_permille < 1000 ? o->split_permille : 500;
+	}
+	sp->n_from = parts - 1;
+	for (size_t i = 0; i < sp->n_from; i++) {
+		sp->from[i] = here + scaled(span, first * (parts - 1) + (1000 - first) * i, 1000 * (parts - 1));
+		ns_trace_init(&sp->part[i].t);
+	}
 	sp->path = sc->path;
-	sp->from = here + (size - here) / 1000 * permille + (size - here) % 1000 * permille / 1000;
 	sp->opts = *o;
 	sp->opts.progress = NULL;
-	ns_trace_init(&sp->part);
 	pthread_mutex_init(&sp->lock, NULL);
-	pthread_cond_init(&sp->searched, NULL);
+	pthread_cond_init(&sp->changed, NULL);
 	atomic_init(&sp->stop, false);
 	ps->split = sp;
-	ps->split_check = sp->from;
-	if (ns_source_open_at(sc->src, sp->from, &sp->src, &err) == 0 &&
+	ps->split_check = sp->from[0];
+	if (ns_source_open_at(sc->src, sp->from[0], &sp->src, &err) == 0 &&
 	    pthread_create(&sp->thread, NULL, split_main, sp) == 0)
 		sp->started = true;
 	else
 		ps->split_check = UINT64_MAX; /* (never reached: dropped at the end) */
 }
 
-/* Stops the part's thread, if any, and forgets the part. */
+/* Stops the second thread, if any, and forgets the parts. */
 static void split_drop(struct parser *ps)
 {
 	struct split *sp = ps->split;
@@ -1391,9 +1476,11 @@ static void split_drop(struct parser *ps)
 		pthread_join(sp->thread, NULL);
 	}
 	ns_source_close(sp->src);
-	ns_trace_release(&sp->part);
+	for (size_t i = 0; i < sp->n_from; i++)
+		ns_trace_release(&sp->part[i].t);
 	pthread_mutex_destroy(&sp->lock);
-	pthread_cond_destroy(&sp->searched);
+	pthread_cond_destroy(&sp->changed);
+	free(sp->from);
 	free(sp);
 	ps->split = NULL;
 }
@@ -1403,51 +1490,74 @@ static void split_drop(struct parser *ps)
  * of doubles depend on the order; a thread named "" over a name) makes the
  * main parse read it itself, and so do sums past the limits, for the
  * error to name the event. */
-static bool split_usable(const struct parser *ps, const struct split *sp)
+static bool part_usable(const struct parser *ps, const struct split_part *pt)
 {
-	return sp->rc == 0 && sp->part.n_counters == 0 && sp->part.n_counter_values == 0 && sp->part.n_xwarn == 0 &&
-	       !sp->named_empty && sp->dur_sum <= SUM_LIMIT - ps->dur_sum &&
-	       sp->bytes_sum <= SUM_LIMIT - ps->bytes_sum;
+	return pt->whole && pt->t.n_counters == 0 && pt->t.n_counter_values == 0 && pt->t.n_xwarn == 0 &&
+	       !pt->named_empty && pt->dur_sum <= SUM_LIMIT - ps->dur_sum &&
+	       pt->bytes_sum <= SUM_LIMIT - ps->bytes_sum;
 }
 
-/* The main parse at sp->from or past it, before an element: SPLIT_APPENDED
- * when the part was appended (the array is read), 0 to read on, else an
- * error. */
+/* Appends a part read by the second thread at the main parse's position
+ * (its start), and moves the main parse to its end. */
+static int append_part(struct parser *ps, struct split_part *pt)
+{
+	struct ns_scan *sc = &ps->sc;
+	if (ns_trace_append(ps->t, &pt->t))
+		return ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", ps->t->path,
+				    ps->t->n_events);
+	if (ps->t->split_at < 0)
+		ps->t->split_at = (int64_t)(sc->base + sc->pos);
+	ps->dur_sum += pt->dur_sum;
+	ps->bytes_sum += pt->bytes_sum;
+	ns_trace_release(&pt->t);
+	return ns_scan_seek(sc, pt->end, sc->line + pt->end_line - 1,
+			    pt->end_line > 1 ? pt->end_line_start : sc->line_start, ps->err);
+}
+
+/* The main parse at or past the next part's start, before an element:
+ * SPLIT_READ when it appended the part that ends the array, 0 to read on
+ * (the parts it used appended), else an error. */
 static int split_reached(struct parser *ps)
 {
 	struct split *sp = ps->split;
 	struct ns_scan *sc = &ps->sc;
-	uint64_t here = sc->base + sc->pos;
 	int rc = 0;
 	pthread_mutex_lock(&sp->lock);
 	while (!sp->search_done)
-		pthread_cond_wait(&sp->searched, &sp->lock);
+		pthread_cond_wait(&sp->changed, &sp->lock);
+	for (;;) {
+		uint64_t here = sc->base + sc->pos;
+		while (ps->split_next < sp->n && sp->part[ps->split_next].comma + 1 < here)
+			ps->split_next++; /* (inside an element: not a boundary) */
+		struct split_part *pt = ps->split_next < sp->n ? &sp->part[ps->split_next] : NULL;
+		if (!pt || pt->comma + 1 > here) {
+			ps->split_check = pt ? pt->comma + 1 : UINT64_MAX;
+			break;
+		}
+		if (pt->state == PART_WAITING)
+			pt->state = PART_MAIN;
+		while (pt->state == PART_READING)
+			pthread_cond_wait(&sp->changed, &sp->lock);
+		if (pt->state != PART_READ || !part_usable(ps, pt)) {
+			ps->split_next++; /* (read on through it) */
+			continue;
+		}
+		pthread_mutex_unlock(&sp->lock);
+		rc = append_part(ps, pt);
+		pthread_mutex_lock(&sp->lock);
+		if (rc || pt->next == sp->n) {
+			rc = rc ? rc : SPLIT_READ;
+			break;
+		}
+		ps->split_next = pt->next;
+	}
 	pthread_mutex_unlock(&sp->lock);
-	if (sp->comma != UINT64_MAX && ps->split_check != sp->comma + 1) {
-		ps->split_check = sp->comma + 1;
-		if (here < ps->split_check)
-			return 0;
-	}
-	if (sp->comma == UINT64_MAX || here != sp->comma + 1) { /* (none, or inside an element) */
-		split_drop(ps);
-		return 0;
-	}
-	pthread_join(sp->thread, NULL);
-	sp->started = false;
-	if (split_usable(ps, sp)) {
-		if (ns_trace_append(ps->t, &sp->part))
-			rc = ns_error_set(ps->err, NS_ERR_NOMEM, "%s: out of memory after %zu events", ps->t->path,
-					  ps->t->n_events);
-		else
-			rc = ns_scan_seek(sc, sp->end, sc->line + sp->end_line - 1,
-					  sp->end_line > 1 ? sp->end_line_start : sc->line_start, ps->err);
-		ps->t->split_at = (int64_t)here;
-		ps->dur_sum += sp->dur_sum;
-		ps->bytes_sum += sp->bytes_sum;
-		rc = rc ? rc : SPLIT_APPENDED;
-	}
-	split_drop(ps);
 	return rc;
+}
+
+static int boundary_reached(struct parser *ps)
+{
+	return ps->in_part ? part_reached(ps, ps->sc.base + ps->sc.pos) : split_reached(ps);
 }
 
 /* Streams the array at the scanner position (which is at '['). */

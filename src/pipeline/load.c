@@ -242,7 +242,7 @@ struct parse_run {
 	uint64_t max_out;
 	uint32_t max_ratio;
 	uint64_t split_min;      /* ns_ingest_opts: a core to spare for each trace, else 0 */
-	uint32_t split_permille;
+	uint32_t split_permille, split_parts;
 	struct sink *sk;
 	struct progress *prog;
 	struct ns_run *run;
@@ -279,6 +279,7 @@ static int parse_one(void *ctx, size_t i)
 	} else {
 		io.split_min = pr->split_min;
 		io.split_permille = pr->split_permille;
+		io.split_parts = pr->split_parts;
 	}
 	if ((rc = ns_ingest_file(pr->paths[i], t, &io, &p->warn, &p->err)))
 		return rc;
@@ -362,7 +363,8 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 	warn_user(o, &env_warn);
 	pr.parallel = jobs > 1 && n > 1;
 	/* one file on two cores when there are more cores than traces (tests
-	 * force it on small files, and pick where: NEURON_STATS_SPLIT_AT) */
+	 * force it on small files, and pick the parts: NEURON_STATS_SPLIT_PARTS
+	 * and _AT) */
 	if (o->jobs > n) {
 		memset(&env_warn, 0, sizeof(env_warn));
 		pr.split_min = ns_env_size("NEURON_STATS_SPLIT_MIN", UINT64_MAX, &env_warn);
@@ -370,6 +372,9 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		warn_user(o, &env_warn);
 		memset(&env_warn, 0, sizeof(env_warn));
 		pr.split_permille = (uint32_t)ns_env_size("NEURON_STATS_SPLIT_AT", 999, &env_warn);
+		warn_user(o, &env_warn);
+		memset(&env_warn, 0, sizeof(env_warn));
+		pr.split_parts = (uint32_t)ns_env_size("NEURON_STATS_SPLIT_PARTS", 64, &env_warn);
 		warn_user(o, &env_warn);
 	}
 	run->traces = calloc(n, sizeof(*run->traces));

@@ -6,9 +6,10 @@
  *   input) gives the same result, message, byte offsets and strings as
  *   reading it whole (the scanner's refill logic, and the event parser's
  *   second attempt when an event was cut at the end of the buffer);
- * - parsing it with the second part of traceEvents read by a second thread
- *   (ingest's split, from a point derived from the input) gives the same
- *   result, message and trace as one thread does;
+ * - parsing it with traceEvents cut into parts that a second thread reads
+ *   (ingest's split: the number of parts and where the first starts derived
+ *   from the input) gives the same result, message and trace as one thread
+ *   does;
  * - every interned string is valid UTF-8 (invalid bytes become U+FFFD);
  * - every report is valid UTF-8 and the JSON report parses as JSON;
  * - the event sink sees every traceEvents element once, in file order;
@@ -50,10 +51,10 @@ struct result {
 
 /* chunk: the most bytes a read gives (0: any); split_permille: no sink
  * (the split needs none), and a split from there (SPLIT_NONE: none; 0:
- * the sink, no split). */
+ * the sink, no split) into split_parts parts. */
 #define SPLIT_NONE 1000
-static void ingest(const uint8_t *data, size_t size, uint32_t chunk, uint32_t split_permille, struct ns_trace *t,
-		   struct result *r)
+static void ingest(const uint8_t *data, size_t size, uint32_t chunk, uint32_t split_permille, uint32_t split_parts,
+		   struct ns_trace *t, struct result *r)
 {
 	struct ns_ingest_opts o = {
 		.max_decompressed = 64u << 20,
@@ -62,6 +63,7 @@ static void ingest(const uint8_t *data, size_t size, uint32_t chunk, uint32_t sp
 		.sink = split_permille ? NULL : sink,
 		.split_min = split_permille && split_permille != SPLIT_NONE ? 1 : 0,
 		.split_permille = split_permille,
+		.split_parts = split_parts,
 	};
 	memset(r, 0, sizeof(*r));
 	o.sink_ctx = &r->sink;
@@ -177,17 +179,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ns_trace t, t2;
 	struct result r1, r2;
 
-	ingest(data, size, 0, 0, &t, &r1);
+	ingest(data, size, 0, 0, 0, &t, &r1);
 	/* pieces of 1..64 bytes; larger for large inputs, since a value cut
 	 * across reads is rescanned from its start after each one */
-	ingest(data, size, (uint32_t)(1 + h % 64 + size / 256), 0, &t2, &r2);
+	ingest(data, size, (uint32_t)(1 + h % 64 + size / 256), 0, 0, &t2, &r2);
 	expect_same_parse("in pieces", &t, &r1, &t2, &r2);
 	ns_trace_release(&t2);
 	/* (without the sink: metadata rows are decoded only for one) */
 	struct ns_trace t3;
 	struct result r3;
-	ingest(data, size, 0, SPLIT_NONE, &t3, &r3);
-	ingest(data, size, 0, (uint32_t)(1 + (h >> 20) % 999), &t2, &r2);
+	ingest(data, size, 0, SPLIT_NONE, 0, &t3, &r3);
+	ingest(data, size, 0, (uint32_t)(1 + (h >> 20) % 999), (uint32_t)(2 + (h >> 40) % 63), &t2, &r2);
 	expect_same_parse("split", &t3, &r3, &t2, &r2);
 	ns_trace_release(&t2);
 	ns_trace_release(&t3);
