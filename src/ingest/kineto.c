@@ -40,14 +40,16 @@ struct last_track {
 	uint32_t thread;
 };
 
-/* The "cat" of the last event (when short and without escapes), its
- * enum and its string: events of one category come in runs. Set only
- * after an event was read whole, so its string is never one that a failed
- * attempt (next_event) took back. */
-struct last_cat {
+/* A "cat" seen (when short and without escapes), its enum and its string:
+ * a trace has a few, and events of three or four alternate (a Python call,
+ * its op, the op's runtime call, a memory record), so the last one alone
+ * was the same only half the time. Filled only once an event was read
+ * whole, so its string is never one that a failed attempt (next_event)
+ * took back. */
+#define CAT_SLOTS 8
+struct seen_cat {
 	char text[32];
-	uint8_t len;
-	bool valid;
+	uint8_t len; /* (0: an empty slot) */
 	uint8_t cat;
 	ns_str id;
 };
@@ -77,7 +79,8 @@ struct parser {
 	size_t fixed_cap;
 	int64_t dur_sum, bytes_sum; /* over kept events, up to SUM_LIMIT */
 	struct last_track last_track;
-	struct last_cat last_cat;
+	struct seen_cat cats[CAT_SLOTS];
+	unsigned next_cat;          /* (the slot the next new one takes, round the slots) */
 	struct ns_flow_pairs flows; /* with a flow sink */
 	char *meta_text;      /* the decoded text of a metadata row */
 	size_t meta_text_cap;
@@ -88,6 +91,7 @@ struct parser {
 	size_t split_next;
 	bool in_part;              /* the parse of a part, on the second thread */
 	const atomic_bool *stop;   /* the part's parse: set when it is not needed */
+	bool attempt;              /* a first attempt at an element (next_event) */
 	bool named_empty;          /* a thread_name event named a thread "" */
 };
 
@@ -227,10 +231,21 @@ static void release_buffers(struct parser *ps)
 	free(ps->meta_text);
 }
 
+/* Where p is, for a message; not looked for in a first attempt at an
+ * element, whose message is dropped (next_event): its line would be counted
+ * from the last one known, up to a window back. */
+static void where_at(const struct parser *ps, const char *p, char *where, size_t n)
+{
+	if (ps->attempt)
+		snprintf(where, n, "%s", ps->sc.path);
+	else
+		ns_scan_where(&ps->sc, (size_t)(p - ps->sc.buf), where, n);
+}
+
 static int fail_at(struct parser *ps, const char *p, const char *what)
 {
 	char where[600];
-	ns_scan_where(&ps->sc, (size_t)(p - ps->sc.buf), where, sizeof(where));
+	where_at(ps, p, where, sizeof(where));
 	return ns_error_set(ps->err, NS_ERR_INPUT, "%s: %s", where, what);
 }
 
@@ -238,7 +253,7 @@ static int fail_at(struct parser *ps, const char *p, const char *what)
 static int intern_failed(struct parser *ps, const char *p, size_t len)
 {
 	char where[600];
-	ns_scan_where(&ps->sc, (size_t)(p - ps->sc.buf), where, sizeof(where));
+	where_at(ps, p, where, sizeof(where));
 	if (len > STRING_MAX)
 		return ns_error_set(ps->err, NS_ERR_NOMEM,
 				    "%s: a string of %zu bytes is longer than the limit of %u bytes", where,
@@ -741,7 +756,10 @@ static int read_event(struct parser *ps, const char *p, size_t n, struct event_f
 	memset(raw, 0, sizeof(*raw));
 	reset_args(raw);
 	raw->byte_offset = ps->sc.base + (size_t)(p - ps->sc.buf);
-	raw->line = ps->sc.line;
+	if (ps->opts && ps->opts->sink) {
+		ns_scan_sync_lines(&ps->sc);
+		raw->line = ps->sc.line;
+	}
 	raw->ev.idx = (uint32_t)ps->t->n_trace_events;
 	return walk_fields(ps, p, n, 1, NULL, event_field, event_object, f, end);
 }
@@ -903,26 +921,38 @@ static void decode_flow_id(const struct span *id, struct ns_row_flow_id *out)
 }
 
 /* The category of "cat" (its text as written) and its interned string:
- * the last event's when the text is the same. */
+ * a seen one's when the text is the same. */
 static int cat_of(struct parser *ps, const struct span *s, enum ns_cat *cat, ns_str *text)
 {
-	struct last_cat *last = &ps->last_cat;
-	if (last->valid && s->len == last->len && !s->escaped && memcmp(s->p, last->text, s->len) == 0) {
-		*cat = (enum ns_cat)last->cat;
-		*text = last->id;
-		return 0;
+	bool cacheable = !s->escaped && s->len && s->len <= sizeof(ps->cats[0].text);
+	for (unsigned i = 0; cacheable && i < CAT_SLOTS; i++) {
+		const struct seen_cat *seen = &ps->cats[i];
+		if (seen->len == s->len && memcmp(s->p, seen->text, s->len) == 0) {
+			*cat = (enum ns_cat)seen->cat;
+			*text = seen->id;
+			return 0;
+		}
 	}
 	*cat = ns_cat_from_string(s->p, s->len);
 	if (intern_span(ps, s, text))
 		return -1;
-	last->valid = !s->escaped && s->len <= sizeof(last->text);
-	if (last->valid) {
-		memcpy(last->text, s->p, s->len);
-		last->len = (uint8_t)s->len;
-		last->cat = (uint8_t)*cat;
-		last->id = *text;
+	if (cacheable) {
+		struct seen_cat *slot = &ps->cats[ps->next_cat++ % CAT_SLOTS];
+		memcpy(slot->text, s->p, s->len);
+		slot->len = (uint8_t)s->len;
+		slot->cat = (uint8_t)*cat;
+		slot->id = *text;
 	}
 	return 0;
+}
+
+/* A python_function call's name, which only `stacks --python` and the
+ * sink read: the others drop the call, and interning its name (a path and
+ * a line, a fifth of a with_stack trace's events) would cost as much as
+ * an op's. */
+static bool names_unused(const struct parser *ps, enum ns_cat cat)
+{
+	return cat == NS_CAT_PYTHON_FUNCTION && !(ps->opts && (ps->opts->keep_python || ps->opts->sink));
 }
 
 /* The fields every event has: checks their types, interns name, category
@@ -949,7 +979,7 @@ static int convert_fields(struct parser *ps, const struct event_fields *f, struc
 		t->legacy_autograd = true;
 	}
 	ev->cat = (uint8_t)cat;
-	if (f->has_name && intern_span(ps, &f->name, &ev->name))
+	if (f->has_name && !names_unused(ps, cat) && intern_span(ps, &f->name, &ev->name))
 		return intern_failed(ps, f->name.p, f->name.len);
 	if (thread_of(ps, f, &ev->thread)) {
 		const struct span *long_one = f->has_pid && f->pid.len > f->tid.len ? &f->pid : &f->tid;
@@ -961,7 +991,8 @@ static int convert_fields(struct parser *ps, const struct event_fields *f, struc
 			return fail_at(ps, f->ts.p, "\"ts\" is not a finite number");
 		if (rc)
 			return rc;
-		if (memchr(f->ts.p, '.', f->ts.len)) {
+		/* (a plain number read as walked says whether it has decimals) */
+		if (f->ts.num_kind ? f->ts.num_kind > 1 : memchr(f->ts.p, '.', f->ts.len) != NULL) {
 			ev->flags |= NS_EV_TS_FRACTION;
 			t->ts_has_fraction = true;
 		}
@@ -1197,7 +1228,9 @@ static int next_event(struct parser *ps, struct event_fields *f, struct ns_row_e
 		struct ns_error *err = ps->err, attempt;
 		uint32_t n_strings = ps->t->strings.count;
 		ps->err = &attempt;
+		ps->attempt = true;
 		rc = read_event(ps, sc->buf + sc->pos, sc->len - sc->pos, f, raw, &len);
+		ps->attempt = false;
 		ps->err = err;
 		if (rc == 0) {
 			*start = sc->pos;
@@ -1372,6 +1405,7 @@ static void read_part(struct split *sp, size_t i)
 	int rc = ns_scan_init(&ps.sc, sp->path, sp->src, &pt->err);
 	if (!rc && !(rc = ns_scan_seek(&ps.sc, pt->comma + 1, 1, pt->comma + 1, &pt->err)))
 		rc = parse_elements(&ps);
+	ns_scan_sync_lines(&ps.sc);
 	pt->end = ps.sc.base + ps.sc.pos;
 	pt->next = ps.split_next < sp->n && pt->end == sp->part[ps.split_next].comma + 1 ? ps.split_next : sp->n;
 	pt->end_line = ps.sc.line;
@@ -1510,6 +1544,7 @@ static int append_part(struct parser *ps, struct split_part *pt)
 	ps->dur_sum += pt->dur_sum;
 	ps->bytes_sum += pt->bytes_sum;
 	ns_trace_release(&pt->t);
+	ns_scan_sync_lines(sc);
 	return ns_scan_seek(sc, pt->end, sc->line + pt->end_line - 1,
 			    pt->end_line > 1 ? pt->end_line_start : sc->line_start, ps->err);
 }

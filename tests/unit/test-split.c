@@ -282,8 +282,9 @@ Test(split, a_file_is_read_by_both_threads_through_one_descriptor)
 	ns_trace_release(&two.t);
 }
 
-/* n events, every third named so that it holds a "},{"; with damaged, the
- * one in the middle is not an event. */
+/* n events, a line each, every third named so that it holds a "},{"; with
+ * damaged, the one in the middle is not an event (its message names its
+ * line, which the main parse counts across the parts it appends). */
 static char *many_events(int n, bool damaged)
 {
 	size_t cap = (size_t)n * 128 + 64, len = 0;
@@ -293,12 +294,12 @@ static char *many_events(int n, bool damaged)
 	for (int i = 0; i < n; i++) {
 		const char *name = i % 3 == 2 ? "x}, {y" : "op";
 		if (damaged && i == n / 2)
-			len += (size_t)snprintf(text + len, cap - len, "%s{\"ph\": x}", i ? ", " : "");
+			len += (size_t)snprintf(text + len, cap - len, "%s{\"ph\": x}", i ? ",\n" : "");
 		else
 			len += (size_t)snprintf(text + len, cap - len,
 						"%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s%d\", \"pid\": 1, "
 						"\"tid\": %d, \"ts\": %d, \"dur\": 1}",
-						i ? ", " : "", name, i, 1 + i % 4, 10 * i);
+						i ? ",\n" : "", name, i, 1 + i % 4, 10 * i);
 	}
 	snprintf(text + len, cap - len, "]}");
 	return text;
@@ -331,6 +332,7 @@ Test(split, a_damaged_event_in_a_middle_part_is_named_as_one_thread_names_it)
 	struct parse one, two;
 	parse(text, strlen(text), 0, 0, &one);
 	cr_expect_eq(one.rc, NS_ERR_INPUT);
+	cr_expect(strstr(one.err.msg, "trace.json:31:8: "), "%s", one.err.msg);
 	for (uint32_t parts = 2; parts <= 64; parts++) {
 		parse(text, strlen(text), 0, parts, &two);
 		expect_same("damaged", 1000 * parts, &one, &two);

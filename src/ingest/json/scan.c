@@ -37,6 +37,7 @@ int ns_scan_seek(struct ns_scan *s, uint64_t offset, uint64_t line, uint64_t lin
 	s->pos = s->len = 0;
 	s->line = line;
 	s->line_start = line_start;
+	s->lines_to = 0;
 	s->eof = false;
 	return 0;
 }
@@ -45,6 +46,52 @@ void ns_scan_release(struct ns_scan *s)
 {
 	free(s->buf);
 	s->buf = NULL;
+}
+
+/* The newlines in p[0, n), 64 bytes a step: byte counters that compares
+ * add to, summed before they can wrap (63 steps of 4). */
+static size_t newlines_in(const char *p, size_t n)
+{
+	size_t count = 0, i = 0;
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+	while (n - i >= 64) {
+		__m128i sums = zero;
+		for (size_t k = 0; k < 63 && n - i >= 64; k++, i += 64) {
+			const __m128i *q = (const __m128i *)(p + i);
+			sums = _mm_sub_epi8(sums, _mm_cmpeq_epi8(_mm_loadu_si128(q), nl));
+			sums = _mm_sub_epi8(sums, _mm_cmpeq_epi8(_mm_loadu_si128(q + 1), nl));
+			sums = _mm_sub_epi8(sums, _mm_cmpeq_epi8(_mm_loadu_si128(q + 2), nl));
+			sums = _mm_sub_epi8(sums, _mm_cmpeq_epi8(_mm_loadu_si128(q + 3), nl));
+		}
+		__m128i wide = _mm_sad_epu8(sums, zero);
+		count += (size_t)_mm_cvtsi128_si32(wide) + (size_t)_mm_extract_epi16(wide, 4);
+	}
+#endif
+	for (; i < n; i++)
+		count += p[i] == '\n';
+	return count;
+}
+
+/* The line of buf[to] (at or after buf[lines_to]) and the offset where it
+ * starts. */
+static void line_at(const struct ns_scan *s, size_t to, uint64_t *line, uint64_t *line_start)
+{
+	size_t n = to - s->lines_to, newlines = newlines_in(s->buf + s->lines_to, n);
+	uint64_t start = s->line_start;
+	if (newlines) {
+		while (s->buf[s->lines_to + n - 1] != '\n')
+			n--;
+		start = s->base + s->lines_to + n;
+	}
+	*line = s->line + newlines;
+	*line_start = start;
+}
+
+static void count_lines(struct ns_scan *s, size_t to)
+{
+	line_at(s, to, &s->line, &s->line_start);
+	s->lines_to = to;
 }
 
 /* Appends more input, first dropping what is before `keep` (an index into
@@ -56,9 +103,12 @@ static ssize_t refill(struct ns_scan *s, size_t *keep, struct ns_error *err)
 	if (drop > s->pos)
 		drop = s->pos;
 	if (drop) {
+		if (drop > s->lines_to)
+			count_lines(s, drop);
 		memmove(s->buf, s->buf + drop, s->len - drop);
 		s->len -= drop;
 		s->pos -= drop;
+		s->lines_to -= drop;
 		s->base += drop;
 		if (keep)
 			*keep -= drop;
@@ -96,19 +146,13 @@ static ssize_t refill(struct ns_scan *s, size_t *keep, struct ns_error *err)
 	return got;
 }
 
-static void count_lines(struct ns_scan *s, size_t from, size_t to)
+void ns_scan_sync_lines(struct ns_scan *s)
 {
-	const char *p = s->buf + from, *e = s->buf + to;
-	while ((p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
-		s->line++;
-		p++;
-		s->line_start = s->base + (size_t)(p - s->buf);
-	}
+	count_lines(s, s->pos);
 }
 
 void ns_scan_advance(struct ns_scan *s, size_t n)
 {
-	count_lines(s, s->pos, s->pos + n);
 	s->pos += n;
 }
 
@@ -119,10 +163,6 @@ int ns_scan_peek(struct ns_scan *s, struct ns_error *err)
 			char c = s->buf[s->pos];
 			if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
 				return (unsigned char)c;
-			if (c == '\n') {
-				s->line++;
-				s->line_start = s->base + s->pos + 1;
-			}
 			s->pos++;
 		}
 		ssize_t got = refill(s, NULL, err);
@@ -144,13 +184,9 @@ int ns_scan_list_next(struct ns_scan *s, char close, int *c, struct ns_error *er
 
 void ns_scan_where(const struct ns_scan *s, size_t i, char *out, size_t n)
 {
-	uint64_t line = s->line, line_start = s->line_start;
-	for (size_t k = s->pos; k < i && k < s->len; k++) {
-		if (s->buf[k] == '\n') {
-			line++;
-			line_start = s->base + k + 1;
-		}
-	}
+	uint64_t line, line_start;
+	size_t to = i < s->len ? i : s->len;
+	line_at(s, to > s->lines_to ? to : s->lines_to, &line, &line_start);
 	snprintf(out, n, "%s:%llu:%llu", s->path, (unsigned long long)line,
 		 (unsigned long long)(s->base + i - line_start + 1));
 }
@@ -459,7 +495,7 @@ static int invalid_text(struct ns_scan *s, size_t begin, const struct extent *x,
 			return err->status;
 		if (r == 1) { /* the input is used up: the value cut off is where it stands */
 			s->base = value_at;
-			s->pos = s->len = 0;
+			s->pos = s->len = s->lines_to = 0;
 			return NS_SCAN_TRUNCATED;
 		}
 	}

@@ -25,8 +25,12 @@ struct ns_scan {
 	char *buf;
 	size_t pos, len, cap;
 	uint64_t base;        /* stream offset of buf[0] */
-	uint64_t line;        /* line number at buf[pos] (1-based) */
+	/* Lines are counted only when asked (ns_scan_sync_lines) and before
+	 * the window drops what it read: a count on every advance was 2% of a
+	 * parse, for error messages. */
+	uint64_t line;        /* line number at buf[lines_to] (1-based) */
 	uint64_t line_start;  /* stream offset where that line starts */
+	size_t lines_to;      /* (at most pos) */
 	size_t chunk;         /* the least free space a read is given */
 	size_t max_value;     /* the longest value ns_scan_value takes: NS_SCAN_MAX_VALUE (tests set less) */
 	bool eof;
@@ -37,6 +41,9 @@ void ns_scan_release(struct ns_scan *s);
 /* Moves the scanner to byte offset of a seekable source (ns_source_seek),
  * which is on line `line`, starting at offset line_start. */
 int ns_scan_seek(struct ns_scan *s, uint64_t offset, uint64_t line, uint64_t line_start, struct ns_error *err);
+/* Counts the lines up to buf[pos]: then s->line and s->line_start are
+ * those of buf[pos]. */
+void ns_scan_sync_lines(struct ns_scan *s);
 /* Skips whitespace; returns the next byte without consuming it, or -1 at
  * the end of the input (err untouched) or -2 on a read error (err set). */
 int ns_scan_peek(struct ns_scan *s, struct ns_error *err);
