@@ -129,9 +129,12 @@ static int repair_utf8(struct parser *ps, const char **text, size_t *len)
 	return 0;
 }
 
-/* Interns text after UTF-8 repair; -1 when it is too long or on OOM. */
+/* Interns text after UTF-8 repair; -1 when it is too long or on OOM. A
+ * string the table holds is valid UTF-8, so the check is for new ones. */
 static int intern_text(struct parser *ps, const char *text, size_t len, ns_str *out)
 {
+	if ((*out = ns_strtab_find(&ps->t->strings, text, len)) != UINT32_MAX)
+		return 0;
 	if (repair_utf8(ps, &text, &len) || len > STRING_MAX)
 		return -1;
 	*out = ns_strtab_intern(&ps->t->strings, text, len);
