@@ -843,6 +843,13 @@ static bool takes_device_work(const struct work *w, size_t f)
 	return fe->device_type == NS_DEV_CPU && !fe->is_async && w->ids[f] > 0;
 }
 
+/* (once index_by_id has cleared the others' ids: the same, from the ids
+ * alone, a pass over them and not over the fevents) */
+static bool has_takers_id(const struct work *w, size_t f)
+{
+	return w->ids[f] > 0;
+}
+
 /* The ids are a process's two correlation counters (its ops', CUPTI's):
  * when they are dense (ns_ids_dense), by_id is made by a counting sort,
  * whose counts stay as id_start (the entries of id i start at
@@ -852,7 +859,7 @@ static int count_by_id(struct work *w)
 	size_t n_fe = w->out->n_fevents;
 	int64_t lo = INT64_MAX, hi = 0;
 	for (size_t f = 0; f < n_fe; f++)
-		if (takes_device_work(w, f)) {
+		if (has_takers_id(w, f)) {
 			lo = w->ids[f] < lo ? w->ids[f] : lo;
 			hi = w->ids[f] > hi ? w->ids[f] : hi;
 		}
@@ -864,12 +871,12 @@ static int count_by_id(struct work *w)
 	w->id_min = lo;
 	w->id_max = hi;
 	for (size_t f = 0; f < n_fe; f++)
-		if (takes_device_work(w, f))
+		if (has_takers_id(w, f))
 			w->id_start[w->ids[f] - lo + 1]++;
 	for (size_t i = 1; i <= range; i++)
 		w->id_start[i] += w->id_start[i - 1];
 	for (size_t f = 0; f < n_fe; f++) /* (in fevent order: the order among equal ids) */
-		if (takes_device_work(w, f))
+		if (has_takers_id(w, f))
 			w->by_id[w->id_start[w->ids[f] - lo]++] = (int32_t)f;
 	memmove(w->id_start + 1, w->id_start, range * sizeof(*w->id_start)); /* back to the starts */
 	w->id_start[0] = 0;
@@ -897,8 +904,11 @@ static int index_by_id(struct work *w)
 	}
 	if (w->t->has_cat[NS_CAT_OVERHEAD] && inherit_overhead_ids(w, w->ids))
 		return -1;
-	for (size_t f = 0; f < a->n_fevents; f++)
-		w->n_by_id += takes_device_work(w, f);
+	for (size_t f = 0; f < a->n_fevents; f++) {
+		if (!takes_device_work(w, f))
+			w->ids[f] = NS_NONE;
+		w->n_by_id += has_takers_id(w, f);
+	}
 	if (!(w->by_id = malloc((w->n_by_id + 1) * sizeof(*w->by_id))) || (rc = count_by_id(w)) < 0)
 		return -1;
 	if (rc == 0) { /* (recipients needs only by_id and id_start now: the ids go before the kernel lists come) */
@@ -908,7 +918,7 @@ static int index_by_id(struct work *w)
 	}
 	w->n_by_id = 0;
 	for (size_t f = 0; f < a->n_fevents; f++)
-		if (takes_device_work(w, f))
+		if (has_takers_id(w, f))
 			w->by_id[w->n_by_id++] = (int32_t)f;
 	ns_sort_r(w->by_id, w->n_by_id, sizeof(*w->by_id), cmp_by_id, w->ids);
 	return 0;
@@ -951,6 +961,17 @@ static bool counts_as_kernel(const struct ns_fevent *fe)
 	return fe->device_type == NS_DEV_CUDA || fe->device_type == NS_DEV_PRIVATEUSE1 || fe->device_type == NS_DEV_XPU;
 }
 
+/* What index_by_id made. */
+static void release_ids(struct work *w)
+{
+	free(w->ids);
+	free(w->by_id);
+	free(w->id_start);
+	w->ids = NULL;
+	w->by_id = NULL;
+	w->id_start = NULL;
+}
+
 /* spec A2 step 6: device work -> the kernels list of every op it counts
  * toward (recipients). */
 static int attach_kernels(struct work *w)
@@ -961,7 +982,7 @@ static int attach_kernels(struct work *w)
 	int rc = -1;
 	/* (room for every fevent: only the pages of the device work listed are
 	 * touched) */
-	if (index_by_id(w) || !(order = malloc((n_fe + 1) * sizeof(*order))))
+	if (!(order = malloc((n_fe + 1) * sizeof(*order))))
 		goto out;
 	for (size_t f = 0; f < n_fe; f++) { /* kernels_len counts here, kernels_off is set below */
 		const int32_t *to = counts_as_kernel(&a->fevents[f]) ? recipients(w, &a->fevents[f], &n) : NULL;
@@ -996,12 +1017,7 @@ static int attach_kernels(struct work *w)
 	rc = 0;
 out:
 	free(order);
-	free(w->ids);
-	free(w->by_id);
-	free(w->id_start);
-	w->ids = NULL;
-	w->by_id = NULL;
-	w->id_start = NULL;
+	release_ids(w);
 	return rc;
 }
 
@@ -1643,6 +1659,7 @@ static void release_lookups(struct work *w)
 static void release_links(struct work *w)
 {
 	release_lookups(w);
+	release_ids(w);
 	free(w->launcher);
 	w->launcher = NULL;
 	free(w->order);
@@ -1674,12 +1691,20 @@ static int prepare_part(void *ctx, size_t part)
 	return collect_fevents(w) || assign_memory(w) || sort_fevents(w) ? -1 : 0;
 }
 
-/* Device work linked to its ops and their kernel lists made (part 0),
- * beside the CPU tree (part 1). */
+/* Device work linked to its ops (part 1) beside the era C ids indexed
+ * (part 0); then their kernel lists made (part 0) beside the CPU tree
+ * (part 1). (Three tasks on one thread and the tree on the other left the
+ * second idle half the time.) */
 static int link_part(void *ctx, size_t part)
 {
 	struct work *w = ctx;
-	return part == 0 ? (link_launchers(w) || attach_kernels(w) ? -1 : 0) : link_tree(w);
+	return part == 0 ? index_by_id(w) : link_launchers(w);
+}
+
+static int attach_part(void *ctx, size_t part)
+{
+	struct work *w = ctx;
+	return part == 0 ? attach_kernels(w) : link_tree(w);
 }
 
 int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, struct ns_agg *out,
@@ -1715,7 +1740,8 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	    make_fevents(&w))
 		goto out;
 	release_links(&w);
-	if (ns_jobs_run(2, w.opts->threads, link_part, NULL, &w))
+	if (ns_jobs_run(2, w.opts->threads, link_part, NULL, &w) ||
+	    ns_jobs_run(2, w.opts->threads, attach_part, NULL, &w))
 		goto out;
 	remove_dup_nodes(out);
 	compute_device_totals(out);
