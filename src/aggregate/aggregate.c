@@ -843,9 +843,9 @@ static bool takes_device_work(const struct work *w, size_t f)
 	return fe->device_type == NS_DEV_CPU && !fe->is_async && w->ids[f] > 0;
 }
 
-/* (once index_by_id has cleared the others' ids: the same, from the ids
- * alone, a pass over them and not over the fevents) */
-static bool has_takers_id(const struct work *w, size_t f)
+/* The same, once index_by_id has cleared the ids of the others: from the
+ * ids alone, a pass over them and not over the fevents. */
+static bool takes_device_work_by_id(const struct work *w, size_t f)
 {
 	return w->ids[f] > 0;
 }
@@ -859,7 +859,7 @@ static int count_by_id(struct work *w)
 	size_t n_fe = w->out->n_fevents;
 	int64_t lo = INT64_MAX, hi = 0;
 	for (size_t f = 0; f < n_fe; f++)
-		if (has_takers_id(w, f)) {
+		if (takes_device_work_by_id(w, f)) {
 			lo = w->ids[f] < lo ? w->ids[f] : lo;
 			hi = w->ids[f] > hi ? w->ids[f] : hi;
 		}
@@ -871,12 +871,12 @@ static int count_by_id(struct work *w)
 	w->id_min = lo;
 	w->id_max = hi;
 	for (size_t f = 0; f < n_fe; f++)
-		if (has_takers_id(w, f))
+		if (takes_device_work_by_id(w, f))
 			w->id_start[w->ids[f] - lo + 1]++;
 	for (size_t i = 1; i <= range; i++)
 		w->id_start[i] += w->id_start[i - 1];
 	for (size_t f = 0; f < n_fe; f++) /* (in fevent order: the order among equal ids) */
-		if (has_takers_id(w, f))
+		if (takes_device_work_by_id(w, f))
 			w->by_id[w->id_start[w->ids[f] - lo]++] = (int32_t)f;
 	memmove(w->id_start + 1, w->id_start, range * sizeof(*w->id_start)); /* back to the starts */
 	w->id_start[0] = 0;
@@ -907,7 +907,7 @@ static int index_by_id(struct work *w)
 	for (size_t f = 0; f < a->n_fevents; f++) {
 		if (!takes_device_work(w, f))
 			w->ids[f] = NS_NONE;
-		w->n_by_id += has_takers_id(w, f);
+		w->n_by_id += takes_device_work_by_id(w, f);
 	}
 	if (!(w->by_id = malloc((w->n_by_id + 1) * sizeof(*w->by_id))) || (rc = count_by_id(w)) < 0)
 		return -1;
@@ -918,7 +918,7 @@ static int index_by_id(struct work *w)
 	}
 	w->n_by_id = 0;
 	for (size_t f = 0; f < a->n_fevents; f++)
-		if (has_takers_id(w, f))
+		if (takes_device_work_by_id(w, f))
 			w->by_id[w->n_by_id++] = (int32_t)f;
 	ns_sort_r(w->by_id, w->n_by_id, sizeof(*w->by_id), cmp_by_id, w->ids);
 	return 0;

@@ -77,13 +77,11 @@ static size_t newlines_in(const char *p, size_t n)
  * starts. */
 static void line_at(const struct ns_scan *s, size_t to, uint64_t *line, uint64_t *line_start)
 {
-	size_t n = to - s->lines_to, newlines = newlines_in(s->buf + s->lines_to, n);
+	const char *from = s->buf + s->lines_to;
+	size_t newlines = newlines_in(from, to - s->lines_to);
 	uint64_t start = s->line_start;
-	if (newlines) {
-		while (s->buf[s->lines_to + n - 1] != '\n')
-			n--;
-		start = s->base + s->lines_to + n;
-	}
+	if (newlines)
+		start = s->base + (size_t)((const char *)memrchr(from, '\n', to - s->lines_to) + 1 - s->buf);
 	*line = s->line + newlines;
 	*line_start = start;
 }
