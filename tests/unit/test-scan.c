@@ -921,6 +921,32 @@ Test(scan, large_file_crosses_refills_with_exact_line_numbers)
 	free(text);
 }
 
+Test(scan, long_runs_of_newlines_are_counted_exactly)
+{
+	/* Lines are counted in blocks (json/scan.c newlines_in: byte counters
+	 * that must be summed before they wrap) when a message needs one and
+	 * when the window drops what it read; a run of newlines fills every
+	 * counter. The bad value is on the line after the last of them. */
+	const size_t runs[] = { 1, 63, 64, 4031, 4032, 16128, 16129, 3000001 };
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		const char *head = "{\"traceEvents\": [", *bad = "{\"ph\": x}]}";
+		size_t n = runs[r], len = strlen(head) + n + strlen(bad);
+		char *text = malloc(len + 1);
+		cr_assert(text);
+		memcpy(text, head, strlen(head));
+		memset(text + strlen(head), '\n', n);
+		strcpy(text + strlen(head) + n, bad);
+		struct loaded l;
+		load(&l, write_bytes("newlines.json", text, len), false);
+		char want[64];
+		snprintf(want, sizeof(want), "newlines.json:%zu:8: ", n + 1);
+		cr_expect_eq(l.rc, NS_ERR_INPUT);
+		cr_expect(strstr(l.err.msg, want), "%zu newlines: %s", n, l.err.msg);
+		ns_trace_release(&l.t);
+		free(text);
+	}
+}
+
 Test(scan, one_event_larger_than_the_initial_window)
 {
 	/* a 5 MB args string forces the window to grow past its 4 MiB start */
