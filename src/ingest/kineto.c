@@ -1386,17 +1386,25 @@ static uint64_t split_find(struct split *sp, uint64_t from, uint64_t limit)
 	return UINT64_MAX;
 }
 
+/* The first part that starts at or after `here` (the offset of the parse,
+ * before an element), or NULL; the ones passed over started inside an
+ * element. The parse looks for it from its start (split_check). */
+static struct split_part *next_part(struct parser *ps, uint64_t here)
+{
+	struct split *sp = ps->split;
+	while (ps->split_next < sp->n && sp->part[ps->split_next].comma + 1 < here)
+		ps->split_next++;
+	struct split_part *pt = ps->split_next < sp->n ? &sp->part[ps->split_next] : NULL;
+	ps->split_check = pt ? pt->comma + 1 : UINT64_MAX;
+	return pt;
+}
+
 /* The part's parse has arrived at or past the next part's start: 0 to read
  * on, SPLIT_READ when at that very ','. */
 static int part_reached(struct parser *ps, uint64_t here)
 {
-	const struct split *sp = ps->split;
-	while (ps->split_next < sp->n && sp->part[ps->split_next].comma + 1 < here)
-		ps->split_next++; /* (a boundary inside an element: read on to the one after) */
-	if (ps->split_next < sp->n && sp->part[ps->split_next].comma + 1 == here)
-		return SPLIT_READ;
-	ps->split_check = ps->split_next < sp->n ? sp->part[ps->split_next].comma + 1 : UINT64_MAX;
-	return 0;
+	const struct split_part *pt = next_part(ps, here);
+	return pt && pt->comma + 1 == here ? SPLIT_READ : 0;
 }
 
 static void read_part(struct split *sp, size_t i)
@@ -1404,7 +1412,7 @@ static void read_part(struct split *sp, size_t i)
 	struct split_part *pt = &sp->part[i];
 	struct parser ps = { .t = &pt->t, .opts = &sp->opts, .err = &pt->err, .stop = &sp->stop,
 			     .split = sp, .split_next = i + 1, .in_part = true };
-	ps.split_check = i + 1 < sp->n ? sp->part[i + 1].comma + 1 : UINT64_MAX;
+	next_part(&ps, pt->comma + 1);
 	int rc = ns_scan_init(&ps.sc, sp->path, sp->src, &pt->err);
 	if (!rc && !(rc = ns_scan_seek(&ps.sc, pt->comma + 1, 1, pt->comma + 1, &pt->err)))
 		rc = parse_elements(&ps);
@@ -1565,13 +1573,9 @@ static int split_reached(struct parser *ps)
 		pthread_cond_wait(&sp->changed, &sp->lock);
 	for (;;) {
 		uint64_t here = sc->base + sc->pos;
-		while (ps->split_next < sp->n && sp->part[ps->split_next].comma + 1 < here)
-			ps->split_next++; /* (inside an element: not a boundary) */
-		struct split_part *pt = ps->split_next < sp->n ? &sp->part[ps->split_next] : NULL;
-		if (!pt || pt->comma + 1 > here) {
-			ps->split_check = pt ? pt->comma + 1 : UINT64_MAX;
+		struct split_part *pt = next_part(ps, here);
+		if (!pt || pt->comma + 1 > here)
 			break;
-		}
 		if (pt->state == PART_WAITING)
 			pt->state = PART_MAIN;
 		while (pt->state == PART_READING)
