@@ -1407,14 +1407,16 @@ static int part_reached(struct parser *ps, uint64_t here)
 	return pt && pt->comma + 1 == here ? SPLIT_READ : 0;
 }
 
-static void read_part(struct split *sp, size_t i)
+/* Parses part i with the second thread's scanner (its window is kept
+ * from part to part). */
+static void read_part(struct split *sp, size_t i, struct ns_scan *sc)
 {
 	struct split_part *pt = &sp->part[i];
-	struct parser ps = { .t = &pt->t, .opts = &sp->opts, .err = &pt->err, .stop = &sp->stop,
+	struct parser ps = { .sc = *sc, .t = &pt->t, .opts = &sp->opts, .err = &pt->err, .stop = &sp->stop,
 			     .split = sp, .split_next = i + 1, .in_part = true };
 	next_part(&ps, pt->comma + 1);
-	int rc = ns_scan_init(&ps.sc, sp->path, sp->src, &pt->err);
-	if (!rc && !(rc = ns_scan_seek(&ps.sc, pt->comma + 1, 1, pt->comma + 1, &pt->err)))
+	int rc = ns_scan_seek(&ps.sc, pt->comma + 1, 1, pt->comma + 1, &pt->err);
+	if (!rc)
 		rc = parse_elements(&ps);
 	ns_scan_sync_lines(&ps.sc);
 	pt->end = ps.sc.base + ps.sc.pos;
@@ -1426,7 +1428,7 @@ static void read_part(struct split *sp, size_t i)
 	pt->named_empty = ps.named_empty;
 	/* (cut or damaged: the main parse finds and tells where) */
 	pt->whole = rc == 0 && pt->t.truncated_at < 0;
-	ns_scan_release(&ps.sc);
+	*sc = ps.sc; /* (its window may have grown) */
 	release_buffers(&ps);
 }
 
@@ -1435,6 +1437,8 @@ static void read_part(struct split *sp, size_t i)
 static void *split_main(void *arg)
 {
 	struct split *sp = arg;
+	struct ns_scan sc;
+	struct ns_error err = { 0 };
 	size_t n = 0;
 	for (size_t i = 0; i < sp->n_from; i++) {
 		uint64_t limit = i + 1 < sp->n_from ? sp->from[i + 1] : UINT64_MAX;
@@ -1444,6 +1448,7 @@ static void *split_main(void *arg)
 		if (comma != UINT64_MAX)
 			sp->part[n++].comma = comma;
 	}
+	bool have_scanner = ns_scan_init(&sc, sp->path, sp->src, &err) == 0; /* (else the main parse reads all) */
 	pthread_mutex_lock(&sp->lock);
 	sp->n = n;
 	sp->search_done = true;
@@ -1451,15 +1456,17 @@ static void *split_main(void *arg)
 		pthread_cond_broadcast(&sp->changed);
 		while (n > 0 && sp->part[n - 1].state != PART_WAITING)
 			n--;
-		if (n == 0 || atomic_load(&sp->stop))
+		if (n == 0 || !have_scanner || atomic_load(&sp->stop))
 			break;
 		sp->part[n - 1].state = PART_READING;
 		pthread_mutex_unlock(&sp->lock);
-		read_part(sp, n - 1);
+		read_part(sp, n - 1, &sc);
 		pthread_mutex_lock(&sp->lock);
 		sp->part[n - 1].state = PART_READ;
 	}
 	pthread_mutex_unlock(&sp->lock);
+	if (have_scanner)
+		ns_scan_release(&sc);
 	return NULL;
 }
 
