@@ -21,6 +21,15 @@ static void warn_user(const struct ns_load_opts *o, const struct ns_error *warn)
 		o->ui->warn(o->ui->ctx, warn);
 }
 
+/* ns_env_size, its warning (a value it does not take) told the user. */
+static uint64_t env_size(const struct ns_load_opts *o, const char *name, uint64_t max)
+{
+	struct ns_error warn = { 0 };
+	uint64_t v = ns_env_size(name, max, &warn);
+	warn_user(o, &warn);
+	return v;
+}
+
 #define PROGRESS_MIN_BYTES (64u << 20) /* NEURON_STATS_PROGRESS_MIN's default */
 #define SPLIT_MIN_BYTES (32u << 20)    /* NEURON_STATS_SPLIT_MIN's default */
 
@@ -58,9 +67,7 @@ static uint64_t file_size(const struct progress *p, size_t i)
 static void progress_init(struct progress *p, const char *input, char *const *paths, const struct ns_source_id *ids,
 			  size_t n, const struct ns_load_opts *o)
 {
-	struct ns_error warn = { 0 };
-	uint64_t min = ns_env_size("NEURON_STATS_PROGRESS_MIN", UINT64_MAX, &warn);
-	warn_user(o, &warn);
+	uint64_t min = env_size(o, "NEURON_STATS_PROGRESS_MIN", UINT64_MAX);
 	*p = (struct progress){ .input = input, .paths = paths, .ids = ids, .n = n, .shown = -1 };
 	for (size_t i = 0; i < n; i++)
 		p->total += file_size(p, i);
@@ -351,31 +358,21 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 		     bool neuron, bool devprofs, struct sink *sk, struct progress *prog, struct ns_run *run,
 		     struct ns_error *err)
 {
-	struct ns_error env_warn = { 0 };
 	struct parse_run pr = { .paths = paths, .ids = ids, .o = o, .neuron = neuron, .devprofs = devprofs,
 				.sk = sk, .prog = prog, .run = run };
 	unsigned jobs = o->jobs > 1 && !neuron && !devprofs ? o->jobs : 1;
 	int rc;
-	pr.max_out = ns_env_size("NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX, &env_warn);
-	warn_user(o, &env_warn);
-	memset(&env_warn, 0, sizeof(env_warn));
-	pr.max_ratio = (uint32_t)ns_env_size("NEURON_STATS_MAX_RATIO", UINT32_MAX, &env_warn);
-	warn_user(o, &env_warn);
+	pr.max_out = env_size(o, "NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
+	pr.max_ratio = (uint32_t)env_size(o, "NEURON_STATS_MAX_RATIO", UINT32_MAX);
 	pr.parallel = jobs > 1 && n > 1;
 	/* one file on two cores when there are more cores than traces (tests
 	 * force it on small files, and pick the parts: NEURON_STATS_SPLIT_PARTS
 	 * and _AT) */
 	if (o->jobs > n) {
-		memset(&env_warn, 0, sizeof(env_warn));
-		pr.split_min = ns_env_size("NEURON_STATS_SPLIT_MIN", UINT64_MAX, &env_warn);
+		pr.split_min = env_size(o, "NEURON_STATS_SPLIT_MIN", UINT64_MAX);
 		pr.split_min = pr.split_min ? pr.split_min : SPLIT_MIN_BYTES;
-		warn_user(o, &env_warn);
-		memset(&env_warn, 0, sizeof(env_warn));
-		pr.split_permille = (uint32_t)ns_env_size("NEURON_STATS_SPLIT_AT", 999, &env_warn);
-		warn_user(o, &env_warn);
-		memset(&env_warn, 0, sizeof(env_warn));
-		pr.split_parts = (uint32_t)ns_env_size("NEURON_STATS_SPLIT_PARTS", 64, &env_warn);
-		warn_user(o, &env_warn);
+		pr.split_permille = (uint32_t)env_size(o, "NEURON_STATS_SPLIT_AT", 999);
+		pr.split_parts = (uint32_t)env_size(o, "NEURON_STATS_SPLIT_PARTS", 64);
 	}
 	run->traces = calloc(n, sizeof(*run->traces));
 	pr.parsed = calloc(n, sizeof(*pr.parsed));
