@@ -330,7 +330,8 @@ static bool takes_part_in_enclosing(const struct ns_event *ev)
 }
 
 /* For every runtime/driver event: the innermost cpu_op on its thread whose
- * [ts, ts+dur] contains the call's ts (spec B7, the era A/B fallback).
+ * [ts, ts+dur] contains the call's ts (spec B7, the era A/B fallback), as
+ * a table, for a trace whose ops are out of order (else resolve_enclosing).
  * Each thread's ops and calls are walked in (start, -end) order with a
  * stack of the open ops. They are grouped by thread and each group sorted
  * on its own: Kineto writes a thread's ops in order, and its calls in
@@ -454,7 +455,10 @@ static bool have(struct work *w, enum lookup which)
 	return true;
 }
 
-/* The op (event index) that launched runtime call `rt`, or -1 (spec B7). */
+/* The op (event index) that launched runtime call `rt` by its External
+ * id, else ENCLOSING_OP_OF(rt): the innermost op around the call, which
+ * resolve_enclosing finds for all such calls at once (spec B7). */
+#define ENCLOSING_OP_OF(rt) (-2 - (int64_t)(rt))
 static int64_t op_of_runtime(struct work *w, size_t rt)
 {
 	const struct ns_event *ev = &w->t->events[rt];
@@ -463,11 +467,12 @@ static int64_t op_of_runtime(struct work *w, size_t rt)
 		if (op != NO_INDEX)
 			return op;
 	}
-	return have(w, LOOKUP_ENCLOSING) ? w->op_of_event[rt] : NO_INDEX;
+	return ENCLOSING_OP_OF(rt);
 }
 
-/* The op (event index) a device event is attributed to, or -1. Precedence:
- * External id (era C), then correlation -> runtime call, then ac2g flow. */
+/* The op (event index) a device event is attributed to, -1, or
+ * ENCLOSING_OP_OF(its runtime call). Precedence: External id (era C), then
+ * correlation -> runtime call, then ac2g flow. */
 static int64_t op_of_device(struct work *w, size_t dev)
 {
 	const struct ns_event *ev = &w->t->events[dev];
@@ -534,11 +539,10 @@ static void set_unwiden_margins(struct work *w)
 }
 
 /* The widening is undone when the un-widened start is exactly the start of
- * device work there. */
-static bool is_widened(const struct work *w, const struct ns_event *ev, const struct ns_i64map *dev_starts)
+ * device work there: the key that start has. */
+static int64_t unwidened_start_key(const struct work *w, const struct ns_event *annotation)
 {
-	int64_t start = ev->ts_ns + w->out->unwiden_start_ns;
-	return ns_i64map_get(dev_starts, thread_ts_key(ev->thread, start), NO_INDEX) != NO_INDEX;
+	return thread_ts_key(annotation->thread, annotation->ts_ns + w->out->unwiden_start_ns);
 }
 
 /* spec A2 step 1: which Kineto events become FunctionEvents. */
@@ -548,12 +552,144 @@ static bool becomes_fevent(const struct work *w, const struct ns_event *ev)
 	       !name_filtered(w, ev->name);
 }
 
+/* The launchers still ENCLOSING_OP_OF(a call) (n of them) by the table of
+ * find_enclosing_ops, for traces whose ops are not in order. */
+static int enclosing_by_table(struct work *w)
+{
+	if (!have(w, LOOKUP_ENCLOSING))
+		return -1;
+	for (size_t i = 0; i < w->t->n_events; i++)
+		if (w->launcher[i] <= ENCLOSING_OP_OF(0))
+			w->launcher[i] = w->op_of_event[ENCLOSING_OP_OF(0) - w->launcher[i]];
+	return 0;
+}
+
+/* The call of a launcher still to be found (ctx: the work) and its thread
+ * and start, sort keys. */
+static int64_t pending_call(const struct work *w, int32_t i)
+{
+	return ENCLOSING_OP_OF(0) - w->launcher[i];
+}
+
+static int64_t pending_thread_key(const void *ctx, int32_t i)
+{
+	const struct work *w = ctx;
+	return w->t->events[pending_call(w, i)].thread;
+}
+
+static int64_t pending_start_key(const void *ctx, int32_t i)
+{
+	const struct work *w = ctx;
+	return w->t->events[pending_call(w, i)].ts_ns;
+}
+
+/* The walk of resolve_enclosing: the calls still to be answered, by
+ * (thread, start), and each thread's stack of open ops. */
+struct enclosing_walk {
+	int32_t *pending, *answer; /* the calls' launchers (event indices) and their ops */
+	int32_t *below;            /* the op under each open op */
+	int32_t *top, *last;       /* each thread's open op and last op */
+	size_t *next, *stop;       /* each thread's calls: the next one and the end */
+};
+
+/* Answers thread th's calls that start before `before` (INT64_MAX: all). */
+static void answer_calls(const struct work *w, struct enclosing_walk *e, uint32_t th, int64_t before)
+{
+	const struct ns_event *events = w->t->events;
+	for (; e->next[th] < e->stop[th]; e->next[th]++) {
+		int64_t start = events[pending_call(w, e->pending[e->next[th]])].ts_ns;
+		if (start >= before)
+			break;
+		while (e->top[th] != NO_INDEX && start > enclosing_end(&events[e->top[th]]))
+			e->top[th] = e->below[e->top[th]];
+		e->answer[e->next[th]] = e->top[th];
+	}
+}
+
+/* The launchers still ENCLOSING_OP_OF(a call) (n of them): find_enclosing_ops'
+ * answers from one pass over the events, without its sort, when each
+ * thread's ops are in (start, -end, position) order in the trace, as Kineto
+ * writes them (1 when they are not: the table is needed). Each thread's ops
+ * are walked with a stack of the open ops, and each call, taken by
+ * (thread, start), sees the stack as the ops up to its start leave it: a
+ * call changes nothing below the top (what it pops, the next op would), so
+ * the calls need not be merged in. In era C a few calls lack an op's
+ * External id (a cudaDeviceSynchronize outside any op), and the table, a
+ * sort of every thread's ops and calls, was half of the launchers' time. */
+static int resolve_enclosing(struct work *w, size_t n)
+{
+	const struct ns_trace *t = w->t;
+	size_t n_threads = t->n_threads;
+	struct enclosing_walk e = {
+		.pending = malloc(n * sizeof(*e.pending)),
+		.answer = malloc(n * sizeof(*e.answer)),
+		.below = malloc((t->n_events + 1) * sizeof(*e.below)),
+		.top = malloc((n_threads + 1) * sizeof(*e.top)),
+		.last = malloc((n_threads + 1) * sizeof(*e.last)),
+		.next = calloc(n_threads + 1, sizeof(*e.next)),
+		.stop = calloc(n_threads + 1, sizeof(*e.stop)),
+	};
+	size_t k = 0;
+	bool in_order = true;
+	int rc = -1;
+	if (!e.pending || !e.answer || !e.below || !e.top || !e.last || !e.next || !e.stop)
+		goto out;
+	for (size_t i = 0; i < t->n_events; i++)
+		if (w->launcher[i] <= ENCLOSING_OP_OF(0))
+			e.pending[k++] = (int32_t)i;
+	if (ns_sort_keyed(e.pending, n, pending_thread_key, pending_start_key, w))
+		goto out;
+	for (size_t th = 0; th <= n_threads; th++)
+		e.top[th] = e.last[th] = NO_INDEX;
+	for (k = 0; k < n; k++)
+		e.stop[t->events[pending_call(w, e.pending[k])].thread]++;
+	for (size_t th = 0, calls = 0; th < n_threads; th++) {
+		e.next[th] = calls;
+		calls += e.stop[th];
+		e.stop[th] = calls;
+	}
+	for (size_t i = 0; i < t->n_events && in_order; i++) {
+		const struct ns_event *ev = &t->events[i], *prev;
+		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_CPU_OP)
+			continue;
+		uint32_t th = ev->thread;
+		prev = e.last[th] != NO_INDEX ? &t->events[e.last[th]] : NULL;
+		in_order = !prev || prev->ts_ns < ev->ts_ns ||
+			   (prev->ts_ns == ev->ts_ns && enclosing_end(prev) >= enclosing_end(ev));
+		e.last[th] = (int32_t)i;
+		answer_calls(w, &e, th, ev->ts_ns); /* (calls sort after the ops that start with them) */
+		while (e.top[th] != NO_INDEX && ev->ts_ns > enclosing_end(&t->events[e.top[th]]))
+			e.top[th] = e.below[e.top[th]];
+		e.below[i] = e.top[th];
+		e.top[th] = (int32_t)i;
+	}
+	if (!in_order) {
+		rc = 1;
+		goto out;
+	}
+	for (uint32_t th = 0; th < n_threads; th++)
+		answer_calls(w, &e, th, INT64_MAX);
+	for (k = 0; k < n; k++)
+		w->launcher[e.pending[k]] = e.answer[k];
+	rc = 0;
+out:
+	free(e.pending);
+	free(e.answer);
+	free(e.below);
+	free(e.top);
+	free(e.last);
+	free(e.next);
+	free(e.stop);
+	return rc;
+}
+
 /* The op behind every runtime call and every piece of device work, found
  * before the FunctionEvents exist: the lookups it needs are freed before
  * the largest array is made. */
 static int resolve_launchers(struct work *w)
 {
 	struct ns_trace *t = w->t;
+	size_t n_pending = 0;
 	w->launcher = malloc((t->n_events + 1) * sizeof(*w->launcher));
 	if (!w->launcher)
 		return -1;
@@ -565,44 +701,58 @@ static int resolve_launchers(struct work *w)
 			     : is_launch_target(ev->cat) ? op_of_device(w, i)
 							 : NO_INDEX;
 		w->launcher[i] = (int32_t)op;
+		n_pending += op <= ENCLOSING_OP_OF(0);
 	}
-	return w->oom ? -1 : 0;
+	if (w->oom)
+		return -1;
+	int rc = n_pending ? resolve_enclosing(w, n_pending) : 0;
+	return rc > 0 ? enclosing_by_table(w) : rc;
 }
 
 /* The gpu_user_annotation events whose widening is undone (w->unwidened),
- * found before the fevent array exists so that the lookup of device work
- * starts is not alive beside it. */
+ * found before the fevent array exists. The annotations are few and device
+ * work is many: the starts the annotations ask for are a small map, which
+ * the device work's starts are looked up in. */
 static int find_widened(struct work *w)
 {
 	struct ns_trace *t = w->t;
-	struct ns_i64map dev_starts;
-	int32_t *annotations = NULL; /* (listed in the same pass: few) */
-	size_t n_annotations = 0, cap = 0;
+	struct ns_i64map asked; /* an un-widened start -> whether device work starts there */
+	int32_t *annotations = NULL;
+	int64_t *dev_starts = NULL; /* (keys: thread_ts_key) */
+	size_t n_annotations = 0, cap_annotations = 0, n_dev = 0, cap_dev = 0;
 	int rc = -1;
 	if (!t->has_cat[NS_CAT_GPU_USER_ANNOTATION])
 		return 0;
-	ns_i64map_init(&dev_starts);
+	ns_i64map_init(&asked);
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		if (ev->kind != NS_KIND_SLICE)
 			continue;
 		if (ev->cat == NS_CAT_GPU_USER_ANNOTATION) {
-			if (NS_GROW(annotations, cap, n_annotations + 1) < 0)
+			if (NS_GROW(annotations, cap_annotations, n_annotations + 1) < 0)
 				goto out;
 			annotations[n_annotations++] = (int32_t)i;
-		} else if (is_launch_target(ev->cat) &&
-			   ns_i64map_put_first(&dev_starts, thread_ts_key(ev->thread, ev->ts_ns), (int64_t)i)) {
-			goto out;
+		} else if (is_launch_target(ev->cat)) {
+			if (NS_GROW(dev_starts, cap_dev, n_dev + 1) < 0)
+				goto out;
+			dev_starts[n_dev++] = thread_ts_key(ev->thread, ev->ts_ns);
 		}
 	}
 	for (size_t k = 0; k < n_annotations; k++)
-		if (is_widened(w, &t->events[annotations[k]], &dev_starts) &&
+		if (ns_i64map_put_first(&asked, unwidened_start_key(w, &t->events[annotations[k]]), 0))
+			goto out;
+	for (size_t k = 0; k < n_dev; k++)
+		if (ns_i64map_get(&asked, dev_starts[k], NO_INDEX) == 0 && ns_i64map_set(&asked, dev_starts[k], 1))
+			goto out;
+	for (size_t k = 0; k < n_annotations; k++)
+		if (ns_i64map_get(&asked, unwidened_start_key(w, &t->events[annotations[k]]), 0) == 1 &&
 		    set_bit(&w->unwidened, t->n_events, (size_t)annotations[k]))
 			goto out;
 	rc = 0;
 out:
-	ns_i64map_release(&dev_starts);
+	ns_i64map_release(&asked);
 	free(annotations);
+	free(dev_starts);
 	return rc;
 }
 
@@ -1176,6 +1326,15 @@ static int64_t order_end_key(const void *ctx, int32_t i)
 	return ~fevent_end_of(ctx, i);
 }
 
+/* An event's thread and category: Kineto writes each thread's ops in
+ * order, and its runtime calls, each stream's kernels and memcpys, in
+ * order, but interleaved with one another. */
+static uint32_t order_group(const void *ctx, int32_t i)
+{
+	const struct ns_event *ev = &((const struct work *)ctx)->t->events[i];
+	return ev->thread * NS_CAT__COUNT + ev->cat;
+}
+
 /* Sorts the fevents to be by (start, -end), then the position (w->order
  * holds the events that become fevents in trace order, then the memory
  * rows in trace order: assign_memory), before they are made: made in
@@ -1183,7 +1342,8 @@ static int64_t order_end_key(const void *ctx, int32_t i)
  * written again at random, which took a third of the aggregation. */
 static int sort_fevents(struct work *w)
 {
-	return ns_sort_keyed(w->order, w->n_order, order_start_key, order_end_key, w);
+	return ns_sort_grouped(w->order, w->n_order, order_start_key, order_end_key, order_group,
+			       (w->t->n_threads + 1) * NS_CAT__COUNT, w);
 }
 
 /* spec A3: _populate_cpu_children (remove_dup_nodes follows). Children

@@ -122,6 +122,120 @@ out:
 	return rc;
 }
 
+/* The keys of ns_sort_grouped, by position in its idx. */
+struct grouped {
+	uint64_t *key, *key2; /* (key2 NULL: none) */
+	int32_t *pos, *tmp;   /* positions, taken apart by group, then merged */
+	size_t *bound;        /* the runs of pos, bound[r] to bound[r + 1] */
+	size_t n_runs;
+};
+
+/* Whether position p comes before position q: (key, key2, position). */
+static bool goes_before(const struct grouped *g, int32_t p, int32_t q)
+{
+	if (g->key[p] != g->key[q])
+		return g->key[p] < g->key[q];
+	if (g->key2 && g->key2[p] != g->key2[q])
+		return g->key2[p] < g->key2[q];
+	return p < q;
+}
+
+static int64_t grouped_key(const void *ctx, int32_t p)
+{
+	return (int64_t)(((const struct grouped *)ctx)->key[p] ^ (UINT64_C(1) << 63));
+}
+
+static int64_t grouped_key2(const void *ctx, int32_t p)
+{
+	return (int64_t)(((const struct grouped *)ctx)->key2[p] ^ (UINT64_C(1) << 63));
+}
+
+/* Each run of g->pos in order: sorted alone when it is not (ns_sort_keyed
+ * on the keys; a run's positions rise, so its ties stay in position order). */
+static int order_runs(struct grouped *g)
+{
+	for (size_t r = 0; r < g->n_runs; r++) {
+		int32_t *run = g->pos + g->bound[r];
+		size_t len = g->bound[r + 1] - g->bound[r], i = 1;
+		while (i < len && goes_before(g, run[i - 1], run[i]))
+			i++;
+		if (i < len && ns_sort_keyed(run, len, grouped_key, g->key2 ? grouped_key2 : NULL, g))
+			return -1;
+	}
+	return 0;
+}
+
+/* Merges g->pos's runs two by two into g->tmp, until one is left in g->pos. */
+static void merge_runs(struct grouped *g)
+{
+	while (g->n_runs > 1) {
+		size_t runs = 0;
+		for (size_t r = 0; r < g->n_runs; r += 2) {
+			size_t lo = g->bound[r], mid = g->bound[r + 1];
+			size_t hi = r + 2 <= g->n_runs ? g->bound[r + 2] : mid, i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				g->tmp[k++] = goes_before(g, g->pos[j], g->pos[i]) ? g->pos[j++] : g->pos[i++];
+			memcpy(g->tmp + k, g->pos + i, (mid - i) * sizeof(*g->tmp));
+			k += mid - i;
+			memcpy(g->tmp + k, g->pos + j, (hi - j) * sizeof(*g->tmp));
+			g->bound[runs++] = lo;
+		}
+		g->bound[runs] = g->bound[g->n_runs];
+		g->n_runs = runs;
+		int32_t *swap = g->pos;
+		g->pos = g->tmp;
+		g->tmp = swap;
+	}
+}
+
+int ns_sort_grouped(int32_t *idx, size_t n, ns_sort_key_fn key, ns_sort_key_fn key2, ns_sort_group_fn group,
+		    size_t n_groups, const void *ctx)
+{
+	struct grouped g = { 0 };
+	size_t *fill = NULL;
+	int rc = -1;
+	if (n < 2)
+		return 0;
+	g.key = malloc(n * sizeof(*g.key));
+	g.key2 = key2 ? malloc(n * sizeof(*g.key2)) : NULL;
+	g.pos = malloc(n * sizeof(*g.pos));
+	g.tmp = malloc(n * sizeof(*g.tmp));
+	g.bound = malloc((n_groups + 1) * sizeof(*g.bound));
+	fill = calloc(n_groups + 1, sizeof(*fill));
+	if (!g.key || (key2 && !g.key2) || !g.pos || !g.tmp || !g.bound || !fill)
+		goto out;
+	for (size_t p = 0; p < n; p++) {
+		g.key[p] = unsigned_key(key(ctx, idx[p]));
+		if (key2)
+			g.key2[p] = unsigned_key(key2(ctx, idx[p]));
+		g.tmp[p] = (int32_t)group(ctx, idx[p]); /* (tmp is free until the merge) */
+		fill[g.tmp[p] + 1]++;
+	}
+	for (size_t k = 0; k < n_groups; k++) { /* the non-empty groups are the runs */
+		if (fill[k + 1])
+			g.bound[g.n_runs++] = fill[k];
+		fill[k + 1] += fill[k];
+	}
+	g.bound[g.n_runs] = n;
+	for (size_t p = 0; p < n; p++)
+		g.pos[fill[g.tmp[p]]++] = (int32_t)p;
+	if (order_runs(&g))
+		goto out;
+	merge_runs(&g);
+	for (size_t k = 0; k < n; k++)
+		g.tmp[k] = idx[g.pos[k]];
+	memcpy(idx, g.tmp, n * sizeof(*idx));
+	rc = 0;
+out:
+	free(g.key);
+	free(g.key2);
+	free(g.pos);
+	free(g.tmp);
+	free(g.bound);
+	free(fill);
+	return rc;
+}
+
 /* The end of the run in order that starts at lo. */
 static size_t run_end(const int32_t *a, size_t lo, size_t n, int (*cmp)(const void *, const void *, void *),
 		      void *ctx)

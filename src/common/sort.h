@@ -29,6 +29,17 @@ typedef int64_t (*ns_sort_key_fn)(const void *ctx, int32_t i);
  * when the scratch cannot be had (idx is then unchanged). */
 int ns_sort_keyed(int32_t *idx, size_t n, ns_sort_key_fn key, ns_sort_key_fn key2, const void *ctx);
 
+/* A group of index i of the caller's records, below the n_groups given. */
+typedef uint32_t (*ns_sort_group_fn)(const void *ctx, int32_t i);
+
+/* ns_sort_keyed's order for records that come as groups each in that order
+ * already, but interleaved (a trace's threads and categories): the groups
+ * are taken apart (stably), merged two by two, and any group out of order
+ * is sorted alone first. 24 bytes of scratch an element; 0, or -1 when it
+ * cannot be had (idx is then unchanged). */
+int ns_sort_grouped(int32_t *idx, size_t n, ns_sort_key_fn key, ns_sort_key_fn key2, ns_sort_group_fn group,
+		    size_t n_groups, const void *ctx);
+
 /* Sorts idx[0..n) by cmp, stably, with scratch[0..n) (its contents are
  * lost): a natural merge sort, which merges the runs already in order, so
  * an input made of k sorted runs costs about 2 n log2(k) compares (the

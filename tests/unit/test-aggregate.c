@@ -452,6 +452,58 @@ Test(link, era_a_ignores_external_id_and_uses_the_enclosing_op)
 	release(&f);
 }
 
+/* spec B7's enclosing op (the innermost op on the call's thread whose [ts,
+ * ts+dur] holds the call's ts, as the walk of PyTorch's ops with a stack
+ * of open ops finds it), era A: B inside A, C from inside B to after A,
+ * D starting with its call, E ending with its call. The same answers when
+ * a second thread's calls are answered too (its ops first in the trace,
+ * so that it is the first thread), and when the ops are out of order in
+ * the trace (D written first), which takes the table rather than one
+ * walk of the events. */
+#define ENCLOSED_OPS                                                     \
+	X("cpu_op", "A", 1, 1000, 100, "") X("cpu_op", "B", 1, 1010, 40, "") \
+	X("cpu_op", "C", 1, 1040, 160, "")
+#define OP_D X("cpu_op", "D", 1, 1300, 100, "")
+#define OP_E X("cpu_op", "E", 1, 1500, 100, "")
+#define ENCLOSED_CALL(tid, ts, corr, kernel_ts, kernel_dur)                                    \
+	X("cuda_runtime", "cudaLaunchKernel", tid, ts, 1, "\"correlation\": " #corr)             \
+	K("kernel", "k", 7, kernel_ts, kernel_dur, "\"correlation\": " #corr)
+#define ENCLOSED_CALLS                                                                    \
+	ENCLOSED_CALL(1, 1020, 1, 2000, 1) ENCLOSED_CALL(1, 1045, 2, 2010, 2)                  \
+	ENCLOSED_CALL(1, 1050, 3, 2020, 4) ENCLOSED_CALL(1, 1300, 4, 2030, 8)                  \
+	ENCLOSED_CALL(1, 1600, 5, 2040, 16)
+#define ERA_A(events)                                                                             \
+	"{\"schemaVersion\": 1, \"traceEvents\": [\n" events                                        \
+	"{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\", " \
+	"\"tid\": \"PyTorch Profiler\", \"ts\": 900, \"dur\": 5000}\n]}\n"
+
+Test(link, the_enclosing_op_by_walk_and_by_table)
+{
+	static const char *const traces[] = {
+		ERA_A(ENCLOSED_OPS OP_D OP_E ENCLOSED_CALLS),
+		ERA_A(X("cpu_op", "F", 2, 950, 10, "") ENCLOSED_OPS OP_D OP_E X("cpu_op", "G", 2, 1100, 200, "")
+			      X("cpu_op", "H", 2, 1400, 10, "") ENCLOSED_CALLS ENCLOSED_CALL(2, 1150, 6, 2050, 32)
+				      ENCLOSED_CALL(2, 1405, 7, 2060, 64)),
+		ERA_A(OP_D ENCLOSED_OPS OP_E ENCLOSED_CALLS),
+	};
+	for (size_t k = 0; k < NS_ARRAY_SIZE(traces); k++) {
+		struct fx f;
+		build_text(&f, traces[k], NULL);
+		cr_expect_eq(ROW(&f, "A")->self_device_time_total, 0.0, "trace %zu", k);
+		cr_expect_eq(ROW(&f, "A")->device_time_total, 1.0, "trace %zu", k);
+		cr_expect_eq(ROW(&f, "B")->self_device_time_total, 1.0, "trace %zu", k);
+		cr_expect_eq(ROW(&f, "C")->self_device_time_total, 6.0, "trace %zu", k);
+		cr_expect_eq(ROW(&f, "D")->self_device_time_total, 8.0, "trace %zu", k);
+		cr_expect_eq(ROW(&f, "E")->self_device_time_total, 16.0, "trace %zu", k);
+		if (k == 1) {
+			cr_expect_eq(ROW(&f, "F")->device_time_total, 0.0);
+			cr_expect_eq(ROW(&f, "G")->self_device_time_total, 32.0);
+			cr_expect_eq(ROW(&f, "H")->self_device_time_total, 64.0);
+		}
+		release(&f);
+	}
+}
+
 /* _parse_kineto_results gives a kernel to every CPU FunctionEvent, not
  * async, whose id is the kernel's linked id (External id): a user
  * annotation's too (docs/report.md, rule 1) */

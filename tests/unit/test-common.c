@@ -311,6 +311,87 @@ Test(sort_keyed, equals_qsort_with_the_same_order)
 				check_sort(sizes[s], kind1, kind2);
 }
 
+/* ns_sort_grouped against qsort_r by (key, key2, input position), with
+ * records that are not their positions (idx is a permutation): the keys
+ * dealt out to the groups at random as ascending streams (each group in
+ * order, or out of order when key2 breaks its ties the wrong way), or at
+ * random. */
+struct group_case {
+	int64_t *k1, *k2;
+	uint32_t *group;
+	const int32_t *idx;
+};
+
+static int64_t group_k1(const void *ctx, int32_t i)
+{
+	return ((const struct group_case *)ctx)->k1[i];
+}
+
+static int64_t group_k2(const void *ctx, int32_t i)
+{
+	return ((const struct group_case *)ctx)->k2[i];
+}
+
+static uint32_t group_of(const void *ctx, int32_t i)
+{
+	return ((const struct group_case *)ctx)->group[i];
+}
+
+static int cmp_positions(const void *x, const void *y, void *ctx)
+{
+	const struct group_case *c = ctx;
+	int32_t p = *(const int32_t *)x, q = *(const int32_t *)y, i = c->idx[p], j = c->idx[q];
+	if (c->k1[i] != c->k1[j])
+		return c->k1[i] < c->k1[j] ? -1 : 1;
+	if (c->k2 && c->k2[i] != c->k2[j])
+		return c->k2[i] < c->k2[j] ? -1 : 1;
+	return (p > q) - (p < q);
+}
+
+/* mode 0: ascending streams, key2 0; 1: ascending streams with ties, key2
+ * at random (some groups out of order); 2: random keys, no key2 */
+static void check_grouped(size_t n, uint32_t n_groups, int mode)
+{
+	int64_t *stream = calloc(n_groups, sizeof(*stream));
+	int32_t *idx = malloc((n + 1) * sizeof(*idx)), *got = malloc((n + 1) * sizeof(*got));
+	int32_t *want = malloc((n + 1) * sizeof(*want));
+	struct group_case c = { malloc((n + 1) * sizeof(*c.k1)), mode < 2 ? malloc((n + 1) * sizeof(*c.k2)) : NULL,
+				malloc((n + 1) * sizeof(*c.group)), idx };
+	cr_assert(stream && idx && got && want && c.k1 && c.group && (mode == 2 || c.k2));
+	for (size_t p = 0; p < n; p++) {
+		int32_t i = (int32_t)((p * 7 + 3) % n); /* (n is no multiple of 7) */
+		uint32_t g = (uint32_t)(rng() % n_groups);
+		idx[p] = got[p] = i;
+		want[p] = (int32_t)p;
+		c.group[i] = g;
+		c.k1[i] = mode == 2 ? (int64_t)(rng() % 1000) : (stream[g] += (int64_t)(rng() % 3));
+		if (mode < 2)
+			c.k2[i] = mode == 0 ? 0 : (int64_t)(rng() % 3) - 1;
+	}
+	cr_assert_eq(ns_sort_grouped(got, n, group_k1, mode < 2 ? group_k2 : NULL, group_of, n_groups, &c), 0);
+	ns_sort_r(want, n, sizeof(*want), cmp_positions, &c);
+	for (size_t k = 0; k < n; k++)
+		cr_assert_eq(got[k], idx[want[k]], "n %zu, %u groups, mode %d: position %zu holds %d, qsort %d", n,
+			     n_groups, mode, k, got[k], idx[want[k]]);
+	free(stream);
+	free(idx);
+	free(got);
+	free(want);
+	free(c.k1);
+	free(c.k2);
+	free(c.group);
+}
+
+Test(sort_grouped, equals_qsort_by_keys_then_position)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 33, 1000, 70001 };
+	static const uint32_t groups[] = { 1, 2, 3, 64 };
+	for (size_t s = 0; s < NS_ARRAY_SIZE(sizes); s++)
+		for (size_t g = 0; g < NS_ARRAY_SIZE(groups); g++)
+			for (int mode = 0; mode < 3; mode++)
+				check_grouped(sizes[s], groups[g], mode);
+}
+
 /* ns_sort_runs by the first key alone against qsort_r by (key, input
  * position): the same order, so it is stable. */
 static int cmp_k1_only(const void *x, const void *y, void *ctx)
