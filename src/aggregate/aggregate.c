@@ -150,6 +150,11 @@ struct work {
 	size_t n_recs, n_ooms;
 	uint64_t *unwidened;      /* bitmap over events: ns_fevent.unwidened (NULL: none) */
 	uint64_t *has_records;    /* bitmap over events: ns_fevent.has_records (NULL: none) */
+	uint64_t *has_flops;      /* bitmap over events: ns_fevent.has_flops (NULL: none) */
+	uint64_t *named;          /* bitmap over name_key: the names of fevents to be */
+	size_t n_name_keys;
+	ns_str *name_of;          /* name_key -> table name, for the keys named */
+	uint32_t main_th;         /* main_thread */
 	/* era C (index_by_id): each fevent's PyTorch id, and the CPU fevents
 	 * that take device work, sorted by (id, fevent) */
 	int64_t *ids;
@@ -187,11 +192,11 @@ static int64_t thread_ts_key(uint32_t thread, int64_t ts_ns)
 }
 
 /* spec A2 step 2: ProfilerStep#N -> ProfilerStep*, and the optional overload split. */
-static int rewrite_name(struct work *w, const struct ns_event *ev, ns_str *name, ns_str *overload)
+static int rewrite_name(struct work *w, ns_str id, bool split_overload, ns_str *name, ns_str *overload)
 {
-	const char *text = ns_strtab_get(&w->t->strings, ev->name);
-	size_t len = ns_strtab_len(&w->t->strings, ev->name);
-	*name = ev->name;
+	const char *text = ns_strtab_get(&w->t->strings, id);
+	size_t len = ns_strtab_len(&w->t->strings, id);
+	*name = id;
 	*overload = 0;
 	if (len >= 13 && memcmp(text, "ProfilerStep#", 13) == 0) {
 		*name = w->profiler_step_star;
@@ -207,7 +212,7 @@ static int rewrite_name(struct work *w, const struct ns_event *ev, ns_str *name,
 			return *name == UINT32_MAX ? -1 : 0;
 		}
 	}
-	if (w->opts->split_overloads && ev->cat == NS_CAT_CPU_OP) {
+	if (split_overload) {
 		const char *ns_sep = strstr(text, "::");
 		const char *dot = ns_sep ? strrchr(ns_sep + 2, '.') : NULL;
 		if (dot && dot[1]) {
@@ -225,20 +230,25 @@ static int64_t name_key(const struct ns_agg *a, const struct ns_event *ev)
 	return (int64_t)ev->name << 1 | (a->split_overloads && ev->cat == NS_CAT_CPU_OP);
 }
 
-/* rewrite_name, once per distinct name: the result is kept in a->names
- * (ns_fevent_overload reads the overload there). */
-static int table_name(struct work *w, const struct ns_event *ev, ns_str *name)
+/* rewrite_name, once for each name_key that collect_fevents marked
+ * (w->named), before the fevents are made: w->name_of[key] is the table
+ * name, which the two threads that make the fevents read; a->names keeps
+ * the name and the overload (ns_fevent_overload reads it there). */
+static int table_names(struct work *w)
 {
-	struct ns_agg *a = w->out;
-	int64_t key = name_key(a, ev), known = ns_i64map_get(&a->names, key, -1);
-	ns_str overload;
-	if (known != -1) { /* (-1 would be the name UINT32_MAX, which is no string) */
-		*name = (ns_str)((uint64_t)known & UINT32_MAX);
-		return 0;
-	}
-	if (rewrite_name(w, ev, name, &overload))
+	if (!(w->name_of = malloc((w->n_name_keys + 1) * sizeof(*w->name_of))))
 		return -1;
-	return ns_i64map_set(&a->names, key, (int64_t)((uint64_t)overload << 32 | *name));
+	for (size_t word = 0; word < (w->n_name_keys + 63) / 64 && w->named; word++) {
+		for (uint64_t bits = w->named[word]; bits; bits &= bits - 1) {
+			size_t key = word * 64 + (size_t)__builtin_ctzll(bits);
+			ns_str name, overload;
+			if (rewrite_name(w, (ns_str)(key >> 1), key & 1, &name, &overload) ||
+			    ns_i64map_set(&w->out->names, (int64_t)key, (int64_t)((uint64_t)overload << 32 | name)))
+				return -1;
+			w->name_of[key] = name;
+		}
+	}
+	return 0;
 }
 
 /* Python str() of the input shapes: "Input Dims" [[1024],[1024],[]] becomes
@@ -768,10 +778,13 @@ static int collect_fevents(struct work *w)
 	 * assign_memory adds them) */
 	if (!(w->order = malloc((t->n_events + 1) * sizeof(*w->order))))
 		return -1;
+	w->n_name_keys = 2 * (size_t)t->strings.count;
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
 		if (becomes_fevent(w, ev)) {
 			w->order[w->n_order++] = (int32_t)i;
+			if (set_bit(&w->named, w->n_name_keys, (size_t)name_key(w->out, ev)))
+				return -1;
 		} else if (ev->kind == NS_KIND_MEMORY) {
 			if (NS_GROW(w->recs, cap_recs, w->n_recs + 1) < 0)
 				return -1;
@@ -796,27 +809,18 @@ static int64_t fevent_end_of(const struct work *w, int32_t i)
 	return ns_span_end(w->out, &w->t->events[i], bit_is_set(w->unwidened, (size_t)i));
 }
 
-/* The fevents, one per w->order entry, in that (sorted) order: written in
+/* The fevents of w->order[lo..hi), in that (sorted) order: written in
  * place, never moved. A device event's link holds, for now, the event index
- * of the op behind it (see link_launchers). */
-static int make_fevents(struct work *w)
+ * of the op behind it (see link_launchers). Reads the trace and the work
+ * only, but for the input shapes (by_shape), which are interned here. */
+static int make_range(struct work *w, size_t lo, size_t hi)
 {
 	struct ns_trace *t = w->t;
 	struct ns_agg *a = w->out;
-	uint32_t main_th = main_thread(t);
-
-	uint64_t *has_flops = NULL; /* bitmap over events */
-	int rc = -1;
-	for (size_t k = 0; k < t->n_flops; k++)
-		if (set_bit(&has_flops, t->n_events, t->flops[k].event))
-			goto out;
-	a->fevents = malloc((w->n_order + 1) * sizeof(*a->fevents)); /* the largest array: exact size */
-	if (!a->fevents)
-		goto out;
-	for (size_t k = 0; k < w->n_order; k++) {
+	for (size_t k = lo; k < hi; k++) {
 		int32_t i = w->order[k];
 		const struct ns_event *ev = &t->events[i];
-		struct ns_fevent *fe = &a->fevents[a->n_fevents];
+		struct ns_fevent *fe = &a->fevents[k];
 		ns_str shapes;
 		memset(fe, 0, sizeof(*fe));
 		fe->event = i;
@@ -825,17 +829,15 @@ static int make_fevents(struct work *w)
 		if (ns_event_is_memory(ev)) { /* a memory row (assign_memory): an instant */
 			fe->name = ev->name;
 			fe->device_type = NS_DEV_CPU;
-			a->n_fevents++;
 			continue;
 		}
 		fe->unwidened = bit_is_set(w->unwidened, (size_t)i);
 		fe->has_records = bit_is_set(w->has_records, (size_t)i);
-		fe->has_flops = bit_is_set(has_flops, (size_t)i);
-		if (table_name(w, ev, &fe->name))
-			goto out;
+		fe->has_flops = bit_is_set(w->has_flops, (size_t)i);
+		fe->name = w->name_of[name_key(a, ev)];
 		/* (ns_fevent_shapes reads the strings made here) */
 		if (a->by_shape && ev->input_dims && shapes_string(w, ev->input_dims, &shapes))
-			goto out;
+			return -1;
 		fe->device_type = (uint8_t)devtype_of(ev->cat, a->backend);
 		fe->is_user_annotation = ev->cat == NS_CAT_USER_ANNOTATION || ev->cat == NS_CAT_GPU_USER_ANNOTATION;
 		fe->is_async = is_c10d_work(t, ev);
@@ -843,16 +845,38 @@ static int make_fevents(struct work *w)
 			/* spec A2 step 6: Kineto's host events move to their op's thread,
 			 * or to the main thread when no op launched them */
 			int64_t op = is_runtime_cat(ev->cat) ? w->launcher[i] : NO_INDEX;
-			fe->thread = op != NO_INDEX ? t->events[op].thread : main_th;
+			fe->thread = op != NO_INDEX ? t->events[op].thread : w->main_th;
 		} else if (fe->device_type != NS_DEV_CPU && is_launch_target(ev->cat)) {
 			fe->link = w->launcher[i];
 		}
-		a->n_fevents++;
 	}
-	rc = 0;
-out:
-	free(has_flops);
-	return rc;
+	return 0;
+}
+
+/* Half of the fevents each (ns_jobs_run). */
+static int make_part(void *ctx, size_t part)
+{
+	struct work *w = ctx;
+	return make_range(w, w->n_order * part / 2, w->n_order * (part + 1) / 2);
+}
+
+/* The fevents, one per w->order entry, on two threads where the options
+ * allow (not by_shape, whose strings are interned as they are made). */
+static int make_fevents(struct work *w)
+{
+	struct ns_trace *t = w->t;
+	struct ns_agg *a = w->out;
+	w->main_th = main_thread(t);
+	for (size_t k = 0; k < t->n_flops; k++)
+		if (set_bit(&w->has_flops, t->n_events, t->flops[k].event))
+			return -1;
+	if (table_names(w))
+		return -1;
+	a->fevents = malloc((w->n_order + 1) * sizeof(*a->fevents)); /* the largest array: exact size */
+	if (!a->fevents || ns_jobs_run(2, a->by_shape ? 1 : w->opts->threads, make_part, NULL, w))
+		return -1;
+	a->n_fevents = w->n_order;
+	return 0;
 }
 
 /* Device events' links, from the op's event index to its fevent index (-1
@@ -1832,6 +1856,12 @@ static void release_links(struct work *w)
 	w->unwidened = NULL;
 	free(w->has_records);
 	w->has_records = NULL;
+	free(w->has_flops);
+	w->has_flops = NULL;
+	free(w->named);
+	w->named = NULL;
+	free(w->name_of);
+	w->name_of = NULL;
 }
 
 /* The two parts of the work before the fevents are made, which read only
