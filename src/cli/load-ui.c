@@ -62,6 +62,8 @@ static void print_notes(void *ctx, const struct ns_trace *t)
 			"columns (docs/report.md \"What an exported trace cannot carry\")\n",
 			t->path, (unsigned long long)t->n_untimed_launches);
 	uint64_t n_ranges = 0;
+	if (!t->has_cat[NS_CAT_CUDA_PROFILER_RANGE]) /* (the ranges' category: no pass over the events) */
+		return;
 	for (size_t i = 0; i < t->n_events; i++)
 		n_ranges += t->events[i].kind == NS_KIND_COUNTER;
 	if (!n_ranges)
