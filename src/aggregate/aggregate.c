@@ -1839,29 +1839,23 @@ static void release_lookups(struct work *w)
 	ns_i64map_release(&w->rt_by_key);
 }
 
+/* Frees what p points to and forgets it (release_links runs twice). */
+#define DROP(p) (free(p), (p) = NULL)
+
 /* Everything the FunctionEvents are made from, once they carry the links. */
 static void release_links(struct work *w)
 {
 	release_lookups(w);
 	release_ids(w);
-	free(w->launcher);
-	w->launcher = NULL;
-	free(w->order);
-	w->order = NULL;
-	free(w->recs);
-	w->recs = NULL;
-	free(w->ooms);
-	w->ooms = NULL;
-	free(w->unwidened);
-	w->unwidened = NULL;
-	free(w->has_records);
-	w->has_records = NULL;
-	free(w->has_flops);
-	w->has_flops = NULL;
-	free(w->named);
-	w->named = NULL;
-	free(w->name_of);
-	w->name_of = NULL;
+	DROP(w->launcher);
+	DROP(w->order);
+	DROP(w->recs);
+	DROP(w->ooms);
+	DROP(w->unwidened);
+	DROP(w->has_records);
+	DROP(w->has_flops);
+	DROP(w->named);
+	DROP(w->name_of);
 }
 
 /* The two parts of the work before the fevents are made, which read only
