@@ -1712,6 +1712,7 @@ struct row_work {
 	const ns_str *extra_of; /* the caller's extra key per fevent, or NULL */
 	unsigned parts;
 	struct row_index x[ROW_PARTS];
+	int32_t *merged_of[ROW_PARTS]; /* each part's rows in the merged list (merge_rows) */
 };
 
 static unsigned row_part(const struct row_work *rw, ns_str name)
@@ -1763,15 +1764,28 @@ static int rows_of_part(void *ctx, size_t part)
 	return 0;
 }
 
+/* Each fevent's avg, in half of the fevents (ns_jobs_run), from its
+ * part's row to the merged row. */
+static int renumber_part(void *ctx, size_t part)
+{
+	struct row_work *rw = ctx;
+	struct ns_agg *a = rw->a;
+	for (size_t f = a->n_fevents * part / 2; f < a->n_fevents * (part + 1) / 2; f++) {
+		struct ns_fevent *fe = &a->fevents[f];
+		if (!fe->removed)
+			fe->avg = rw->merged_of[row_part(rw, fe->name)][fe->avg];
+	}
+	return 0;
+}
+
 /* The parts' rows in first-seen order, into a->avgs, and each fevent's
  * avg renumbered (one part: its rows, as they are). */
 static int merge_rows(struct row_work *rw)
 {
 	struct ns_agg *a = rw->a;
 	struct row_index *x = rw->x;
-	int32_t *merged_of[ROW_PARTS] = { NULL };
+	int32_t **merged_of = rw->merged_of;
 	size_t n = x[0].n_avgs + x[1].n_avgs, i = 0, j = 0;
-	int rc = -1;
 	if (rw->parts == 1) {
 		a->avgs = x[0].avgs, a->n_avgs = x[0].n_avgs;
 		x[0].avgs = NULL;
@@ -1780,23 +1794,14 @@ static int merge_rows(struct row_work *rw)
 	if (!(a->avgs = malloc((n + 1) * sizeof(*a->avgs))) ||
 	    !(merged_of[0] = malloc((x[0].n_avgs + 1) * sizeof(int32_t))) ||
 	    !(merged_of[1] = malloc((x[1].n_avgs + 1) * sizeof(int32_t))))
-		goto out;
+		return -1;
 	for (size_t k = 0; k < n; k++) {
 		bool left = j == x[1].n_avgs || (i < x[0].n_avgs && x[0].avgs[i].first < x[1].avgs[j].first);
 		merged_of[left ? 0 : 1][left ? i : j] = (int32_t)k;
 		a->avgs[k] = left ? x[0].avgs[i++] : x[1].avgs[j++];
 	}
 	a->n_avgs = n;
-	for (size_t f = 0; f < a->n_fevents; f++) {
-		struct ns_fevent *fe = &a->fevents[f];
-		if (!fe->removed)
-			fe->avg = merged_of[row_part(rw, fe->name)][fe->avg];
-	}
-	rc = 0;
-out:
-	free(merged_of[0]);
-	free(merged_of[1]);
-	return rc;
+	return ns_jobs_run(2, a->opts.threads, renumber_part, NULL, rw);
 }
 
 static int key_averages(struct ns_agg *a)
@@ -1816,6 +1821,7 @@ out:
 		free(rw.x[p].last_row);
 		free(rw.x[p].chain);
 		ns_i64map_release(&rw.x[p].by_hash);
+		free(rw.merged_of[p]);
 	}
 	free(extra_of);
 	return rc;
@@ -1856,6 +1862,19 @@ static void release_links(struct work *w)
 	DROP(w->has_flops);
 	DROP(w->named);
 	DROP(w->name_of);
+}
+
+/* The time origin (part 0) beside the unfinished ops given their ends
+ * (part 1): a pass over the events each, the first reading only their
+ * starts, kinds and categories, the second writing only the unfinished
+ * ops' ends and flags. */
+static int origin_part(void *ctx, size_t part)
+{
+	struct work *w = ctx;
+	if (part == 1)
+		return ns_finish_unfinished(w->t);
+	w->out->t0_ns = w->t0_ns = trace_origin(w->t);
+	return 0;
 }
 
 /* The two parts of the work before the fevents are made, which read only
@@ -1918,10 +1937,9 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	out->empty_list = ns_strtab_intern(&t->strings, "[]", 2);
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);
-	out->t0_ns = w.t0_ns = trace_origin(t);
 	set_unwiden_margins(&w);
-	if (ns_finish_unfinished(t) || ns_jobs_run(2, w.opts->threads, prepare_part, NULL, &w) ||
-	    make_fevents(&w))
+	if (ns_jobs_run(2, w.opts->threads, origin_part, NULL, &w) ||
+	    ns_jobs_run(2, w.opts->threads, prepare_part, NULL, &w) || make_fevents(&w))
 		goto out;
 	release_links(&w);
 	if (ns_jobs_run(2, w.opts->threads, link_part, NULL, &w) ||
