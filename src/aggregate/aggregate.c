@@ -137,7 +137,6 @@ struct work {
 	int64_t t0_ns;
 	ns_str filtered[NS_ARRAY_SIZE(filtered_names)];
 	ns_str profiler_step_star;
-	int32_t *op_of_event;     /* event -> innermost cpu_op event containing it (runtime events) */
 	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
 	struct ns_idindex op_by_ext, rt_by_corr, flow_s_by_id;
 	struct ns_i64map flow_f_by_key, rt_by_key;
@@ -307,25 +306,10 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	return 0;
 }
 
-/* Calls sort after the ops that start with them, so that an op can contain
- * a call starting at its own start. */
-static int64_t enclosing_end(const struct ns_event *ev)
+/* An op's end, which holds the calls that start at it (spec B7). */
+static int64_t op_end(const struct ns_event *ev)
 {
-	return ev->cat == NS_CAT_CPU_OP ? ev->ts_ns + ev->dur_ns : INT64_MIN;
-}
-
-/* (start, -end, position) over event indices. */
-static int cmp_enclosing_order(const void *x, const void *y, void *ctx)
-{
-	const struct ns_event *events = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	int64_t start_i = events[i].ts_ns, start_j = events[j].ts_ns;
-	int64_t end_i = enclosing_end(&events[i]), end_j = enclosing_end(&events[j]);
-	if (start_i != start_j)
-		return start_i < start_j ? -1 : 1;
-	if (end_i != end_j)
-		return end_i > end_j ? -1 : 1;
-	return (i > j) - (i < j);
+	return ev->ts_ns + ev->dur_ns;
 }
 
 /* The start of event i (ctx: the events), a sort key. */
@@ -334,72 +318,18 @@ static int64_t event_start_key(const void *ctx, int32_t i)
 	return ((const struct ns_event *)ctx)[i].ts_ns;
 }
 
-static bool takes_part_in_enclosing(const struct ns_event *ev)
+/* Longest first: the end of event i, descending (ctx: the events). */
+static int64_t op_end_desc_key(const void *ctx, int32_t i)
 {
-	return ev->kind == NS_KIND_SLICE && (ev->cat == NS_CAT_CPU_OP || is_runtime_cat(ev->cat));
-}
-
-/* For every runtime/driver event: the innermost cpu_op on its thread whose
- * [ts, ts+dur] contains the call's ts (spec B7, the era A/B fallback), as
- * a table, for a trace whose ops are out of order (else resolve_enclosing).
- * Each thread's ops and calls are walked in (start, -end) order with a
- * stack of the open ops. They are grouped by thread and each group sorted
- * on its own: Kineto writes a thread's ops in order, and its calls in
- * order further on, so a group is a few runs to merge (ns_sort_runs), where
- * a sort of all threads at once compared every pair of runs again. The
- * scratch is 4 bytes an index, as qsort's. */
-static int find_enclosing_ops(struct work *w)
-{
-	struct ns_trace *t = w->t;
-	int32_t *order = malloc((t->n_events + 1) * sizeof(*order));
-	int32_t *scratch = malloc((t->n_events + 1) * sizeof(*scratch));
-	size_t *first = calloc(t->n_threads + 2, sizeof(*first)); /* each thread's group in order[] */
-	int32_t *below = malloc((t->n_events + 1) * sizeof(*below)); /* the op under each open op */
-	int rc = -1;
-	w->op_of_event = malloc((t->n_events + 1) * sizeof(*w->op_of_event));
-	if (!order || !scratch || !first || !below || !w->op_of_event)
-		goto out;
-	for (size_t i = 0; i < t->n_events; i++) {
-		w->op_of_event[i] = NO_INDEX;
-		first[t->events[i].thread + 2] += takes_part_in_enclosing(&t->events[i]);
-	}
-	for (size_t th = 2; th < t->n_threads + 2; th++)
-		first[th] += first[th - 1];
-	for (size_t i = 0; i < t->n_events; i++) /* (first[th + 1]: where the next of thread th goes) */
-		if (takes_part_in_enclosing(&t->events[i]))
-			order[first[t->events[i].thread + 1]++] = (int32_t)i;
-	for (size_t th = 0; th < t->n_threads; th++) {
-		size_t lo = first[th], hi = first[th + 1];
-		int32_t top = NO_INDEX;
-		ns_sort_runs(order + lo, hi - lo, scratch, cmp_enclosing_order, t->events);
-		for (size_t k = lo; k < hi; k++) {
-			int32_t i = order[k];
-			const struct ns_event *ev = &t->events[i];
-			while (top != NO_INDEX && ev->ts_ns > t->events[top].ts_ns + t->events[top].dur_ns)
-				top = below[top];
-			if (ev->cat == NS_CAT_CPU_OP) {
-				below[i] = top;
-				top = i;
-			} else {
-				w->op_of_event[i] = top;
-			}
-		}
-	}
-	rc = 0;
-out:
-	free(order);
-	free(scratch);
-	free(first);
-	free(below);
-	return rc;
+	return ~op_end(&((const struct ns_event *)ctx)[i]);
 }
 
 /* The lookups that link device work to ops are built on first use: a
  * trace whose device events all carry a trusted External id never builds
- * the correlation, flow or enclosing-op tables (their memory would be the
+ * the correlation or flow tables (their memory would be the
  * peak of a large report). Each is one pass in trace order, so "first
  * writer wins" is the same as building them all up front. */
-enum lookup { LOOKUP_EXT = 1, LOOKUP_CORR = 2, LOOKUP_FLOWS = 4, LOOKUP_ENCLOSING = 8 };
+enum lookup { LOOKUP_EXT = 1, LOOKUP_CORR = 2, LOOKUP_FLOWS = 4 };
 
 /* The ids of the lookups (ctx: the trace): a cpu_op's External id, a
  * runtime call's correlation, a flow start's id. */
@@ -428,8 +358,6 @@ static int build_lookup(struct work *w, enum lookup which)
 {
 	struct ns_trace *t = w->t;
 	switch (which) {
-	case LOOKUP_ENCLOSING:
-		return find_enclosing_ops(w);
 	case LOOKUP_EXT:
 		return ns_idindex_build(&w->op_by_ext, t->n_events, op_ext_id, t);
 	case LOOKUP_CORR:
@@ -562,18 +490,6 @@ static bool becomes_fevent(const struct work *w, const struct ns_event *ev)
 	       !name_filtered(w, ev->name);
 }
 
-/* The launchers still ENCLOSING_OP_OF(a call) (n of them) by the table of
- * find_enclosing_ops, for traces whose ops are not in order. */
-static int enclosing_by_table(struct work *w)
-{
-	if (!have(w, LOOKUP_ENCLOSING))
-		return -1;
-	for (size_t i = 0; i < w->t->n_events; i++)
-		if (w->launcher[i] <= ENCLOSING_OP_OF(0))
-			w->launcher[i] = w->op_of_event[ENCLOSING_OP_OF(0) - w->launcher[i]];
-	return 0;
-}
-
 /* The call of a launcher still to be found (ctx: the work) and its thread
  * and start, sort keys. */
 static int64_t pending_call(const struct work *w, int32_t i)
@@ -599,7 +515,7 @@ struct enclosing_walk {
 	int32_t *pending, *answer; /* the calls' launchers (event indices) and their ops */
 	int32_t *below;            /* the op under each open op */
 	int32_t *top, *last;       /* each thread's open op and last op */
-	size_t *next, *stop;       /* each thread's calls: the next one and the end */
+	size_t *first, *next, *stop; /* each thread's calls: the first, the next one and the end */
 };
 
 /* Answers thread th's calls that start before `before` (INT64_MAX: all). */
@@ -610,75 +526,94 @@ static void answer_calls(const struct work *w, struct enclosing_walk *e, uint32_
 		int64_t start = events[pending_call(w, e->pending[e->next[th]])].ts_ns;
 		if (start >= before)
 			break;
-		while (e->top[th] != NO_INDEX && start > enclosing_end(&events[e->top[th]]))
+		while (e->top[th] != NO_INDEX && start > op_end(&events[e->top[th]]))
 			e->top[th] = e->below[e->top[th]];
 		e->answer[e->next[th]] = e->top[th];
 	}
 }
 
-/* The launchers still ENCLOSING_OP_OF(a call) (n of them): find_enclosing_ops'
- * answers from one pass over the events, without its sort, when each
- * thread's ops are in (start, -end, position) order in the trace, as Kineto
- * writes them (1 when they are not: the table is needed). Each thread's ops
- * are walked with a stack of the open ops, and each call, taken by
- * (thread, start), sees the stack as the ops up to its start leave it: a
- * call changes nothing below the top (what it pops, the next op would), so
- * the calls need not be merged in. In era C a few calls lack an op's
- * External id (a cudaDeviceSynchronize outside any op), and the table, a
- * sort of every thread's ops and calls, was half of the launchers' time. */
+/* Walks the ops ops[0..n_ops) (NULL: every event, in trace order), each
+ * thread's with a stack of the open ops, answering each call as the ops
+ * up to its start leave the stack: a call changes nothing below the top
+ * (what it pops, the next op would), so the calls need not be merged in.
+ * False when a thread's ops are not in (start, -end, position) order. */
+static bool walk_ops(const struct work *w, struct enclosing_walk *e, const int32_t *ops, size_t n_ops)
+{
+	const struct ns_trace *t = w->t;
+	size_t n = ops ? n_ops : t->n_events;
+	for (size_t th = 0; th < t->n_threads; th++) {
+		e->top[th] = e->last[th] = NO_INDEX;
+		e->next[th] = e->first[th];
+	}
+	for (size_t k = 0; k < n; k++) {
+		int32_t i = ops ? ops[k] : (int32_t)k;
+		const struct ns_event *ev = &t->events[i], *prev;
+		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_CPU_OP)
+			continue;
+		uint32_t th = ev->thread;
+		prev = e->last[th] != NO_INDEX ? &t->events[e->last[th]] : NULL;
+		if (prev && (prev->ts_ns > ev->ts_ns || (prev->ts_ns == ev->ts_ns && op_end(prev) < op_end(ev))))
+			return false;
+		e->last[th] = i;
+		answer_calls(w, e, th, ev->ts_ns); /* (calls sort after the ops that start with them) */
+		while (e->top[th] != NO_INDEX && ev->ts_ns > op_end(&t->events[e->top[th]]))
+			e->top[th] = e->below[e->top[th]];
+		e->below[i] = e->top[th];
+		e->top[th] = i;
+	}
+	for (uint32_t th = 0; th < t->n_threads; th++)
+		answer_calls(w, e, th, INT64_MAX);
+	return true;
+}
+
+/* The launchers still ENCLOSING_OP_OF(a call) (n of them): the innermost
+ * cpu_op on the call's thread whose [ts, ts+dur] holds the call's ts
+ * (spec B7, the era A/B fallback; in era C a few calls, as a
+ * cudaDeviceSynchronize outside any op, lack an op's External id). One
+ * walk of the events in trace order, where Kineto writes each thread's
+ * ops in (start, -end) order; when a trace's are not, a walk of its ops
+ * sorted so. */
 static int resolve_enclosing(struct work *w, size_t n)
 {
 	const struct ns_trace *t = w->t;
-	size_t n_threads = t->n_threads;
+	size_t n_threads = t->n_threads, n_ops = 0;
 	struct enclosing_walk e = {
 		.pending = malloc(n * sizeof(*e.pending)),
 		.answer = malloc(n * sizeof(*e.answer)),
 		.below = malloc((t->n_events + 1) * sizeof(*e.below)),
 		.top = malloc((n_threads + 1) * sizeof(*e.top)),
 		.last = malloc((n_threads + 1) * sizeof(*e.last)),
+		.first = calloc(n_threads + 1, sizeof(*e.first)),
 		.next = calloc(n_threads + 1, sizeof(*e.next)),
 		.stop = calloc(n_threads + 1, sizeof(*e.stop)),
 	};
+	int32_t *ops = NULL; /* (only for ops out of order) */
 	size_t k = 0;
-	bool in_order = true;
 	int rc = -1;
-	if (!e.pending || !e.answer || !e.below || !e.top || !e.last || !e.next || !e.stop)
+	if (!e.pending || !e.answer || !e.below || !e.top || !e.last || !e.first || !e.next || !e.stop)
 		goto out;
 	for (size_t i = 0; i < t->n_events; i++)
 		if (w->launcher[i] <= ENCLOSING_OP_OF(0))
 			e.pending[k++] = (int32_t)i;
 	if (ns_sort_keyed(e.pending, n, pending_thread_key, pending_start_key, w))
 		goto out;
-	for (size_t th = 0; th <= n_threads; th++)
-		e.top[th] = e.last[th] = NO_INDEX;
 	for (k = 0; k < n; k++)
 		e.stop[t->events[pending_call(w, e.pending[k])].thread]++;
 	for (size_t th = 0, calls = 0; th < n_threads; th++) {
-		e.next[th] = calls;
+		e.first[th] = calls;
 		calls += e.stop[th];
 		e.stop[th] = calls;
 	}
-	for (size_t i = 0; i < t->n_events && in_order; i++) {
-		const struct ns_event *ev = &t->events[i], *prev;
-		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_CPU_OP)
-			continue;
-		uint32_t th = ev->thread;
-		prev = e.last[th] != NO_INDEX ? &t->events[e.last[th]] : NULL;
-		in_order = !prev || prev->ts_ns < ev->ts_ns ||
-			   (prev->ts_ns == ev->ts_ns && enclosing_end(prev) >= enclosing_end(ev));
-		e.last[th] = (int32_t)i;
-		answer_calls(w, &e, th, ev->ts_ns); /* (calls sort after the ops that start with them) */
-		while (e.top[th] != NO_INDEX && ev->ts_ns > enclosing_end(&t->events[e.top[th]]))
-			e.top[th] = e.below[e.top[th]];
-		e.below[i] = e.top[th];
-		e.top[th] = (int32_t)i;
+	if (!walk_ops(w, &e, NULL, 0)) {
+		if (!(ops = malloc((t->n_events + 1) * sizeof(*ops))))
+			goto out;
+		for (size_t i = 0; i < t->n_events; i++)
+			if (t->events[i].kind == NS_KIND_SLICE && t->events[i].cat == NS_CAT_CPU_OP)
+				ops[n_ops++] = (int32_t)i;
+		if (ns_sort_keyed(ops, n_ops, event_start_key, op_end_desc_key, t->events))
+			goto out;
+		walk_ops(w, &e, ops, n_ops); /* (in order now) */
 	}
-	if (!in_order) {
-		rc = 1;
-		goto out;
-	}
-	for (uint32_t th = 0; th < n_threads; th++)
-		answer_calls(w, &e, th, INT64_MAX);
 	for (k = 0; k < n; k++)
 		w->launcher[e.pending[k]] = e.answer[k];
 	rc = 0;
@@ -688,8 +623,10 @@ out:
 	free(e.below);
 	free(e.top);
 	free(e.last);
+	free(e.first);
 	free(e.next);
 	free(e.stop);
+	free(ops);
 	return rc;
 }
 
@@ -715,8 +652,7 @@ static int resolve_launchers(struct work *w)
 	}
 	if (w->oom)
 		return -1;
-	int rc = n_pending ? resolve_enclosing(w, n_pending) : 0;
-	return rc > 0 ? enclosing_by_table(w) : rc;
+	return n_pending ? resolve_enclosing(w, n_pending) : 0;
 }
 
 /* The gpu_user_annotation events whose widening is undone (w->unwidened),
@@ -1836,8 +1772,6 @@ static int out_of_memory(struct ns_error *err, const struct ns_trace *t)
 /* What found the launchers (resolve_launchers). */
 static void release_lookups(struct work *w)
 {
-	free(w->op_of_event);
-	w->op_of_event = NULL;
 	ns_idindex_release(&w->op_by_ext);
 	ns_idindex_release(&w->rt_by_corr);
 	ns_idindex_release(&w->flow_s_by_id);

@@ -1,8 +1,8 @@
 /* The aggregation's sorts of millions of event indices (docs/performance.md
  * "Aggregation on two threads"): ns_sort_keyed, a stable LSD radix sort by
  * 64-bit keys read once, where qsort_r's comparator call and the two random
- * reads a compare were most of the time at 1 GB; and ns_sort_runs, a
- * natural merge sort for indices that come as a few runs in order. */
+ * reads a compare were most of the time at 1 GB; and ns_sort_grouped, a
+ * merge of groups that are each in order already. */
 #include "common/sort.h"
 
 #include <stdbool.h>
@@ -11,10 +11,15 @@
 
 enum { DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS, SMALL = 32 };
 
-/* An int64's order as an unsigned key. */
+/* An int64's order as an unsigned key, and back. */
 static uint64_t unsigned_key(int64_t v)
 {
 	return (uint64_t)v ^ (UINT64_C(1) << 63);
+}
+
+static int64_t signed_key(uint64_t k)
+{
+	return (int64_t)(k ^ (UINT64_C(1) << 63));
 }
 
 static void insertion_sort(uint64_t *key, int32_t *idx, size_t n)
@@ -142,12 +147,12 @@ static bool goes_before(const struct grouped *g, int32_t p, int32_t q)
 
 static int64_t grouped_key(const void *ctx, int32_t p)
 {
-	return (int64_t)(((const struct grouped *)ctx)->key[p] ^ (UINT64_C(1) << 63));
+	return signed_key(((const struct grouped *)ctx)->key[p]);
 }
 
 static int64_t grouped_key2(const void *ctx, int32_t p)
 {
-	return (int64_t)(((const struct grouped *)ctx)->key2[p] ^ (UINT64_C(1) << 63));
+	return signed_key(((const struct grouped *)ctx)->key2[p]);
 }
 
 /* Each run of g->pos in order: sorted alone when it is not (ns_sort_keyed
@@ -234,41 +239,4 @@ out:
 	free(g.bound);
 	free(fill);
 	return rc;
-}
-
-/* The end of the run in order that starts at lo. */
-static size_t run_end(const int32_t *a, size_t lo, size_t n, int (*cmp)(const void *, const void *, void *),
-		      void *ctx)
-{
-	size_t i = lo + 1;
-	while (i < n && cmp(&a[i - 1], &a[i], ctx) <= 0)
-		i++;
-	return i;
-}
-
-void ns_sort_runs(int32_t *idx, size_t n, int32_t *scratch, int (*cmp)(const void *, const void *, void *),
-		  void *ctx)
-{
-	int32_t *src = idx, *dst = scratch;
-	if (n < 2 || run_end(idx, 0, n, cmp, ctx) == n)
-		return;
-	for (size_t runs = 2; runs > 1;) { /* each pass merges the runs two by two, from src into dst */
-		runs = 0;
-		for (size_t lo = 0; lo < n; runs++) {
-			size_t mid = run_end(src, lo, n, cmp, ctx), hi = mid < n ? run_end(src, mid, n, cmp, ctx) : n;
-			size_t i = lo, j = mid, k = lo;
-			while (i < mid && j < hi) /* (the left one on ties: stable) */
-				dst[k++] = cmp(&src[j], &src[i], ctx) < 0 ? src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
-			lo = hi;
-		}
-		int32_t *swap = src;
-		src = dst;
-		dst = swap;
-	}
-	if (src != idx)
-		memcpy(idx, src, n * sizeof(*idx));
 }

@@ -39,11 +39,4 @@ typedef uint32_t (*ns_sort_group_fn)(const void *ctx, int32_t i);
  * cannot be had (idx is then unchanged). */
 int ns_sort_grouped(int32_t *idx, size_t n, ns_sort_key_fn key, ns_sort_key_fn key2, ns_sort_group_fn group,
 		    size_t n_groups, const void *ctx);
-
-/* Sorts idx[0..n) by cmp, stably, with scratch[0..n) (its contents are
- * lost): a natural merge sort, which merges the runs already in order, so
- * an input made of k sorted runs costs about 2 n log2(k) compares (the
- * runs are found again at each pass), and one that is sorted n - 1. */
-void ns_sort_runs(int32_t *idx, size_t n, int32_t *scratch, int (*cmp)(const void *, const void *, void *),
-		  void *ctx);
 #endif

@@ -458,8 +458,8 @@ Test(link, era_a_ignores_external_id_and_uses_the_enclosing_op)
  * D starting with its call, E ending with its call. The same answers when
  * a second thread's calls are answered too (its ops first in the trace,
  * so that it is the first thread), and when the ops are out of order in
- * the trace (D written first), which takes the table rather than one
- * walk of the events. */
+ * the trace (D written first), which walks the ops sorted rather than in
+ * trace order. */
 #define ENCLOSED_OPS                                                     \
 	X("cpu_op", "A", 1, 1000, 100, "") X("cpu_op", "B", 1, 1010, 40, "") \
 	X("cpu_op", "C", 1, 1040, 160, "")
@@ -477,7 +477,7 @@ Test(link, era_a_ignores_external_id_and_uses_the_enclosing_op)
 	"{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": \"Spans\", " \
 	"\"tid\": \"PyTorch Profiler\", \"ts\": 900, \"dur\": 5000}\n]}\n"
 
-Test(link, the_enclosing_op_by_walk_and_by_table)
+Test(link, the_enclosing_op_in_trace_order_and_sorted)
 {
 	static const char *const traces[] = {
 		ERA_A(ENCLOSED_OPS OP_D OP_E ENCLOSED_CALLS),

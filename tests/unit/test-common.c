@@ -392,38 +392,3 @@ Test(sort_grouped, equals_qsort_by_keys_then_position)
 				check_grouped(sizes[s], groups[g], mode);
 }
 
-/* ns_sort_runs by the first key alone against qsort_r by (key, input
- * position): the same order, so it is stable. */
-static int cmp_k1_only(const void *x, const void *y, void *ctx)
-{
-	const struct sort_case *c = ctx;
-	int64_t a = c->k1[*(const int32_t *)x], b = c->k1[*(const int32_t *)y];
-	return (a > b) - (a < b);
-}
-
-Test(sort_runs, equals_qsort_by_key_then_position)
-{
-	static const size_t sizes[] = { 0, 1, 2, 3, 31, 1000, 70001 };
-	for (size_t s = 0; s < NS_ARRAY_SIZE(sizes); s++) {
-		for (int kind = 0; kind < 7; kind++) {
-			size_t n = sizes[s];
-			int64_t *k = malloc((n + 1) * sizeof(*k));
-			int32_t *got = malloc((n + 1) * sizeof(*got)), *want = malloc((n + 1) * sizeof(*want));
-			int32_t *scratch = malloc((n + 1) * sizeof(*scratch));
-			cr_assert(k && got && want && scratch);
-			fill_keys(k, n, kind);
-			struct sort_case c = { k, NULL };
-			for (size_t i = 0; i < n; i++)
-				got[i] = want[i] = (int32_t)i;
-			ns_sort_runs(got, n, scratch, cmp_k1_only, &c);
-			ns_sort_r(want, n, sizeof(*want), cmp_case, &c);
-			for (size_t i = 0; i < n; i++)
-				cr_assert_eq(got[i], want[i], "n %zu, keys %d: position %zu holds %d, qsort %d", n, kind, i,
-					     got[i], want[i]);
-			free(k);
-			free(got);
-			free(want);
-			free(scratch);
-		}
-	}
-}
