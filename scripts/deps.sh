@@ -2,6 +2,7 @@
 # packages neuron-stats needs to build and test (keep this the one list).
 NS_PACKAGES=(build-essential meson ninja-build pkg-config libcjson-dev libsqlite3-dev libzstd-dev
              zlib1g-dev libcriterion-dev libiberty-dev python3 zstd
+             libisal-dev # ISA-L: gzip'd traces decoded several times faster than by zlib (optional to build)
              cmark-gfm  # GitHub's Markdown parser: tests/reliability/test_names.py parses our Markdown back
              groff-base) # groff: tests/docs/test_man.py checks and renders the man page
 

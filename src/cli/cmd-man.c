@@ -218,6 +218,8 @@ static void write_trailer(FILE *out)
 	      ".TP\n.B NEURON_STATS_MAX_DECOMPRESSED\n.TQ\n.B NEURON_STATS_MAX_RATIO\n"
 	      "the caps on a compressed input's decompressed size (bytes, K/M/G; default 64G) and\n"
 	      "on its compression ratio (default 1000); past either: exit 6\n"
+	      ".TP\n.B NEURON_STATS_GZIP\n\\fBzlib\\fR: decode gzip'd traces with zlib, not ISA\\-L (for comparisons;\n"
+	      "the result is the same)\n"
 	      ".TP\n.B NEURON_STATS_PROGRESS_MIN\nthe input size (bytes, K/M/G) from which a load shows its progress on a\n"
 	      "terminal (default 64M; a run of several traces counts them together)\n"
 	      ".TP\n.B NEURON_STATS_SPLIT_MIN\n.TQ\n.B NEURON_STATS_SPLIT_PARTS\n.TQ\n.B NEURON_STATS_SPLIT_AT\n"

@@ -32,6 +32,9 @@ struct ns_ingest_opts {
 	uint64_t split_min;
 	uint32_t split_parts;
 	uint32_t split_permille;
+	/* gzip by zlib even where ISA-L is built in (ns_source_fast_gzip;
+	 * NEURON_STATS_GZIP=zlib): the result is the same, only slower */
+	bool gzip_zlib;
 	/* optional progress: bytes of input consumed so far, total input size */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;

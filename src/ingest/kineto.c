@@ -1865,7 +1865,8 @@ static int no_events(const struct ns_trace *t, struct ns_error *err)
 
 /* Parses the trace in src (owned: closed here) into t. */
 static int ingest_source(const char *path, struct ns_source *src, struct ns_trace *t,
-			 const struct ns_ingest_opts *opts, struct ns_error *warn, struct ns_error *err)
+			 const struct ns_ingest_opts *opts, bool *read_to_end, struct ns_error *warn,
+			 struct ns_error *err)
 {
 	struct parser ps = { .t = t, .opts = opts, .err = err };
 	int rc, c;
@@ -1919,6 +1920,7 @@ static int ingest_source(const char *path, struct ns_source *src, struct ns_trac
 		ns_trace_trim(t);
 out:
 	ns_scan_release(&ps.sc);
+	*read_to_end = ns_source_ended(src);
 	ns_source_close(src);
 	ns_flow_pairs_release(&ps.flows);
 	release_buffers(&ps);
@@ -1933,23 +1935,67 @@ static int name_trace(struct ns_trace *t, const char *name, struct ns_error *err
 	return t->path ? 0 : ns_error_set(err, NS_ERR_NOMEM, "out of memory");
 }
 
+/* A trace file, or a trace in memory (bytes, len). */
+struct input {
+	const char *name;
+	bool in_memory;
+	const void *bytes;
+	size_t len;
+};
+
+/* Opens the input, names t after it, and ingests it. fast: gzip by ISA-L
+ * (ns_source_fast_gzip); *stands is false when ISA-L was used and did not
+ * read the input to its end (an error, or a parse that stopped before:
+ * data after the JSON text). */
+static int ingest_input(const struct input *in, struct ns_trace *t, const struct ns_ingest_opts *opts, bool fast,
+			bool *stands, struct ns_error *warn, struct ns_error *err)
+{
+	uint64_t max_out = opts ? opts->max_decompressed : 0;
+	uint32_t max_ratio = opts ? opts->max_ratio : 0;
+	struct ns_source *src = NULL;
+	int rc = name_trace(t, in->name, err);
+	if (!rc)
+		rc = in->in_memory ? ns_source_open_mem(in->bytes, in->len, in->name, max_out, max_ratio, &src, err)
+			       : ns_source_open(in->name, max_out, max_ratio, &src, err);
+	if (rc)
+		return rc;
+	bool read_to_end = false, fast_used = fast && ns_source_fast_gzip(src);
+	rc = ingest_source(in->name, src, t, opts, &read_to_end, warn, err);
+	*stands = !fast_used || (!rc && read_to_end);
+	return rc;
+}
+
+/* ingest_input with gzip by ISA-L, unless rows go to a sink (they could
+ * not be taken back) or opts ask for zlib. ISA-L gives a sound stream's
+ * bytes, but not zlib's where it is damaged or cut: there it may decode
+ * bytes past the place zlib stops at, which the parse has read by then.
+ * So its load is kept only when it read the input to the end without an
+ * error (every member's CRC checked); else zlib reads the input again,
+ * and its load, error or warning is the one given. */
+static int ingest(const struct input *in, struct ns_trace *t, const struct ns_ingest_opts *opts,
+		  struct ns_error *warn, struct ns_error *err)
+{
+	bool fast = !(opts && (opts->sink || opts->flow_sink || opts->gzip_zlib)), stands;
+	struct ns_error warn_before = warn ? *warn : (struct ns_error){ 0 };
+	int rc = ingest_input(in, t, opts, fast, &stands, warn, err);
+	if (stands)
+		return rc;
+	ns_trace_release(t);
+	ns_trace_init(t);
+	if (warn)
+		*warn = warn_before;
+	*err = (struct ns_error){ 0 };
+	return ingest_input(in, t, opts, false, &stands, warn, err);
+}
+
 int ns_ingest_file(const char *path, struct ns_trace *t, const struct ns_ingest_opts *opts,
 		   struct ns_error *warn, struct ns_error *err)
 {
-	struct ns_source *src = NULL;
-	int rc = name_trace(t, path, err);
-	if (!rc)
-		rc = ns_source_open(path, opts ? opts->max_decompressed : 0, opts ? opts->max_ratio : 0, &src, err);
-	return rc ? rc : ingest_source(path, src, t, opts, warn, err);
+	return ingest(&(struct input){ .name = path }, t, opts, warn, err);
 }
 
 int ns_ingest_mem(const void *bytes, size_t len, const char *name, struct ns_trace *t,
 		  const struct ns_ingest_opts *opts, struct ns_error *warn, struct ns_error *err)
 {
-	struct ns_source *src = NULL;
-	int rc = name_trace(t, name, err);
-	if (!rc)
-		rc = ns_source_open_mem(bytes, len, name, opts ? opts->max_decompressed : 0,
-					opts ? opts->max_ratio : 0, &src, err);
-	return rc ? rc : ingest_source(name, src, t, opts, warn, err);
+	return ingest(&(struct input){ .name = name, .in_memory = true, .bytes = bytes, .len = len }, t, opts, warn, err);
 }

@@ -10,6 +10,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#ifdef NS_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
 
 #define IN_CHUNK (1u << 20)
 
@@ -51,11 +54,13 @@ struct ns_source {
 	bool in_eof, stream_end;
 	bool stdin_copy; /* "-": fd 0's copy, whose offset need not be 0 (never seekable) */
 	bool truncated; /* the compressed stream ended early: reported as a short file */
+	bool ended;     /* a read returned 0 (ns_source_ended) */
 	size_t max_read;  /* ns_source_set_max_read (tests): 0 = no cap */
 	size_t zstd_pending; /* non-zero while a zstd frame is incomplete */
 	unsigned char *in;    /* a buffer of in_cap bytes, or (memory) a view of mem */
 	size_t in_len, in_pos, in_cap;
 	z_stream z;
+	struct inflate_state *isal; /* gzip decoded by ISA-L instead (ns_source_fast_gzip) */
 	ZSTD_DStream *zd;
 	struct ahead *ahead;     /* the decoder's thread, once started; fields above are then its own */
 	bool ahead_tried;
@@ -260,15 +265,69 @@ static int after_gzip_member(struct ns_source *s, struct ns_error *err)
 			return -1;
 		}
 	}
-	if (inflateReset(&s->z) != Z_OK) {
+	if (s->isal) {
+#ifdef NS_HAVE_ISAL
+		isal_inflate_reset(s->isal);
+		s->isal->crc_flag = ISAL_GZIP;
+#endif
+	} else if (inflateReset(&s->z) != Z_OK) {
 		ns_error_set(err, NS_ERR_NOMEM, "%s: cannot restart the gzip decoder", s->path);
 		return -1;
 	}
 	return 0;
 }
 
+#ifdef NS_HAVE_ISAL
+/* Whether ISA-L may read the gzip member header at in[in_pos]: zlib
+ * refuses one with reserved flag bits set, which ISA-L reads, so such a
+ * member is left to zlib (and one whose flags byte is not in this chunk
+ * too). */
+static bool isal_takes_header(const struct ns_source *s)
+{
+	return s->in_len - s->in_pos >= 4 && (s->in[s->in_pos + 3] & 0xe0) == 0;
+}
+
+/* read_gzip by ISA-L. What does not end the stream cleanly (a decoding
+ * error, the input ending inside a member) is an error here, never a cut:
+ * ISA-L does not stop where zlib does, so the caller reads the file again
+ * with zlib for zlib's account of it (ns_source_fast_gzip). */
+static ssize_t read_gzip_isal(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
+{
+	struct inflate_state *st = s->isal;
+	uint32_t want = (uint32_t)(n > UINT32_MAX ? UINT32_MAX : n);
+	st->next_out = (uint8_t *)buf;
+	st->avail_out = want;
+	while (st->avail_out == want && !s->stream_end) {
+		if (fill_input(s, err))
+			return -1;
+		bool no_input = s->in_pos == s->in_len;
+		st->next_in = s->in + s->in_pos;
+		st->avail_in = (uint32_t)(s->in_len - s->in_pos);
+		int r = isal_inflate(st);
+		s->in_pos = s->in_len - st->avail_in;
+		if (r == ISAL_DECOMP_OK && st->block_state == ISAL_BLOCK_FINISH) {
+			if (after_gzip_member(s, err))
+				return -1;
+			if (s->stream_end || isal_takes_header(s))
+				continue;
+			r = ISAL_INVALID_WRAPPER;
+		}
+		if (r != ISAL_DECOMP_OK || (no_input && st->avail_out == want)) {
+			ns_error_set(err, NS_ERR_INPUT, "%s: corrupt or truncated gzip stream near byte %llu (ISA-L)",
+				     s->path, (unsigned long long)consumed_here(s));
+			return -1;
+		}
+	}
+	return (ssize_t)(want - st->avail_out);
+}
+#endif
+
 static ssize_t read_gzip(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
 {
+#ifdef NS_HAVE_ISAL
+	if (s->isal)
+		return read_gzip_isal(s, buf, n, err);
+#endif
 	uInt want = (uInt)(n > UINT32_MAX ? UINT32_MAX : n);
 	s->z.next_out = (unsigned char *)buf;
 	s->z.avail_out = want;
@@ -456,13 +515,9 @@ static void ahead_stop(struct ahead *a)
 	ahead_free(a);
 }
 
-ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
+static ssize_t read_some(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
 {
 	ssize_t got;
-	if (s->max_read && n > s->max_read)
-		n = s->max_read;
-	if (n == 0)
-		return 0;
 	/* (a file's stream only: bytes in memory, and reads capped for tests
 	 * and fuzzers, are decoded on each read) */
 	if (s->comp != NS_COMP_NONE && s->file && !s->max_read && !s->ahead_tried) {
@@ -491,6 +546,37 @@ ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error
 	s->in_pos += (size_t)got;
 	s->produced += (uint64_t)got;
 	return got;
+}
+
+ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error *err)
+{
+	if (s->max_read && n > s->max_read)
+		n = s->max_read;
+	if (n == 0)
+		return 0;
+	ssize_t got = read_some(s, buf, n, err);
+	s->ended |= got == 0;
+	return got;
+}
+
+bool ns_source_ended(const struct ns_source *s)
+{
+	return s->ended;
+}
+
+bool ns_source_fast_gzip(struct ns_source *s)
+{
+#ifdef NS_HAVE_ISAL
+	if (s->comp != NS_COMP_GZIP || s->isal || s->produced || s->ahead_tried || !isal_takes_header(s) ||
+	    !(s->isal = malloc(sizeof(*s->isal))))
+		return false;
+	isal_inflate_init(s->isal);
+	s->isal->crc_flag = ISAL_GZIP;
+	return true;
+#else
+	(void)s;
+	return false;
+#endif
 }
 
 bool ns_source_seekable(const struct ns_source *s)
@@ -571,6 +657,7 @@ void ns_source_close(struct ns_source *s)
 		ahead_stop(s->ahead);
 	if (s->comp == NS_COMP_GZIP)
 		inflateEnd(&s->z);
+	free(s->isal);
 	if (s->zd)
 		ZSTD_freeDStream(s->zd);
 	if (s->file)

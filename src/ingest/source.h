@@ -23,10 +23,21 @@ int ns_source_open_mem(const void *bytes, size_t len, const char *name, uint64_t
 /* Reads up to n decompressed bytes into buf. Returns the count, 0 at the
  * end, or -1 with err set (corrupt/truncated stream, limits, I/O). */
 ssize_t ns_source_read(struct ns_source *s, char *buf, size_t n, struct ns_error *err);
+/* True once a read returned 0: every byte was handed out. */
+bool ns_source_ended(const struct ns_source *s);
 /* Caps every read at n bytes (0: no cap), so tests and fuzzers can drive the
  * scanner's refill logic with small inputs. */
 void ns_source_set_max_read(struct ns_source *s, size_t n);
 uint64_t ns_source_consumed(const struct ns_source *s); /* compressed bytes read so far */
+/* Decodes a gzip source with ISA-L, several times faster than zlib, where
+ * this build has it (meson option isal); call it before the first
+ * ns_source_read. True when it now does. A sound stream gives the same
+ * bytes either way (DEFLATE leaves a decoder no choice), but in a damaged
+ * one ISA-L may decode bytes past the place zlib stops at, and it reads
+ * a cut one as damaged (an error): what it read counts only once it read
+ * to the end (ns_source_ended), else the caller reads the file again
+ * without it for zlib's bytes and message (ns_ingest_file does). */
+bool ns_source_fast_gzip(struct ns_source *s);
 /* A plain file or bytes in memory (not compressed, not a stream nor
  * standard input, reads not capped): the bytes can be read from any
  * offset. */

@@ -30,6 +30,21 @@ static uint64_t env_size(const struct ns_load_opts *o, const char *name, uint64_
 	return v;
 }
 
+/* NEURON_STATS_GZIP: "zlib" decodes gzip with zlib, "isal" (the default)
+ * with ISA-L where this build has it; another value is told and ignored. */
+static bool env_gzip_zlib(const struct ns_load_opts *o)
+{
+	const char *v = getenv("NEURON_STATS_GZIP");
+	struct ns_error warn = { 0 };
+	if (!v || !*v || strcmp(v, "isal") == 0)
+		return false;
+	if (strcmp(v, "zlib") == 0)
+		return true;
+	ns_error_set(&warn, NS_OK, "NEURON_STATS_GZIP=%s is neither zlib nor isal: ignored", v);
+	warn_user(o, &warn);
+	return false;
+}
+
 #define PROGRESS_MIN_BYTES (64u << 20) /* NEURON_STATS_PROGRESS_MIN's default */
 #define SPLIT_MIN_BYTES (32u << 20)    /* NEURON_STATS_SPLIT_MIN's default */
 
@@ -248,6 +263,7 @@ struct parse_run {
 	bool neuron, devprofs, parallel;
 	uint64_t max_out;
 	uint32_t max_ratio;
+	bool gzip_zlib;          /* NEURON_STATS_GZIP=zlib */
 	uint64_t split_min;      /* ns_ingest_opts: a core to spare for each trace, else 0 */
 	uint32_t split_permille, split_parts;
 	struct sink *sk;
@@ -265,7 +281,8 @@ static int parse_one(void *ctx, size_t i)
 	struct parsed *p = &pr->parsed[i];
 	struct sink *sk = pr->sk;
 	struct ns_ingest_opts io = { .strict = pr->o->strict, .max_decompressed = pr->max_out,
-				     .max_ratio = pr->max_ratio, .keep_python = pr->o->keep_python };
+				     .max_ratio = pr->max_ratio, .keep_python = pr->o->keep_python,
+				     .gzip_zlib = pr->gzip_zlib };
 	int64_t trace_id;
 	int rc;
 	if (pr->prog->ui) {
@@ -364,6 +381,7 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 	int rc;
 	pr.max_out = env_size(o, "NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
 	pr.max_ratio = (uint32_t)env_size(o, "NEURON_STATS_MAX_RATIO", UINT32_MAX);
+	pr.gzip_zlib = env_gzip_zlib(o);
 	pr.parallel = jobs > 1 && n > 1;
 	/* one file on two cores when there are more cores than traces (tests
 	 * force it on small files, and pick the parts: NEURON_STATS_SPLIT_PARTS

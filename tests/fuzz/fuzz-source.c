@@ -7,7 +7,11 @@
  * 2. gzip- and zstd-compressed here, then read back in pieces of 1..4096
  *    bytes: the output equals the input and nothing is reported truncated;
  * 3. those compressed streams cut short: what comes out is a prefix of the
- *    input, and the source reports a truncated stream (or a corrupt one). */
+ *    input, and the source reports a truncated stream (or a corrupt one);
+ * 4. as is again, gzip decoded by ISA-L (ns_source_fast_gzip) where the
+ *    build has it: when it reads the stream to its end without an error,
+ *    zlib reads the same bytes, whole, which is what ns_ingest_file's
+ *    keeping ISA-L's load rests on; and 2 through it gives the input. */
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -19,8 +23,8 @@
 
 /* Reads everything; returns the bytes produced (into out, up to out_cap) or
  * -1 on an error; *truncated from ns_source_truncated. */
-static long long drain(const void *bytes, size_t len, size_t piece, char *out, size_t out_cap, bool *truncated,
-		       uint64_t max_out)
+static long long drain_by(const void *bytes, size_t len, size_t piece, char *out, size_t out_cap, bool *truncated,
+			  uint64_t max_out, bool *fast)
 {
 	struct ns_source *src;
 	struct ns_error err = { 0 };
@@ -28,6 +32,8 @@ static long long drain(const void *bytes, size_t len, size_t piece, char *out, s
 	*truncated = false;
 	if (ns_source_open_mem(bytes, len, "fuzz", max_out, UINT32_MAX, &src, &err))
 		return -1;
+	if (fast)
+		*fast = ns_source_fast_gzip(src);
 	ns_source_set_max_read(src, piece);
 	char buf[4096];
 	for (;;) {
@@ -48,6 +54,31 @@ static long long drain(const void *bytes, size_t len, size_t piece, char *out, s
 	*truncated = ns_source_truncated(src);
 	ns_source_close(src);
 	return total;
+}
+
+static long long drain(const void *bytes, size_t len, size_t piece, char *out, size_t out_cap, bool *truncated,
+		       uint64_t max_out)
+{
+	return drain_by(bytes, len, piece, out, out_cap, truncated, max_out, NULL);
+}
+
+/* 4: ISA-L's whole read (no error) is zlib's, byte for byte. */
+static void fast_is_zlib(const uint8_t *data, size_t size, size_t piece)
+{
+	enum { OUT = 1u << 20 };
+	char *fast_out = malloc(OUT), *zlib_out = malloc(OUT);
+	bool fast_cut, zlib_cut, used = true;
+	FUZZ_CHECK(fast_out && zlib_out, "malloc");
+	long long fast = drain_by(data, size, piece, fast_out, OUT, &fast_cut, OUT, &used);
+	if (used && fast >= 0) {
+		long long zlib = drain(data, size, piece, zlib_out, OUT, &zlib_cut, OUT);
+		FUZZ_CHECK(!fast_cut, "ISA-L reported a cut instead of an error");
+		FUZZ_CHECK(zlib == fast && !zlib_cut, "ISA-L read %lld bytes whole, zlib %lld%s", fast, zlib,
+			   zlib_cut ? " (cut)" : "");
+		FUZZ_CHECK(memcmp(fast_out, zlib_out, (size_t)fast) == 0, "ISA-L and zlib read other bytes");
+	}
+	free(fast_out);
+	free(zlib_out);
 }
 
 static size_t gzip_compress(const uint8_t *data, size_t size, uint8_t *out, size_t cap, int level, uint64_t h)
@@ -73,10 +104,14 @@ static void roundtrip(const uint8_t *data, size_t size, const uint8_t *comp, siz
 		      char *out)
 {
 	bool truncated;
-	long long got = drain(comp, clen, piece, out, size, &truncated, CAP);
-	FUZZ_CHECK(got == (long long)size, "round trip gave %lld of %zu bytes", got, size);
-	FUZZ_CHECK(memcmp(out, data, size) == 0, "round trip changed the bytes");
-	FUZZ_CHECK(!truncated, "a complete stream reported truncated");
+	for (int k = 0; k < 2; k++) {
+		bool fast = true;
+		long long got = drain_by(comp, clen, piece, out, size, &truncated, CAP, k ? &fast : NULL);
+		FUZZ_CHECK(got == (long long)size, "round trip gave %lld of %zu bytes", got, size);
+		FUZZ_CHECK(memcmp(out, data, size) == 0, "round trip changed the bytes");
+		FUZZ_CHECK(!truncated, "a complete stream reported truncated");
+	}
+	long long got;
 
 	/* cut it short: a prefix comes out, and the cut is noticed */
 	if (clen < 5)
@@ -106,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > (1u << 16))
 		return 0;
+	fast_is_zlib(data, size, piece);
 	char *out = malloc(size + 1);
 	size_t cap = ZSTD_compressBound(size) + compressBound((uLong)size) + 64;
 	uint8_t *comp = malloc(cap);

@@ -117,7 +117,9 @@ def main():
         gz_bomb = bomb_file(os.path.join(tmp, "bomb.json.gz"), ["gzip", "-c", "-9"], 64)
         code, out, err, rss, secs = run_rss([bin_, gz_bomb, "--no-cache"], tmp)
         check(code == 6 and b"compression ratio above 1000:1" in err, "gzip bomb: exit %d %r" % (code, err))
-        check(rss < rss_cap, "gzip bomb: %.0f MB" % rss)
+        # (a sanitized build: ISA-L's read, stopped by the cap, is read again by zlib for zlib's
+        # message, while ASan's quarantine keeps the first read's freed memory)
+        check(rss < (rss_cap * 3 // 2 if sanitized(bin_) else rss_cap), "gzip bomb: %.0f MB" % rss)
         code, out, err, rss, secs = run_rss([bin_, gz_bomb, "--no-cache"], tmp, {"NEURON_STATS_MAX_RATIO": "100"})
         check(code == 6 and b"compression ratio above 100:1" in err, "gzip bomb, ratio 100: exit %d %r" % (code, err))
         code, out, err, rss, secs = run_rss([bin_, gz_bomb, "--no-cache"], tmp,
