@@ -1954,6 +1954,7 @@ static int ingest_input(const struct input *in, struct ns_trace *t, const struct
 	uint32_t max_ratio = opts ? opts->max_ratio : 0;
 	struct ns_source *src = NULL;
 	int rc = name_trace(t, in->name, err);
+	*stands = true; /* (a file that does not open was not read by ISA-L) */
 	if (!rc)
 		rc = in->in_memory ? ns_source_open_mem(in->bytes, in->len, in->name, max_out, max_ratio, &src, err)
 			       : ns_source_open(in->name, max_out, max_ratio, &src, err);

@@ -54,7 +54,6 @@ struct ns_source {
 	bool in_eof, stream_end;
 	bool stdin_copy; /* "-": fd 0's copy, whose offset need not be 0 (never seekable) */
 	bool truncated; /* the compressed stream ended early: reported as a short file */
-	bool ended;     /* a read returned 0 (ns_source_ended) */
 	size_t max_read;  /* ns_source_set_max_read (tests): 0 = no cap */
 	size_t zstd_pending; /* non-zero while a zstd frame is incomplete */
 	unsigned char *in;    /* a buffer of in_cap bytes, or (memory) a view of mem */
@@ -66,6 +65,7 @@ struct ns_source {
 	bool ahead_tried;
 	uint64_t ahead_consumed; /* what ns_source_consumed says meanwhile */
 	bool ahead_truncated;
+	bool ended;              /* a read returned 0 (ns_source_ended; the reader's, as the two above) */
 };
 
 /* Compressed bytes read so far (on the decoder's thread too). */
