@@ -137,6 +137,14 @@ def main():
         check(code == 6 and b"exceeds the limit of 1024 bytes" in err, "1K cap on a small trace: %d %r" % (code, err))
         code, out, err, rss, secs = run_rss([bin_, small, "--no-cache"], tmp, {"NEURON_STATS_MAX_RATIO": "x"})
         check(code == 0 and b"NEURON_STATS_MAX_RATIO=x is not a number" in err, "bad cap value: %d %r" % (code, err))
+        # gzip by zlib (NEURON_STATS_GZIP=zlib) prints what the default (ISA-L where built in) does;
+        # another value is told and ignored
+        code, out, err, rss, secs = run_rss([bin_, small, "--no-cache"], tmp)
+        zcode, zout, zerr, rss, secs = run_rss([bin_, small, "--no-cache"], tmp, {"NEURON_STATS_GZIP": "zlib"})
+        check(code == zcode == 0 and out == zout and err == zerr, "NEURON_STATS_GZIP=zlib: %d %d %r" % (code, zcode, zerr))
+        bcode, bout, berr, rss, secs = run_rss([bin_, small, "--no-cache"], tmp, {"NEURON_STATS_GZIP": "lz4"})
+        check(bcode == 0 and bout == out and b"NEURON_STATS_GZIP=lz4 is neither zlib nor isal: ignored" in berr,
+              "NEURON_STATS_GZIP=lz4: %d %r" % (bcode, berr))
 
         # ---- NEFF sizes checked before allocation ----
         members = [("kelf-0.json", b'{"graphs": []}'), ("info.json", b"{}")]
