@@ -15,6 +15,7 @@ same file while the machine's load drifts:
     jq (sum of dur per name over traceEvents, JQ_PROGRAM below)
     cat TRACE > /dev/null
     wc -l TRACE
+  (jq, cat and wc read a gzip'd TRACE through gzip -dc)
   analyses (issue 19), neuron-stats ... --no-cache TRACE against HTA on DIR:
     kernels            get_gpu_kernel_breakdown(visualize=False, num_kernels=2**40,
                                                 duration_ratio=1.0, include_memory_kernels=True)
@@ -199,13 +200,18 @@ class Bench:
         base_ok = size <= self.base_max
         out = []
         if "tools" in suites:
+            # (a gzip'd trace: jq, cat and wc read it through gzip -dc, in one shell whose rusage
+            # counts the pipeline)
+            gz = is_gzip(trace)
+            piped = lambda tail: ["sh", "-c", 'gzip -dc -- "$1" | ' + tail, "sh", trace]
             out.append(("report", lambda: measure([b, "report", "--no-cache", trace])))
             if base_ok:
                 out.append(("baseline", lambda: measure([sys.executable, os.path.join(HERE, "baseline.py"),
                                                          trace, "--quiet"])))
-                out.append(("jq", lambda: measure(["jq", "-r", JQ_PROGRAM, trace])))
-            out.append(("cat", lambda: measure(["cat", trace])))
-            out.append(("wc", lambda: measure(["wc", "-l", trace])))
+                out.append(("jq", lambda: measure(piped('jq -r "$2"') + [JQ_PROGRAM] if gz
+                                                  else ["jq", "-r", JQ_PROGRAM, trace])))
+            out.append(("cat", lambda: measure(piped("cat") if gz else ["cat", trace])))
+            out.append(("wc", lambda: measure(piped("wc -l") if gz else ["wc", "-l", trace])))
         for key, args, _ in ANALYSES:
             if key == "kernels" or "analyses" in suites:
                 out.append(("ns-" + key, lambda args=args: measure([b] + args + ["--no-cache", trace])))
@@ -270,6 +276,11 @@ def cell_cpu(s):
     return "%.3f (%.3f)" % (s["cpu"], s["cpu_min"]) if s["n"] > 1 else "%.3f" % s["cpu"]
 
 
+def is_gzip(trace):
+    with open(trace, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
 def label(trace):
     meta = trace + ".meta.json"
     size = os.path.getsize(trace)
@@ -277,7 +288,8 @@ def label(trace):
     if os.path.exists(meta):
         with open(meta) as f:
             ev = ", %d events" % json.load(f)["events"]
-    return "%.0f MB%s" % (size / 1e6, ev)
+    gz = ", gzip'd (jq, cat and `wc -l` read it through `gzip -dc`)" if is_gzip(trace) else ""
+    return "%.0f MB%s%s" % (size / 1e6, ev, gz)
 
 
 TOOL_ROWS = [
