@@ -306,6 +306,11 @@ static int shapes_string(struct work *w, ns_str dims, ns_str *out)
 	return 0;
 }
 
+static bool is_cpu_op(const struct ns_event *ev)
+{
+	return ev->kind == NS_KIND_SLICE && ev->cat == NS_CAT_CPU_OP;
+}
+
 /* An op's end, which holds the calls that start at it (spec B7). */
 static int64_t op_end(const struct ns_event *ev)
 {
@@ -337,7 +342,7 @@ static bool op_ext_id(const void *ctx, size_t i, int64_t *id)
 {
 	const struct ns_event *ev = &((const struct ns_trace *)ctx)->events[i];
 	*id = ev->external_id;
-	return ev->kind == NS_KIND_SLICE && ev->cat == NS_CAT_CPU_OP && ev->external_id != NS_NONE;
+	return is_cpu_op(ev) && ev->external_id != NS_NONE;
 }
 
 static bool runtime_corr_id(const void *ctx, size_t i, int64_t *id)
@@ -455,7 +460,7 @@ static uint32_t main_thread(const struct ns_trace *t)
 {
 	for (size_t i = 0; i < t->n_events; i++) {
 		const struct ns_event *ev = &t->events[i];
-		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_CPU_OP)
+		if (!is_cpu_op(ev))
 			continue;
 		int64_t pid = t->threads[ev->thread].pid;
 		for (size_t k = 0; k < t->n_threads; k++)
@@ -548,7 +553,7 @@ static bool walk_ops(const struct work *w, struct enclosing_walk *e, const int32
 	for (size_t k = 0; k < n; k++) {
 		int32_t i = ops ? ops[k] : (int32_t)k;
 		const struct ns_event *ev = &t->events[i], *prev;
-		if (ev->kind != NS_KIND_SLICE || ev->cat != NS_CAT_CPU_OP)
+		if (!is_cpu_op(ev))
 			continue;
 		uint32_t th = ev->thread;
 		prev = e->last[th] != NO_INDEX ? &t->events[e->last[th]] : NULL;
@@ -608,7 +613,7 @@ static int resolve_enclosing(struct work *w, size_t n)
 		if (!(ops = malloc((t->n_events + 1) * sizeof(*ops))))
 			goto out;
 		for (size_t i = 0; i < t->n_events; i++)
-			if (t->events[i].kind == NS_KIND_SLICE && t->events[i].cat == NS_CAT_CPU_OP)
+			if (is_cpu_op(&t->events[i]))
 				ops[n_ops++] = (int32_t)i;
 		if (ns_sort_keyed(ops, n_ops, event_start_key, op_end_desc_key, t->events))
 			goto out;

@@ -385,24 +385,37 @@ Test(compressed, truncated_zstd_is_reported)
 /* A file's stream is decompressed on a thread of its own (source.c
  * "ahead"), bytes in memory on each read: a trace of many 1 MiB chunks,
  * whole and cut, gives the same model and the same warning both ways. */
+/* Two loads are the same: status, messages and events. */
+static void same_load(const struct loaded *x, const struct loaded *y, const char *what)
+{
+	cr_assert_eq(x->rc, y->rc, "%s: %d (%s) against %d (%s)", what, x->rc, x->err.msg, y->rc, y->err.msg);
+	cr_assert_str_eq(x->err.msg, y->err.msg, "%s", what);
+	cr_assert_str_eq(x->warn.msg, y->warn.msg, "%s", what);
+	cr_assert_eq(x->t.n_events, y->t.n_events, "%s", what);
+	cr_assert_eq(x->t.n_trace_events, y->t.n_trace_events, "%s", what);
+	cr_assert_eq(x->t.truncated_at, y->t.truncated_at, "%s", what);
+	for (size_t i = 0; i < x->t.n_events; i++) {
+		cr_assert_str_eq(S(&x->t, x->t.events[i].name), S(&y->t, y->t.events[i].name), "%s", what);
+		cr_assert_eq(x->t.events[i].ts_ns, y->t.events[i].ts_ns, "%s", what);
+		cr_assert_eq(x->t.events[i].dur_ns, y->t.events[i].dur_ns, "%s", what);
+	}
+}
+
+/* load() of bytes in memory, named name, with opts o. */
+static void load_bytes(struct loaded *l, const void *bytes, size_t n, const char *name, struct ns_ingest_opts o)
+{
+	memset(l, 0, sizeof(*l));
+	ns_trace_init(&l->t);
+	l->rc = ns_ingest_mem(bytes, n, name, &l->t, &o, &l->warn, &l->err);
+}
+
 static void same_from_file_and_memory(const char *name, const unsigned char *bytes, size_t n)
 {
 	struct loaded f, m;
 	const char *path = write_bytes(name, bytes, n);
 	load(&f, path, false);
-	memset(&m, 0, sizeof(m));
-	ns_trace_init(&m.t);
-	struct ns_ingest_opts o = { 0 };
-	m.rc = ns_ingest_mem(bytes, n, path, &m.t, &o, &m.warn, &m.err);
-	cr_assert_eq(f.rc, m.rc, "%s: %d (%s) against %d (%s)", name, f.rc, f.err.msg, m.rc, m.err.msg);
-	cr_assert_str_eq(f.err.msg, m.err.msg);
-	cr_assert_str_eq(f.warn.msg, m.warn.msg);
-	cr_assert_eq(f.t.n_events, m.t.n_events, "%s", name);
-	cr_assert_eq(f.t.truncated_at, m.t.truncated_at);
-	for (size_t i = 0; i < f.t.n_events; i++) {
-		cr_assert_str_eq(S(&f.t, f.t.events[i].name), S(&m.t, m.t.events[i].name));
-		cr_assert_eq(f.t.events[i].ts_ns, m.t.events[i].ts_ns);
-	}
+	load_bytes(&m, bytes, n, path, (struct ns_ingest_opts){ 0 });
+	same_load(&f, &m, name);
 	ns_trace_release(&f.t);
 	ns_trace_release(&m.t);
 }
@@ -499,30 +512,6 @@ Test(compressed, isal_reads_the_bytes_zlib_reads)
 	free(text);
 }
 
-/* The digest of a load: its status, messages and events. */
-static void same_load(const struct loaded *x, const struct loaded *y, const char *what)
-{
-	cr_assert_eq(x->rc, y->rc, "%s: %d (%s) against zlib's %d (%s)", what, x->rc, x->err.msg, y->rc, y->err.msg);
-	cr_assert_str_eq(x->err.msg, y->err.msg, "%s", what);
-	cr_assert_str_eq(x->warn.msg, y->warn.msg, "%s", what);
-	cr_assert_eq(x->t.n_events, y->t.n_events, "%s", what);
-	cr_assert_eq(x->t.n_trace_events, y->t.n_trace_events, "%s", what);
-	cr_assert_eq(x->t.truncated_at, y->t.truncated_at, "%s", what);
-	for (size_t i = 0; i < x->t.n_events; i++) {
-		cr_assert_str_eq(S(&x->t, x->t.events[i].name), S(&y->t, y->t.events[i].name), "%s", what);
-		cr_assert_eq(x->t.events[i].ts_ns, y->t.events[i].ts_ns, "%s", what);
-		cr_assert_eq(x->t.events[i].dur_ns, y->t.events[i].dur_ns, "%s", what);
-	}
-}
-
-static void load_gz(struct loaded *l, const unsigned char *gz, size_t len, bool zlib)
-{
-	struct ns_ingest_opts o = { .gzip_zlib = zlib };
-	memset(l, 0, sizeof(*l));
-	ns_trace_init(&l->t);
-	l->rc = ns_ingest_mem(gz, len, "t.json.gz", &l->t, &o, &l->warn, &l->err);
-}
-
 /* A damaged or cut gzip trace loads as with zlib alone: the same error
  * (message, byte), warning and events. ISA-L decodes bytes past the
  * place zlib stops at in many damaged streams (a few to a hundred here),
@@ -548,8 +537,8 @@ Test(compressed, damaged_gzip_loads_as_with_zlib)
 	for (int k = 0; k < 2; k++) {
 		two[k ? n + 3 : 3] |= 0x20;
 		struct loaded fast, zlib;
-		load_gz(&fast, two, n + n2, false);
-		load_gz(&zlib, two, n + n2, true);
+		load_bytes(&fast, two, n + n2, "t.json.gz", (struct ns_ingest_opts){ .gzip_zlib = false });
+		load_bytes(&zlib, two, n + n2, "t.json.gz", (struct ns_ingest_opts){ .gzip_zlib = true });
 		cr_assert_neq(zlib.rc, 0);
 		same_load(&fast, &zlib, k ? "flags of the second member" : "flags of the first member");
 		ns_trace_release(&fast.t);
@@ -572,8 +561,8 @@ Test(compressed, damaged_gzip_loads_as_with_zlib)
 		if (trial % 4 == 3)
 			cut = (size_t)(seed >> 40) % n; /* cut as well */
 		struct loaded fast, zlib;
-		load_gz(&fast, bad, cut, false);
-		load_gz(&zlib, bad, cut, true);
+		load_bytes(&fast, bad, cut, "t.json.gz", (struct ns_ingest_opts){ .gzip_zlib = false });
+		load_bytes(&zlib, bad, cut, "t.json.gz", (struct ns_ingest_opts){ .gzip_zlib = true });
 		char what[64];
 		snprintf(what, sizeof(what), "trial %d", trial);
 		same_load(&fast, &zlib, what);
@@ -1546,10 +1535,7 @@ Test(errors, truncated_before_trace_events)
  * order, and the same events as read whole. */
 static void load_mem(struct loaded *l, const char *text, size_t len, uint32_t read_chunk)
 {
-	struct ns_ingest_opts o = { .read_chunk = read_chunk };
-	memset(l, 0, sizeof(*l));
-	ns_trace_init(&l->t);
-	l->rc = ns_ingest_mem(text, len, "mem.json", &l->t, &o, &l->warn, &l->err);
+	load_bytes(l, text, len, "mem.json", (struct ns_ingest_opts){ .read_chunk = read_chunk });
 }
 
 /* text read `piece` bytes at a time, for each piece of pieces[0..n),
