@@ -13,9 +13,12 @@ same file while the machine's load drifts:
     HTA: TraceAnalysis(trace_dir=DIR) + get_gpu_kernel_breakdown (the "kernels" child below)
     python3 bench/baseline.py TRACE --quiet        (json.load + tests/oracle/key_averages.py)
     jq (sum of dur per name over traceEvents, JQ_PROGRAM below)
+    bench/parse_floor TRACE  (simdjson's On Demand API walking every event on two
+                              threads: the parse floor; built from bench/parse_floor.cpp
+                              into bench/out/ when g++ and libsimdjson-dev are installed)
     cat TRACE > /dev/null
     wc -l TRACE
-  (jq, cat and wc read a gzip'd TRACE through gzip -dc)
+  (jq, parse_floor, cat and wc read a gzip'd TRACE through gzip -dc)
   analyses (issue 19), neuron-stats ... --no-cache TRACE against HTA on DIR:
     kernels            get_gpu_kernel_breakdown(visualize=False, num_kernels=2**40,
                                                 duration_ratio=1.0, include_memory_kernels=True)
@@ -66,6 +69,9 @@ ROOT = os.path.dirname(HERE)
 
 JQ_PROGRAM = ('reduce (.traceEvents[] | select(.dur != null)) as $e ({}; .[$e.name] += $e.dur)'
               ' | to_entries[] | "\\(.key)\\t\\(.value)"')
+
+FLOOR_SRC = os.path.join(HERE, "parse_floor.cpp")
+FLOOR_BIN = os.path.join(HERE, "out", "parse_floor")
 
 # neuron-stats arguments and the HTA analysis each is compared with (a child mode below)
 ANALYSES = [
@@ -156,6 +162,23 @@ def measure(cmd, cap_s=None, stdout=subprocess.DEVNULL, preexec=None):
             "rss_mib": int(lines[-1]) / 1024}
 
 
+def floor_binary():
+    """bench/out/parse_floor, built from bench/parse_floor.cpp when it is older; None (and why, on
+    stderr) without g++ or simdjson's headers."""
+    if os.path.exists(FLOOR_BIN) and os.path.getmtime(FLOOR_BIN) >= os.path.getmtime(FLOOR_SRC):
+        return FLOOR_BIN
+    if not shutil.which("g++") or not os.path.exists("/usr/include/simdjson.h"):
+        sys.stderr.write("hta_bench: no g++ or libsimdjson-dev: the parse floor is not run\n")
+        return None
+    os.makedirs(os.path.dirname(FLOOR_BIN), exist_ok=True)
+    r = subprocess.run(["g++", "-O2", "-std=c++17", "-o", FLOOR_BIN, FLOOR_SRC, "-lsimdjson", "-pthread"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write("hta_bench: building %s failed: the parse floor is not run\n%s" % (FLOOR_SRC, r.stderr))
+        return None
+    return FLOOR_BIN
+
+
 def hta_limits(mem_gb):
     def f():
         lim = int(mem_gb * (1 << 30))
@@ -177,6 +200,7 @@ class Bench:
         self.skipped = {}  # (trace, key) -> why it did not run
         src = os.environ.get("HTA_SRC", "/tmp/hta")
         self.hta_src_ok = os.path.exists(os.path.join(src, "hta", "trace_analysis.py"))
+        self.floor_bin = floor_binary() if "tools" in a.suites and not a.from_raw else None
         if not self.hta_src_ok:
             sys.stderr.write("hta_bench: no HTA source at %s (set HTA_SRC): HTA is not run\n" % src)
 
@@ -200,7 +224,7 @@ class Bench:
         base_ok = size <= self.base_max
         out = []
         if "tools" in suites:
-            # (a gzip'd trace: jq, cat and wc read it through gzip -dc, in one shell whose rusage
+            # (a gzip'd trace: jq, parse_floor, cat and wc read it through gzip -dc, in one shell whose rusage
             # counts the pipeline)
             gz = is_gzip(trace)
             piped = lambda tail: ["sh", "-c", 'gzip -dc -- "$1" | ' + tail, "sh", trace]
@@ -210,6 +234,9 @@ class Bench:
                                                          trace, "--quiet"])))
                 out.append(("jq", lambda: measure(piped('jq -r "$2"') + [JQ_PROGRAM] if gz
                                                   else ["jq", "-r", JQ_PROGRAM, trace])))
+            fb = self.floor_bin
+            if fb:
+                out.append(("floor", lambda: measure(piped('"$2" -') + [fb] if gz else [fb, trace])))
             out.append(("cat", lambda: measure(piped("cat") if gz else ["cat", trace])))
             out.append(("wc", lambda: measure(piped("wc -l") if gz else ["wc", "-l", trace])))
         for key, args, _ in ANALYSES:
@@ -288,7 +315,7 @@ def label(trace):
     if os.path.exists(meta):
         with open(meta) as f:
             ev = ", %d events" % json.load(f)["events"]
-    gz = ", gzip'd (jq, cat and `wc -l` read it through `gzip -dc`)" if is_gzip(trace) else ""
+    gz = ", gzip'd (jq, the parse floor, cat and `wc -l` read it through `gzip -dc`)" if is_gzip(trace) else ""
     return "%.0f MB%s%s" % (size / 1e6, ev, gz)
 
 
@@ -297,6 +324,7 @@ TOOL_ROWS = [
     ("hta-kernels", "HTA: load + `get_gpu_kernel_breakdown`"),
     ("baseline", "Python baseline (`bench/baseline.py`)"),
     ("jq", "`jq` (sum of `dur` per name)"),
+    ("floor", "simdjson walking every event, 2 threads (`bench/parse_floor.cpp`)"),
     ("cat", "`cat FILE > /dev/null`"),
     ("wc", "`wc -l FILE`"),
 ]
@@ -323,6 +351,9 @@ def tools_table(b, trace):
         if isinstance(s[k], dict) and isinstance(ns, dict):
             ratios.append("%s: %.0fx the CPU time, %.0fx the peak RSS" % (name, s[k]["cpu"] / ns["cpu"],
                                                                           s[k]["rss"] / ns["rss"]))
+    if isinstance(s["floor"], dict) and isinstance(ns, dict) and s["floor"]["cpu"] > 0:
+        ratios.append("neuron-stats / the simdjson walk: %.1fx the CPU time, %.1fx the wall time" % (
+            ns["cpu"] / s["floor"]["cpu"], ns["wall"] / s["floor"]["wall"]))
     if isinstance(s["wc"], dict) and isinstance(ns, dict) and s["wc"]["cpu"] > 0:
         ratios.append("neuron-stats / `wc -l`: %.1fx the CPU time" % (ns["cpu"] / s["wc"]["cpu"]))
     if ratios:
@@ -378,6 +409,8 @@ def header(b, load_start, load_end, when=None):
     pyv = subprocess.run([b.hta_py, "-c", "import sys, pandas; print(sys.version.split()[0], pandas.__version__)"],
                          capture_output=True, text=True).stdout.split()
     jqv = subprocess.run(["jq", "--version"], capture_output=True, text=True).stdout.strip()
+    sjv = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libsimdjson-dev"], capture_output=True,
+                         text=True).stdout.strip()
     cpu = ""
     with open("/proc/cpuinfo") as f:
         for ln in f:
@@ -393,9 +426,9 @@ def header(b, load_start, load_end, when=None):
         "* Machine: %d CPUs (%s), Linux %s; **shared with other work**: load average (1/5/15 min) "
         "%s at the start, %s at the end." % (os.cpu_count(), cpu, os.uname().release, load_start, load_end),
         "* neuron-stats: `%s`, source at %s. HTA: source at %s (`%s`), %s with Python %s and pandas %s, "
-        "default parser backend (json). %s; Python baseline: %s." % (
+        "default parser backend (json). %s; simdjson %s; Python baseline: %s." % (
             b.a.bin, commit, hta_commit or "?", hta_src, b.hta_py, *(pyv + ["?", "?"])[:2], jqv,
-            sys.version.split()[0]),
+            sjv or "not installed", sys.version.split()[0]),
         "* CPU s = user + sys (rusage from `wait4`, to the microsecond), peak RSS from GNU `/usr/bin/time` (%M), the median of the runs (the fastest in brackets); "
         "wall s from the clock; peak RSS the largest of the runs. Each command ran in a fresh process, once a "
         "round, the tools alternating on the same file (in the page cache). Ratios are of the medians.",

@@ -23,7 +23,8 @@
 #   6. "compare" (issues 19 and 22): bench/hta_bench.py on the same files, alternating, in
 #      CPU seconds (user + sys) and peak RSS: neuron-stats report --no-cache, HTA (run from
 #      its source, HTA_SRC, default /tmp/hta, with /usr/bin/python3 and Debian's pandas),
-#      the Python baseline, jq, cat and wc -l; and each analysis (kernels, breakdown,
+#      the Python baseline, jq, the parse floor (simdjson walking every event: bench/parse_floor.cpp),
+#      cat and wc -l; and each analysis (kernels, breakdown,
 #      breakdown --idle, overlap, launches) beside HTA's. It rewrites the "hta-tools" and
 #      "hta-analyses" blocks of docs/performance.md. HTA at 1 GB takes more than 20 minutes:
 #      HTA_CAP_MIN caps it.
@@ -55,6 +56,10 @@ fi
 if [[ " $TOOLS " == *" compare "* ]] && ! command -v jq >/dev/null; then
 	log "installing jq"
 	$SUDO apt-get install -y -qq jq >/dev/null
+fi
+if [[ " $TOOLS " == *" compare "* ]] && { ! command -v g++ >/dev/null || [ ! -e /usr/include/simdjson.h ]; }; then
+	log "installing g++ and libsimdjson-dev (the parse floor, bench/parse_floor.cpp)"
+	$SUDO apt-get install -y -qq g++ libsimdjson-dev >/dev/null
 fi
 
 # --- build -------------------------------------------------------------------------
@@ -232,7 +237,7 @@ fi
 
 # --- beside HTA, jq, cat, wc -l (issues 19, 22) -----------------------------------------------
 if has compare; then
-	log "compare: neuron-stats, HTA, the Python baseline, jq, cat, wc -l (HTA: minutes at 100 MB)"
+	log "compare: neuron-stats, HTA, the Python baseline, jq, the parse floor, cat, wc -l (HTA: minutes at 100 MB)"
 	$PY bench/hta_bench.py "${TRACES[@]}" --bin "$BIN" --repeat "$REPEAT" --doc "$DOC" \
 		--raw "$OUT/hta_bench.raw.json" --out "$OUT/hta_bench.md"
 fi
