@@ -60,7 +60,7 @@ void ns_pipeline_cache_used(const char *db)
 
 void ns_pipeline_cache_written(const char *db, struct ns_error *warn)
 {
-	uint64_t max = ns_env_size("NEURON_STATS_CACHE_MAX", UINT64_MAX, warn);
+	uint64_t max = ns_env_size("NEURON_STATS_CACHE_MAX", 1, UINT64_MAX, warn);
 	ns_cache_prune(db, max ? max : NS_CACHE_MAX_DEFAULT);
 }
 

@@ -20,15 +20,17 @@ bool ns_parse_size(const char *text, uint64_t max, uint64_t *out)
 	return true;
 }
 
-uint64_t ns_env_size(const char *name, uint64_t max, struct ns_error *warn)
+uint64_t ns_env_size(const char *name, uint64_t min, uint64_t max, struct ns_error *warn)
 {
 	const char *v = getenv(name);
 	uint64_t n;
 	if (!v || !*v)
 		return 0;
-	if (!ns_parse_size(v, max, &n) || n == 0) {
-		ns_error_set(warn, NS_ERR_USAGE, "%s=%s is not a number from 1 to %llu; using the default", name, v,
-			     (unsigned long long)max);
+	if (min == 0)
+		min = 1;
+	if (!ns_parse_size(v, max, &n) || n < min) {
+		ns_error_set(warn, NS_ERR_USAGE, "%s=%s is not a number from %llu to %llu; using the default", name, v,
+			     (unsigned long long)min, (unsigned long long)max);
 		return 0;
 	}
 	return n;

@@ -22,10 +22,10 @@ static void warn_user(const struct ns_load_opts *o, const struct ns_error *warn)
 }
 
 /* ns_env_size, its warning (a value it does not take) told the user. */
-static uint64_t env_size(const struct ns_load_opts *o, const char *name, uint64_t max)
+static uint64_t env_size(const struct ns_load_opts *o, const char *name, uint64_t min, uint64_t max)
 {
 	struct ns_error warn = { 0 };
-	uint64_t v = ns_env_size(name, max, &warn);
+	uint64_t v = ns_env_size(name, min, max, &warn);
 	warn_user(o, &warn);
 	return v;
 }
@@ -82,7 +82,7 @@ static uint64_t file_size(const struct progress *p, size_t i)
 static void progress_init(struct progress *p, const char *input, char *const *paths, const struct ns_source_id *ids,
 			  size_t n, const struct ns_load_opts *o)
 {
-	uint64_t min = env_size(o, "NEURON_STATS_PROGRESS_MIN", UINT64_MAX);
+	uint64_t min = env_size(o, "NEURON_STATS_PROGRESS_MIN", 1, UINT64_MAX);
 	*p = (struct progress){ .input = input, .paths = paths, .ids = ids, .n = n, .shown = -1 };
 	for (size_t i = 0; i < n; i++)
 		p->total += file_size(p, i);
@@ -379,18 +379,18 @@ static int parse_all(char **paths, const struct ns_source_id *ids, size_t n, con
 				.sk = sk, .prog = prog, .run = run };
 	unsigned jobs = o->jobs > 1 && !neuron && !devprofs ? o->jobs : 1;
 	int rc;
-	pr.max_out = env_size(o, "NEURON_STATS_MAX_DECOMPRESSED", UINT64_MAX);
-	pr.max_ratio = (uint32_t)env_size(o, "NEURON_STATS_MAX_RATIO", UINT32_MAX);
+	pr.max_out = env_size(o, "NEURON_STATS_MAX_DECOMPRESSED", 1, UINT64_MAX);
+	pr.max_ratio = (uint32_t)env_size(o, "NEURON_STATS_MAX_RATIO", 1, UINT32_MAX);
 	pr.gzip_zlib = env_gzip_zlib(o);
 	pr.parallel = jobs > 1 && n > 1;
 	/* one file on two cores when there are more cores than traces (tests
 	 * force it on small files, and pick the parts: NEURON_STATS_SPLIT_PARTS
 	 * and _AT) */
 	if (o->jobs > n) {
-		pr.split_min = env_size(o, "NEURON_STATS_SPLIT_MIN", UINT64_MAX);
+		pr.split_min = env_size(o, "NEURON_STATS_SPLIT_MIN", 1, UINT64_MAX);
 		pr.split_min = pr.split_min ? pr.split_min : SPLIT_MIN_BYTES;
-		pr.split_permille = (uint32_t)env_size(o, "NEURON_STATS_SPLIT_AT", 999);
-		pr.split_parts = (uint32_t)env_size(o, "NEURON_STATS_SPLIT_PARTS", 64);
+		pr.split_permille = (uint32_t)env_size(o, "NEURON_STATS_SPLIT_AT", 1, 999);
+		pr.split_parts = (uint32_t)env_size(o, "NEURON_STATS_SPLIT_PARTS", 2, 64);
 	}
 	run->traces = calloc(n, sizeof(*run->traces));
 	pr.parsed = calloc(n, sizeof(*pr.parsed));

@@ -52,19 +52,28 @@ Test(pipeline, a_size_in_the_environment_warns_when_it_is_not_one)
 {
 	struct ns_error warn = { 0 };
 	unsetenv("NS_TEST_SIZE");
-	cr_expect_eq(ns_env_size("NS_TEST_SIZE", UINT64_MAX, &warn), 0);
+	cr_expect_eq(ns_env_size("NS_TEST_SIZE", 1, UINT64_MAX, &warn), 0);
 	cr_expect_str_empty(warn.msg, "unset: the default, silently");
 	setenv("NS_TEST_SIZE", "2M", 1);
-	cr_expect_eq(ns_env_size("NS_TEST_SIZE", UINT64_MAX, &warn), 2u << 20);
+	cr_expect_eq(ns_env_size("NS_TEST_SIZE", 1, UINT64_MAX, &warn), 2u << 20);
 	cr_expect_str_empty(warn.msg);
 	const char *bad[] = { "x", "0", "5000" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&warn, 0, sizeof(warn));
 		setenv("NS_TEST_SIZE", bad[i], 1);
-		cr_expect_eq(ns_env_size("NS_TEST_SIZE", 4096, &warn), 0, "'%s'", bad[i]);
+		cr_expect_eq(ns_env_size("NS_TEST_SIZE", 1, 4096, &warn), 0, "'%s'", bad[i]);
 		cr_expect_not_null(strstr(warn.msg, "is not a number from 1 to 4096; using the default"), "%s", warn.msg);
 		cr_expect_eq(strncmp(warn.msg, "NS_TEST_SIZE=", 13), 0, "%s", warn.msg);
 	}
+	/* a least value: NEURON_STATS_SPLIT_PARTS=1 is no number of parts (it was taken as 2) */
+	setenv("NS_TEST_SIZE", "1", 1);
+	memset(&warn, 0, sizeof(warn));
+	cr_expect_eq(ns_env_size("NS_TEST_SIZE", 2, 64, &warn), 0);
+	cr_expect_str_eq(warn.msg, "NS_TEST_SIZE=1 is not a number from 2 to 64; using the default");
+	setenv("NS_TEST_SIZE", "2", 1);
+	memset(&warn, 0, sizeof(warn));
+	cr_expect_eq(ns_env_size("NS_TEST_SIZE", 2, 64, &warn), 2);
+	cr_expect_str_empty(warn.msg);
 	unsetenv("NS_TEST_SIZE");
 }
 
