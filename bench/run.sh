@@ -59,7 +59,8 @@ if [[ " $TOOLS " == *" compare "* ]] && ! command -v jq >/dev/null; then
 fi
 if [[ " $TOOLS " == *" compare "* ]] && { ! command -v g++ >/dev/null || [ ! -e /usr/include/simdjson.h ]; }; then
 	log "installing g++ and libsimdjson-dev (the parse floor, bench/parse_floor.cpp)"
-	$SUDO apt-get install -y -qq g++ libsimdjson-dev >/dev/null
+	{ $SUDO apt-get update -qq && $SUDO apt-get install -y -qq g++ libsimdjson-dev >/dev/null; } ||
+		log "could not install them: the parse floor is not run"
 fi
 
 # --- build -------------------------------------------------------------------------
