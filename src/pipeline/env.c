@@ -26,8 +26,6 @@ uint64_t ns_env_size(const char *name, uint64_t min, uint64_t max, struct ns_err
 	uint64_t n;
 	if (!v || !*v)
 		return 0;
-	if (min == 0)
-		min = 1;
 	if (!ns_parse_size(v, max, &n) || n < min) {
 		ns_error_set(warn, NS_ERR_USAGE, "%s=%s is not a number from %llu to %llu; using the default", name, v,
 			     (unsigned long long)min, (unsigned long long)max);

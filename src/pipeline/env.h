@@ -11,8 +11,8 @@
  * MiB, GiB), at most max. False if text is not one. */
 bool ns_parse_size(const char *text, uint64_t max, uint64_t *out);
 
-/* The size in the environment variable name (as ns_parse_size, from min
- * (at least 1) to max); 0 when unset, and with *warn set when it is not one. */
+/* The size in the environment variable name (as ns_parse_size, from min,
+ * 1 or more, to max); 0 when unset, and with *warn set when it is not one. */
 uint64_t ns_env_size(const char *name, uint64_t min, uint64_t max, struct ns_error *warn);
 
 #endif
