@@ -111,14 +111,13 @@ static void roundtrip(const uint8_t *data, size_t size, const uint8_t *comp, siz
 		FUZZ_CHECK(memcmp(out, data, size) == 0, "round trip changed the bytes");
 		FUZZ_CHECK(!truncated, "a complete stream reported truncated");
 	}
-	long long got;
 
 	/* cut it short: a prefix comes out, and the cut is noticed */
 	if (clen < 5)
 		return;
 	/* from 4 bytes on, so the magic number is there */
 	size_t cut = 4 + (size_t)(h % (clen - 4));
-	got = drain(comp, cut, piece, out, size, &truncated, CAP);
+	long long got = drain(comp, cut, piece, out, size, &truncated, CAP);
 	if (got >= 0) {
 		FUZZ_CHECK(got <= (long long)size && memcmp(out, data, (size_t)got) == 0,
 			   "a cut stream gave bytes that are not a prefix");

@@ -382,9 +382,6 @@ Test(compressed, truncated_zstd_is_reported)
 	free(zs);
 }
 
-/* A file's stream is decompressed on a thread of its own (source.c
- * "ahead"), bytes in memory on each read: a trace of many 1 MiB chunks,
- * whole and cut, gives the same model and the same warning both ways. */
 /* Two loads are the same: status, messages and events. */
 static void same_load(const struct loaded *x, const struct loaded *y, const char *what)
 {
@@ -409,6 +406,9 @@ static void load_bytes(struct loaded *l, const void *bytes, size_t n, const char
 	l->rc = ns_ingest_mem(bytes, n, name, &l->t, &o, &l->warn, &l->err);
 }
 
+/* A file's stream is decompressed on a thread of its own (source.c
+ * "ahead"), bytes in memory on each read: a trace of many 1 MiB chunks,
+ * whole and cut, gives the same model and the same warning both ways. */
 static void same_from_file_and_memory(const char *name, const unsigned char *bytes, size_t n)
 {
 	struct loaded f, m;
