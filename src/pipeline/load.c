@@ -40,7 +40,7 @@ static bool env_gzip_zlib(const struct ns_load_opts *o)
 		return false;
 	if (strcmp(v, "zlib") == 0)
 		return true;
-	ns_error_set(&warn, NS_OK, "NEURON_STATS_GZIP=%s is neither zlib nor isal: ignored", v);
+	ns_error_set(&warn, NS_ERR_USAGE, "NEURON_STATS_GZIP=%s is neither zlib nor isal: ignored", v);
 	warn_user(o, &warn);
 	return false;
 }
