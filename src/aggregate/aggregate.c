@@ -136,7 +136,6 @@ struct work {
 	unsigned built;           /* enum lookup bits */
 	int64_t t0_ns;
 	ns_str filtered[NS_ARRAY_SIZE(filtered_names)];
-	ns_str profiler_step_star;
 	int32_t *launcher;        /* event -> the op (event) behind a runtime call or device work, or -1 */
 	struct ns_idindex op_by_ext, rt_by_corr, flow_s_by_id;
 	struct ns_i64map flow_f_by_key, rt_by_key;
@@ -198,7 +197,7 @@ static int rewrite_name(struct work *w, ns_str id, bool split_overload, ns_str *
 	*name = id;
 	*overload = 0;
 	if (len >= 13 && memcmp(text, "ProfilerStep#", 13) == 0) {
-		*name = w->profiler_step_star;
+		*name = w->out->profiler_step;
 		return 0;
 	}
 	if (len > 2 && text[0] == '_' && text[1] == 'Z') {
@@ -1872,7 +1871,7 @@ int ns_aggregate_fevents(struct ns_trace *t, const struct ns_agg_opts *opts, str
 	w.ext_trusted = t->ts_has_fraction || t->has_base_time;
 	for (size_t i = 0; i < NS_ARRAY_SIZE(filtered_names); i++)
 		w.filtered[i] = ns_strtab_intern(&t->strings, filtered_names[i], strlen(filtered_names[i]));
-	w.profiler_step_star = ns_strtab_intern(&t->strings, "ProfilerStep*", 13);
+	out->profiler_step = ns_strtab_intern(&t->strings, "ProfilerStep*", 13);
 	out->empty_list = ns_strtab_intern(&t->strings, "[]", 2);
 	ns_i64map_init(&w.flow_f_by_key);
 	ns_i64map_init(&w.rt_by_key);

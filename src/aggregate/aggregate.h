@@ -128,6 +128,7 @@ struct ns_agg {
 	struct ns_i64map names;     /* (event name, is cpu_op) -> table name | overload << 32 */
 	struct ns_i64map shapes;    /* Input Dims string -> Python str() of the shapes */
 	ns_str empty_list;          /* "[]" */
+	ns_str profiler_step;       /* "ProfilerStep*": the table name of every ProfilerStep#N */
 	int64_t unwiden_start_ns;   /* an unwidened event starts this much later... */
 	int64_t unwiden_end_ns;     /* ... and ends this much later (negative: earlier) */
 	int64_t t0_ns;              /* PyTorch's time origin: µs times count from here */

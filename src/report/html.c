@@ -109,12 +109,11 @@ static int64_t busy_within(const struct span *spans, size_t n, int64_t s, int64_
 	return busy;
 }
 
-/* The CPU ProfilerStep#N annotation of fevent fe, its N in *number
- * (star: the table name of every ProfilerStep#N, so that the other
- * fevents are passed over without reading their events). */
-static bool is_step(const struct ns_agg *a, const struct ns_fevent *fe, ns_str star, long long *number)
+/* The CPU ProfilerStep#N annotation of fevent fe, its N in *number (by
+ * its table name first, so that the other fevents' events are not read). */
+static bool is_step(const struct ns_agg *a, const struct ns_fevent *fe, long long *number)
 {
-	if (fe->name != star || fe->device_type != NS_DEV_CPU || fe->removed)
+	if (fe->name != a->profiler_step || fe->device_type != NS_DEV_CPU || fe->removed)
 		return false;
 	const char *name = ns_strtab_get(&a->trace->strings, a->trace->events[fe->event].name);
 	if (strncmp(name, "ProfilerStep#", 13) != 0)
@@ -130,14 +129,13 @@ static int write_steps(FILE *out, const struct ns_agg *a)
 	struct span *spans;
 	size_t n_spans;
 	bool first = true;
-	ns_str star = ns_strtab_find(&a->trace->strings, "ProfilerStep*", 13);
 	if (device_spans(a, &spans, &n_spans))
 		return -1;
 	fputs(", \"steps\": [", out);
 	for (size_t i = 0; i < a->n_fevents; i++) {
 		const struct ns_fevent *fe = &a->fevents[i];
 		long long number;
-		if (!is_step(a, fe, star, &number))
+		if (!is_step(a, fe, &number))
 			continue;
 		int64_t s = ns_fevent_start(a, fe), e = ns_fevent_end(a, fe);
 		fprintf(out, "%s{\"step\": %lld, \"start_us\": ", first ? "" : ", ", number);
